@@ -1,0 +1,41 @@
+package actuator
+
+import (
+	"context"
+	"errors"
+
+	"github.com/prewarm/prewarm/planner"
+)
+
+// Capacity is a pool's size as the back-end reports it.
+type Capacity struct {
+	// Current is the number of instances that exist (booting or ready).
+	Current int
+	// Desired is the size the back-end is currently asked to reach.
+	Desired int
+	// Min and Max bound Desired as configured on the back-end itself.
+	Min, Max int
+}
+
+// Actuator applies capacity to one kind of fleet. A pool is the back-end's
+// unit of scaling: a scaling group ID, a Deployment, a set of instances.
+type Actuator interface {
+	// Name is the registered back-end name ("volcengine", "keda", ...).
+	// Required.
+	Name() string
+	// Capacity reads the pool's current size and bounds. Required.
+	Capacity(ctx context.Context, pool string) (Capacity, error)
+	// SetDesired asks for desired instances in the pool, recording reason
+	// where the back-end can. Required.
+	SetDesired(ctx context.Context, pool string, desired int, reason string) error
+	// PublishSchedule hands future steps to a back-end that can act on them
+	// itself (scheduled scaling policies), replacing what prewarm published
+	// before. Optional: may return ErrNotImplemented.
+	PublishSchedule(ctx context.Context, pool string, steps planner.Schedule) error
+	// Release stops or removes one instance (an idle GPU, a finished
+	// training job). Optional: may return ErrNotImplemented.
+	Release(ctx context.Context, instanceID, reason string) error
+}
+
+// ErrNotImplemented is returned by optional methods a back-end lacks.
+var ErrNotImplemented = errors.New("not implemented by this actuator")

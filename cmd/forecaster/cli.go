@@ -1,0 +1,51 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+)
+
+// usageError marks a mistake in the command line; it makes the process
+// exit with status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usageErrorf builds a usageError with a formatted message.
+func usageErrorf(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// errHelp is returned when --help was asked for; it exits 0.
+var errHelp = pflag.ErrHelp
+
+// newFlagSet returns a flag set for subcommand name whose --help prints
+// synopsis (one line: the arguments) and the flag defaults to stderr.
+func newFlagSet(name, synopsis, description string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: forecaster %s %s\n\n%s\n\nFlags:\n", name, synopsis, description)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, turning pflag's errors into usage errors and
+// --help into errHelp.
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pflag.ErrHelp):
+		return errHelp
+	default:
+		return &usageError{err: err}
+	}
+}

@@ -1,0 +1,89 @@
+// Command forecaster is prewarm's scaling service and its offline tools:
+// forecasting a series, evaluating the models on the M4 competition data,
+// backtesting scaling policies on recorded demand, capacity-planning
+// reports, and releasing instances.
+//
+// main only wires: every subcommand is a function of (ctx, args, stdout,
+// stderr) so tests can run it in-process.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand of forecaster.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the scaling service: forecast, plan and apply capacity continuously", runServe},
+		{"demo", "run the whole loop on synthetic demand with embedded defaults (no server, cloud or GPU)", runDemo},
+		{"fit", "forecast one series from a CSV file", runFit},
+		{"eval", "evaluate the forecasting methods on a benchmark data set (eval m4)", runEval},
+		{"backtest", "replay recorded demand through scaling policies and compare cost and SLO", runBacktest},
+		{"plan", "print a capacity-planning report for a demand series", runPlan},
+		{"release", "release one instance through a cloud API (e.g. when a training job ends)", runRelease},
+	}
+}
+
+// run executes the subcommand named by args[0] and returns the process exit
+// code: 0 on success, 2 on a usage error, 1 on any other failure.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdout, stderr)
+		return exitCode(err, stderr, c.name)
+	}
+	fmt.Fprintf(stderr, "forecaster: unknown command %q\n\n", args[0])
+	printUsage(stderr)
+	return 2
+}
+
+func exitCode(err error, stderr io.Writer, name string) int {
+	var usage *usageError
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return 0
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "forecaster %s: %v\nRun 'forecaster %s --help' for usage.\n", name, err, name)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "forecaster %s: %v\n", name, err)
+		return 1
+	}
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: forecaster COMMAND [FLAGS]")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'forecaster COMMAND --help' for a command's flags.")
+}
