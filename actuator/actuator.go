@@ -39,3 +39,18 @@ type Actuator interface {
 
 // ErrNotImplemented is returned by optional methods a back-end lacks.
 var ErrNotImplemented = errors.New("not implemented by this actuator")
+
+// Errors back-ends wrap so the shared safety layer can decide what to do.
+// Wrap them with %w together with the provider's own message and request ID.
+var (
+	// ErrThrottled: the provider asked us to slow down; retry after a backoff.
+	ErrThrottled = errors.New("throttled by the provider")
+	// ErrTransient: a timeout, connection failure or 5xx; retrying may work.
+	ErrTransient = errors.New("transient provider failure")
+	// ErrRejected: the provider refused the request itself (bad parameter,
+	// permission, unknown pool or instance); retrying will not help.
+	ErrRejected = errors.New("rejected by the provider")
+	// ErrCircuitOpen: too many recent failures; calls are suspended and
+	// capacity is left where it is.
+	ErrCircuitOpen = errors.New("circuit breaker open: calls suspended after repeated failures")
+)
