@@ -1,6 +1,9 @@
 package planner
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // Step is one entry of a capacity schedule: from At on, the pool should have
 // Desired ready instances, for the reason given.
@@ -15,3 +18,26 @@ type Step struct {
 
 // Schedule is a capacity schedule in time order.
 type Schedule []Step
+
+// At returns the step in force at t: the last step whose At is not after t.
+// ok is false when t is before the first step.
+func (s Schedule) At(t time.Time) (step Step, ok bool) {
+	i := sort.Search(len(s), func(i int) bool { return s[i].At.After(t) })
+	if i == 0 {
+		return Step{}, false
+	}
+	return s[i-1], true
+}
+
+// Compact returns s without the steps that repeat the previous Desired, so
+// every remaining step is a change.
+func (s Schedule) Compact() Schedule {
+	out := make(Schedule, 0, len(s))
+	for _, st := range s {
+		if len(out) > 0 && out[len(out)-1].Desired == st.Desired {
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
+}

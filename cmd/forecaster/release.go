@@ -2,11 +2,119 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/volcengine"
 )
 
-// runRelease implements 'forecaster release'. Placeholder until its issue lands.
+// runRelease implements 'forecaster release': stop one instance through the
+// cloud API, e.g. from a training job's last line. Credentials come from
+// VOLCENGINE_* or --credentials; with --config it refuses instances outside
+// the configured pools.
 func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("'release' is not implemented yet")
+	fs := newFlagSet("release", "--instance ID [FLAGS]",
+		"Release (stop) one instance through the cloud API. On Volcengine this is ECS StopInstances\n"+
+			"with StoppedMode=StopCharging, falling back to KeepCharging (and saying so) where the\n"+
+			"instance type refuses it. Credentials come from VOLCENGINE_ACCESS_KEY, VOLCENGINE_SECRET_KEY,\n"+
+			"VOLCENGINE_REGION (or --credentials); VOLCENGINE_ENDPOINT or --volcengine-endpoint overrides\n"+
+			"the endpoint. With --config, instances outside the configured pools are refused.", stderr)
+	instance := fs.String("instance", "", "instance ID to release, e.g. i-3tiefmkskq3vj0 (required)")
+	provider := fs.String("provider", volcengine.Name, "cloud provider (only volcengine)")
+	configPath := fs.String("config", "", "actuator pools file (YAML); when set, only instances of its volcengine pools may be released")
+	endpoint := fs.String("volcengine-endpoint", "", "OpenAPI endpoint, overriding VOLCENGINE_ENDPOINT (http:// for a plain-HTTP test server)")
+	credentials := fs.String("credentials", "", "credentials file (KEY=VALUE or JSON); the environment wins over it")
+	region := fs.String("region", "", "region, overriding VOLCENGINE_REGION")
+	reason := fs.String("reason", "released by 'forecaster release'", "why, for the logs and audit")
+	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long, retries included")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	case *instance == "":
+		return usageErrorf("--instance is required")
+	case *provider != volcengine.Name:
+		return usageErrorf("--provider %q is not supported (supported: %s)", *provider, volcengine.Name)
+	case *timeout <= 0:
+		return usageErrorf("--timeout must be positive")
+	}
+
+	var pools actuator.Config
+	cfg, err := volcengine.LoadConfig(*credentials, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if *configPath != "" {
+		if pools, err = actuator.LoadConfig(*configPath); err != nil {
+			return err
+		}
+		// Connection settings of the first volcengine pool (its region,
+		// endpoint and credentials file) apply unless flags say otherwise.
+		for _, p := range pools.Pools {
+			if p.Backend == volcengine.Name {
+				if p.Options[volcengine.OptCredentialsFile] == "" && *credentials != "" {
+					p.Options = withOption(p.Options, volcengine.OptCredentialsFile, *credentials)
+				}
+				if cfg, err = volcengine.ConfigForPool(p, os.Getenv); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
+	if *region != "" {
+		cfg.Region = *region
+	}
+	if *endpoint != "" {
+		cfg.Endpoint = *endpoint
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	act, err := volcengine.New(cfg, volcengine.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if *configPath != "" {
+		ok, err := volcengine.AllowedByPools(act, pools.Pools)(ctx, *instance)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("instance %s is not in a volcengine pool of %s; refusing to release it", *instance, *configPath)
+		}
+	}
+	safe := actuator.NewSafe(act, actuator.SafetyOptions{
+		Pools:   pools.Pools,
+		Logger:  logger,
+		Secrets: []string{cfg.SecretKey.Reveal()},
+	})
+	ctx, stops := volcengine.RecordStops(ctx)
+	if err := safe.Release(ctx, *instance, *reason); err != nil {
+		return err
+	}
+	for _, s := range stops() {
+		fmt.Fprintf(stdout, "released %s: %s (RequestId %s)\n", s.InstanceID, s.Note, s.RequestID)
+	}
+	return nil
+}
+
+// withOption returns a copy of opts with key set.
+func withOption(opts map[string]string, key, value string) map[string]string {
+	out := make(map[string]string, len(opts)+1)
+	for k, v := range opts {
+		out[k] = v
+	}
+	out[key] = value
+	return out
 }

@@ -1,0 +1,123 @@
+package actuator
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Outcomes of a call through Safe, used in the audit log and in the
+// outcome label of prewarm_actuator_calls_total.
+const (
+	OutcomeOK             = "ok"              // the back-end applied the change
+	OutcomeNoop           = "noop"            // nothing to change; the back-end was not asked
+	OutcomeRefused        = "refused"         // invalid input or unknown pool; nothing applied
+	OutcomeRateLimited    = "rate_limited"    // the pool changed too recently; nothing applied
+	OutcomeCircuitOpen    = "circuit_open"    // calls suspended after repeated failures
+	OutcomeNotImplemented = "not_implemented" // the back-end lacks this optional method
+	OutcomeError          = "error"           // the back-end failed (after retries)
+)
+
+// AuditRecord is one line of the audit log. Only these fields are written;
+// free text (reason, error) passes through the secret redactor first.
+type AuditRecord struct {
+	Time    time.Time `json:"time"`
+	Op      string    `json:"op"` // set_desired, publish_schedule, release
+	Pool    string    `json:"pool,omitempty"`
+	Backend string    `json:"backend"`
+	// Instance is the released instance (release only).
+	Instance string `json:"instance,omitempty"`
+	// From is the back-end's desired size before the call, To the size
+	// asked for (after bounds and step limits); Requested what the caller
+	// wanted. Nil when unknown (refused before reading the pool).
+	From      *int `json:"from,omitempty"`
+	To        *int `json:"to,omitempty"`
+	Requested *int `json:"requested,omitempty"`
+	// LimitedBy names the rule that changed Requested into To: "min",
+	// "max", "max_step".
+	LimitedBy string `json:"limited_by,omitempty"`
+	// Steps is the number of schedule steps published (publish only).
+	Steps  int    `json:"steps,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// RequestID is prewarm's idempotency token for the call, the same on
+	// every retry; ProviderRequestID the provider's own ID when the
+	// back-end reported one.
+	RequestID         string `json:"request_id"`
+	ProviderRequestID string `json:"provider_request_id,omitempty"`
+	Attempts          int    `json:"attempts,omitempty"`
+	Outcome           string `json:"outcome"`
+	Error             string `json:"error,omitempty"`
+}
+
+// auditLog writes AuditRecords as JSON lines. Writes are serialised so lines
+// never interleave.
+type auditLog struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (a *auditLog) write(rec AuditRecord) error {
+	if a == nil || a.w == nil {
+		return nil
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encoding audit record: %w", err)
+	}
+	line = append(line, '\n')
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, err := a.w.Write(line); err != nil {
+		return fmt.Errorf("writing audit log: %w", err)
+	}
+	return nil
+}
+
+// redactor replaces known secret values in free text.
+type redactor struct{ secrets []string }
+
+const redacted = "[REDACTED]"
+
+func newRedactor(secrets []string) redactor {
+	var keep []string
+	for _, s := range secrets {
+		// Very short "secrets" would redact ordinary words; real keys are long.
+		if len(s) >= 4 {
+			keep = append(keep, s)
+		}
+	}
+	return redactor{secrets: keep}
+}
+
+func (r redactor) text(s string) string {
+	for _, secret := range r.secrets {
+		s = strings.ReplaceAll(s, secret, redacted)
+	}
+	return s
+}
+
+// err returns err unchanged when its message holds no secret, otherwise an
+// error with the redacted message that still unwraps to err for errors.Is.
+func (r redactor) err(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if clean := r.text(msg); clean != msg {
+		return &redactedError{msg: clean, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func intPtr(v int) *int { return &v }

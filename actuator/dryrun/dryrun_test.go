@@ -1,0 +1,90 @@
+package dryrun_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/dryrun"
+	"github.com/prewarm/prewarm/planner"
+)
+
+func TestDryRunLogsAndRemembers(t *testing.T) {
+	var logs bytes.Buffer
+	d := dryrun.New(slog.New(slog.NewJSONHandler(&logs, nil)))
+	d.Seed("p", 2, 0, 10)
+	ctx := actuator.WithIdempotencyToken(context.Background(), "tok-1")
+	if err := d.SetDesired(ctx, "p", 5, "forecast"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Capacity(ctx, "p")
+	if err != nil || c.Desired != 5 || c.Current != 5 || c.Max != 10 {
+		t.Errorf("Capacity = %+v, %v; want desired 5, max 10", c, err)
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.SplitN(logs.String(), "\n", 2)[0]), &line); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{"pool": "p", "from": 2.0, "to": 5.0, "reason": "forecast", "client_token": "tok-1", "backend": "dryrun"} {
+		if line[k] != want {
+			t.Errorf("log %s = %v, want %v (line %v)", k, line[k], want, line)
+		}
+	}
+	steps := planner.Schedule{{At: time.Unix(0, 0), Desired: 3, Reason: "r"}}
+	if err := d.PublishSchedule(ctx, "p", steps); err != nil || len(d.Schedule("p")) != 1 {
+		t.Errorf("PublishSchedule: %v, kept %d steps", err, len(d.Schedule("p")))
+	}
+	if err := d.Release(ctx, "i-1", "idle"); err != nil || d.Released()[0] != "i-1" {
+		t.Errorf("Release: %v, %v", err, d.Released())
+	}
+	if n := strings.Count(logs.String(), "dry run:"); n != 4 {
+		t.Errorf("log lines = %d, want 4 (set, publish, step, release):\n%s", n, logs.String())
+	}
+}
+
+func TestDryRunBehindSafe(t *testing.T) {
+	// Safe's no-op rule works against the remembered state.
+	r := actuator.NewRegistry()
+	if err := r.Register(dryrun.Name, dryrun.Factory(slog.New(slog.DiscardHandler))); err != nil {
+		t.Fatal(err)
+	}
+	cfg := actuator.PoolConfig{Name: "p", Backend: dryrun.Name, Max: 8, MaxStep: 2, Options: map[string]string{"initial": "1"}}
+	a, err := r.New(context.Background(), dryrun.Name, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var audit bytes.Buffer
+	s := actuator.NewSafe(a, actuator.SafetyOptions{Pools: []actuator.PoolConfig{cfg}, Audit: &audit,
+		Logger: slog.New(slog.DiscardHandler)})
+	for range 3 { // 1 → 3 → 5 (max_step 2), then nothing to do
+		if err := s.SetDesired(context.Background(), "p", 5, "t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outcomes := []string{}
+	for _, l := range strings.Split(strings.TrimSpace(audit.String()), "\n") {
+		var rec actuator.AuditRecord
+		_ = json.Unmarshal([]byte(l), &rec)
+		outcomes = append(outcomes, rec.Outcome+":"+itoa(rec.To))
+	}
+	if got := strings.Join(outcomes, " "); got != "ok:3 ok:5 noop:5" {
+		t.Errorf("outcomes = %s, want ok:3 ok:5 noop:5", got)
+	}
+	if _, err := r.New(context.Background(), dryrun.Name, actuator.PoolConfig{Name: "p", Backend: "dryrun", Max: 1,
+		Options: map[string]string{"initial": "-3"}}); err == nil || !strings.Contains(err.Error(), "options.initial") {
+		t.Errorf("bad initial: error = %v", err)
+	}
+}
+
+func itoa(p *int) string {
+	if p == nil {
+		return "nil"
+	}
+	b, _ := json.Marshal(*p)
+	return string(b)
+}

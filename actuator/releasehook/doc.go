@@ -1,0 +1,17 @@
+// Package releasehook is the HTTP endpoint through which training jobs and
+// the collector ask prewarm to release an instance:
+//
+//	POST /api/v1/release
+//	Authorization: Bearer <token>
+//	{"instance_id": "i-abc", "reason": "training job 42 finished"}
+//
+// It also accepts the collector's idle event as is
+// ({"kind":"idle","instance_id":…,"pool":…,"host":…,"gpu":…,"uuid":…,"since":…,"reason":…}),
+// so an idle GPU is stopped as soon as the event arrives. The handler checks
+// the bearer token in constant time, asks an allow-check whether the
+// instance belongs to a configured pool, calls the actuator's Release and
+// answers JSON: 200 released (or ignored, for the collector's alert and
+// resolved events), 400 bad request, 401 bad token, 403 instance
+// not in a configured pool, 405 wrong method, 502 the cloud API failed,
+// 503 circuit open, 501 the back-end cannot release.
+package releasehook

@@ -1,0 +1,294 @@
+package releasehook
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+)
+
+// Path is where the handler is usually mounted.
+const Path = "/api/v1/release"
+
+// EnvToken is the environment variable holding the bearer token.
+const EnvToken = "PREWARM_RELEASE_TOKEN"
+
+// Releaser is the part of actuator.Actuator the hook needs.
+type Releaser interface {
+	Release(ctx context.Context, instanceID, reason string) error
+}
+
+// Allow reports whether instanceID may be released (it belongs to a
+// configured pool). An error means the check itself failed (502).
+type Allow func(ctx context.Context, instanceID string) (bool, error)
+
+// Config configures the handler.
+type Config struct {
+	// Releaser releases instances; usually an actuator.Safe around a
+	// back-end. Required.
+	Releaser Releaser
+	// Token is the bearer token callers must present. Required: an empty
+	// token would let anyone stop GPUs.
+	Token string
+	// Allow refuses instances outside the configured pools. Nil allows
+	// every instance (only sensible without a configuration).
+	Allow Allow
+	// Notes, if set, prepares a context in which the back-end records
+	// remarks about the release (volcengine.NoteRecorder: a StopCharging
+	// fallback) and returns a function reading them after Release.
+	Notes func(ctx context.Context) (context.Context, func() string)
+	// Timeout bounds one release, allow-check included. Default 30s.
+	Timeout time.Duration
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Request is the body the handler accepts: a release request or a
+// collector idle event.
+type Request struct {
+	// Kind is "idle" for a collector event; empty or "release" otherwise.
+	Kind       string `json:"kind,omitempty"`
+	InstanceID string `json:"instance_id"`
+	Reason     string `json:"reason,omitempty"`
+	// Idle event fields, reported back and used to build a reason.
+	Pool  string    `json:"pool,omitempty"`
+	Host  string    `json:"host,omitempty"`
+	GPU   string    `json:"gpu,omitempty"`
+	UUID  string    `json:"uuid,omitempty"`
+	Since time.Time `json:"since,omitempty"`
+}
+
+// Reply is the JSON answer.
+type Reply struct {
+	// Outcome is "released", "refused", "ignored" (an alert or resolved
+	// event) or "error".
+	Outcome    string `json:"outcome"`
+	InstanceID string `json:"instance_id,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	// Note carries the back-end's remarks, e.g. a KeepCharging fallback.
+	Note  string `json:"note,omitempty"`
+	Error string `json:"error,omitempty"`
+	// TookMS is how long the release took, allow-check included.
+	TookMS int64 `json:"took_ms"`
+}
+
+// maxBody bounds a request body.
+const maxBody = 64 << 10
+
+// instanceIDRE is what an instance ID may look like (Volcengine: i-…).
+var instanceIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// Handler serves POST /api/v1/release.
+type Handler struct {
+	cfg       Config
+	tokenHash [32]byte
+	log       *slog.Logger
+}
+
+// New checks cfg and returns the handler.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Releaser == nil {
+		return nil, errors.New("releasehook: no Releaser")
+	}
+	if strings.TrimSpace(cfg.Token) == "" {
+		return nil, fmt.Errorf("releasehook: no token: set %s or pass a token file", EnvToken)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Handler{cfg: cfg, tokenHash: sha256.Sum256([]byte(cfg.Token)), log: cfg.Logger.With("component", "releasehook")}, nil
+}
+
+// LoadToken returns the bearer token from the environment (EnvToken) or,
+// when unset there, from the first line of the file at path.
+func LoadToken(getenv func(string) string, path string) (string, error) {
+	if getenv != nil {
+		if t := strings.TrimSpace(getenv(EnvToken)); t != "" {
+			return t, nil
+		}
+	}
+	if path == "" {
+		return "", fmt.Errorf("releasehook: no token: set %s or pass a token file", EnvToken)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("releasehook: reading token file: %w", err)
+	}
+	t, _, _ := strings.Cut(string(data), "\n")
+	if t = strings.TrimSpace(t); t == "" {
+		return "", fmt.Errorf("releasehook: token file %s is empty", path)
+	}
+	return t, nil
+}
+
+// authorized compares the bearer token in constant time (hashes first, so
+// the comparison does not leak the token's length either).
+func (h *Handler) authorized(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(auth) <= len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(auth[len(prefix):])))
+	return subtle.ConstantTimeCompare(got[:], h.tokenHash[:]) == 1
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	reply := func(status int, rep Reply) {
+		rep.TookMS = time.Since(start).Milliseconds()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(rep)
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		reply(http.StatusMethodNotAllowed, Reply{Outcome: "error", Error: "use POST"})
+		return
+	}
+	if !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="prewarm"`)
+		h.log.Warn("release refused: missing or wrong bearer token", "remote", r.RemoteAddr)
+		reply(http.StatusUnauthorized, Reply{Outcome: "error", Error: "missing or wrong bearer token"})
+		return
+	}
+	req, err := decode(r.Body)
+	if err != nil {
+		reply(http.StatusBadRequest, Reply{Outcome: "error", Error: err.Error()})
+		return
+	}
+	if req.Kind == "alert" || req.Kind == "resolved" {
+		// The collector's webhook may send every event here; only idle
+		// events release anything.
+		reply(http.StatusOK, Reply{Outcome: "ignored", InstanceID: req.InstanceID, Reason: "kind " + req.Kind + " releases nothing"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
+	defer cancel()
+	status, rep := h.release(ctx, req)
+	reply(status, rep)
+}
+
+// decode reads and checks the body.
+func decode(body io.Reader) (Request, error) {
+	data, err := io.ReadAll(io.LimitReader(body, maxBody+1))
+	if err != nil {
+		return Request{}, fmt.Errorf("reading the body: %v", err)
+	}
+	if len(data) > maxBody {
+		return Request{}, fmt.Errorf("body larger than %d bytes", maxBody)
+	}
+	var req Request
+	if err := json.Unmarshal(data, &req); err != nil {
+		return Request{}, fmt.Errorf("body is not a release request or idle event: %v", err)
+	}
+	switch req.Kind {
+	case "", "release", "idle", "alert", "resolved":
+	default:
+		return Request{}, fmt.Errorf("kind %q: want \"idle\" or none", req.Kind)
+	}
+	req.InstanceID = strings.TrimSpace(req.InstanceID)
+	if req.Kind == "alert" || req.Kind == "resolved" {
+		return req, nil
+	}
+	if req.InstanceID == "" {
+		return Request{}, errors.New("instance_id is required")
+	}
+	if !instanceIDRE.MatchString(req.InstanceID) {
+		return Request{}, fmt.Errorf("instance_id %q is malformed", req.InstanceID)
+	}
+	if len(req.Reason) > 1024 {
+		req.Reason = req.Reason[:1024]
+	}
+	if req.Reason == "" {
+		req.Reason = defaultReason(req)
+	}
+	return req, nil
+}
+
+func defaultReason(req Request) string {
+	if req.Kind != "idle" {
+		return "release requested over HTTP"
+	}
+	var b strings.Builder
+	b.WriteString("idle")
+	if req.GPU != "" {
+		b.WriteString(" GPU " + req.GPU)
+	}
+	if req.Host != "" {
+		b.WriteString(" on " + req.Host)
+	}
+	if !req.Since.IsZero() {
+		b.WriteString(" since " + req.Since.UTC().Format(time.RFC3339))
+	}
+	return b.String()
+}
+
+// release runs the allow-check and the release and maps errors to statuses.
+func (h *Handler) release(ctx context.Context, req Request) (int, Reply) {
+	rep := Reply{InstanceID: req.InstanceID, Reason: req.Reason}
+	if h.cfg.Allow != nil {
+		ok, err := h.cfg.Allow(ctx, req.InstanceID)
+		if err != nil {
+			rep.Outcome, rep.Error = "error", "checking the instance's pool: "+err.Error()
+			h.log.Warn("release failed: allow-check", "instance", req.InstanceID, "err", err)
+			return statusFor(err), rep
+		}
+		if !ok {
+			rep.Outcome, rep.Error = "refused", fmt.Sprintf("instance %s is not in a configured pool", req.InstanceID)
+			h.log.Warn("release refused: instance outside the configured pools", "instance", req.InstanceID, "pool", req.Pool)
+			return http.StatusForbidden, rep
+		}
+	}
+	notes := func() string { return "" }
+	if h.cfg.Notes != nil {
+		ctx, notes = h.cfg.Notes(ctx)
+	}
+	if err := h.cfg.Releaser.Release(ctx, req.InstanceID, req.Reason); err != nil {
+		rep.Outcome, rep.Error = "error", err.Error()
+		h.log.Warn("release failed", "instance", req.InstanceID, "kind", req.Kind, "err", err)
+		return statusFor(err), rep
+	}
+	rep.Outcome, rep.Note = "released", notes()
+	h.log.Info("instance released", "instance", req.InstanceID, "kind", req.Kind, "pool", req.Pool,
+		"host", req.Host, "gpu", req.GPU, "reason", req.Reason, "note", rep.Note)
+	return http.StatusOK, rep
+}
+
+// statusFor maps a back-end error to an HTTP status.
+func statusFor(err error) int {
+	switch {
+	case errors.Is(err, actuator.ErrNotImplemented):
+		return http.StatusNotImplemented
+	case errors.Is(err, actuator.ErrCircuitOpen):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	default:
+		return http.StatusBadGateway
+	}
+}
+
+// AllowList allows exactly the listed instance IDs.
+func AllowList(ids ...string) Allow {
+	set := map[string]bool{}
+	for _, id := range ids {
+		set[id] = true
+	}
+	return func(_ context.Context, id string) (bool, error) { return set[id], nil }
+}

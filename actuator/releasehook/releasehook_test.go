@@ -1,0 +1,290 @@
+package releasehook_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/releasehook"
+	"github.com/prewarm/prewarm/actuator/volcengine"
+	"github.com/prewarm/prewarm/actuator/volcengine/volcenginetest"
+)
+
+const token = "release-token-do-not-log-4242"
+
+// releaserFunc adapts a function to releasehook.Releaser.
+type releaserFunc func(ctx context.Context, id, reason string) error
+
+func (f releaserFunc) Release(ctx context.Context, id, reason string) error {
+	return f(ctx, id, reason)
+}
+
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func post(t *testing.T, h http.Handler, method, auth, body string) (int, releasehook.Reply) {
+	t.Helper()
+	req := httptest.NewRequest(method, releasehook.Path, strings.NewReader(body))
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var rep releasehook.Reply
+	if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {
+		t.Fatalf("reply is not JSON: %q", rec.Body.String())
+	}
+	return rec.Code, rep
+}
+
+func TestHandlerStatuses(t *testing.T) {
+	var released []string
+	rel := releaserFunc(func(ctx context.Context, id, reason string) error {
+		switch id {
+		case "i-rejected":
+			return fmt.Errorf("volcengine StopInstances: %w: InvalidInstanceStatus", actuator.ErrRejected)
+		case "i-breaker":
+			return fmt.Errorf("%w: back-end volcengine", actuator.ErrCircuitOpen)
+		case "i-noimpl":
+			return actuator.ErrNotImplemented
+		}
+		released = append(released, id+"|"+reason)
+		return nil
+	})
+	allow := func(ctx context.Context, id string) (bool, error) {
+		if id == "i-checkfails" {
+			return false, fmt.Errorf("%w: DescribeScalingInstances: InternalError", actuator.ErrTransient)
+		}
+		return id != "i-foreign", nil
+	}
+	logs := &logBuffer{}
+	h, err := releasehook.New(releasehook.Config{Releaser: rel, Token: token, Allow: allow,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bearer := "Bearer " + token
+	cases := []struct {
+		name       string
+		method     string
+		auth, body string
+		status     int
+		outcome    string
+		errPart    string
+	}{
+		{"release", "POST", bearer, `{"instance_id":"i-abc","reason":"job 42 done"}`, 200, "released", ""},
+		{"lower-case bearer", "POST", "bearer " + token, `{"instance_id":"i-abc2"}`, 200, "released", ""},
+		{"GET", "GET", bearer, `{"instance_id":"i-abc"}`, 405, "error", "POST"},
+		{"no token", "POST", "", `{"instance_id":"i-abc"}`, 401, "error", "bearer token"},
+		{"wrong token", "POST", "Bearer " + token + "x", `{"instance_id":"i-abc"}`, 401, "error", "bearer token"},
+		{"basic auth", "POST", "Basic " + token, `{"instance_id":"i-abc"}`, 401, "error", "bearer token"},
+		{"not JSON", "POST", bearer, `instance=i-abc`, 400, "error", "not a release request"},
+		{"no instance", "POST", bearer, `{"reason":"x"}`, 400, "error", "instance_id is required"},
+		{"malformed instance", "POST", bearer, `{"instance_id":"i abc; rm -rf"}`, 400, "error", "malformed"},
+		{"unknown kind", "POST", bearer, `{"kind":"explode","instance_id":"i-abc"}`, 400, "error", "kind"},
+		{"too large", "POST", bearer, `{"instance_id":"i-abc","reason":"` + strings.Repeat("x", 70<<10) + `"}`, 400, "error", "larger than"},
+		{"alert event ignored", "POST", bearer, `{"kind":"alert","rule":"util_high","instance_id":"i-abc"}`, 200, "ignored", ""},
+		{"outside the pools", "POST", bearer, `{"instance_id":"i-foreign"}`, 403, "refused", "not in a configured pool"},
+		{"allow-check fails", "POST", bearer, `{"instance_id":"i-checkfails"}`, 502, "error", "InternalError"},
+		{"cloud rejects", "POST", bearer, `{"instance_id":"i-rejected"}`, 502, "error", "InvalidInstanceStatus"},
+		{"breaker open", "POST", bearer, `{"instance_id":"i-breaker"}`, 503, "error", "circuit breaker"},
+		{"back-end cannot release", "POST", bearer, `{"instance_id":"i-noimpl"}`, 501, "error", "not implemented"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, rep := post(t, h, tc.method, tc.auth, tc.body)
+			if status != tc.status || rep.Outcome != tc.outcome || !strings.Contains(rep.Error, tc.errPart) {
+				t.Errorf("got %d %+v, want %d %s with error containing %q", status, rep, tc.status, tc.outcome, tc.errPart)
+			}
+		})
+	}
+	want := []string{"i-abc|job 42 done", "i-abc2|release requested over HTTP"}
+	if fmt.Sprint(released) != fmt.Sprint(want) {
+		t.Errorf("released %v, want %v", released, want)
+	}
+	if strings.Contains(logs.String(), token) {
+		t.Errorf("the token reached the log:\n%s", logs.String())
+	}
+}
+
+func TestNewNeedsTokenAndReleaser(t *testing.T) {
+	rel := releaserFunc(func(context.Context, string, string) error { return nil })
+	if _, err := releasehook.New(releasehook.Config{Releaser: rel}); err == nil || !strings.Contains(err.Error(), "PREWARM_RELEASE_TOKEN") {
+		t.Errorf("no token: err = %v", err)
+	}
+	if _, err := releasehook.New(releasehook.Config{Token: token}); err == nil {
+		t.Error("no releaser accepted")
+	}
+}
+
+func TestLoadToken(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "token")
+	os.WriteFile(file, []byte(" from-file \nsecond line ignored\n"), 0o600)
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, []byte("\n"), 0o600)
+	cases := []struct {
+		name, env, path, want, wantErr string
+	}{
+		{"env wins", "from-env", file, "from-env", ""},
+		{"file", "", file, "from-file", ""},
+		{"none", "", "", "", "PREWARM_RELEASE_TOKEN"},
+		{"empty file", "", empty, "", "is empty"},
+		{"missing file", "", filepath.Join(dir, "nope"), "", "reading token file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := releasehook.LoadToken(func(k string) string {
+				if k == releasehook.EnvToken {
+					return tc.env
+				}
+				return ""
+			}, tc.path)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestIdleEventReachesCloudAPI delivers the collector's idle event over real
+// HTTP to the handler, which releases through actuator.Safe and the real
+// Volcengine back-end into the loopback fake; the StopInstances request must
+// arrive within 2 s of the POST (the issue's bar). It logs the latency.
+func TestIdleEventReachesCloudAPI(t *testing.T) {
+	cloud := volcenginetest.New()
+	t.Cleanup(cloud.Close)
+	cloud.AddGroup(volcenginetest.Group{ID: "scg-gpu", Min: 0, Max: 8, Desired: 2, InstanceIDs: []string{"i-idle01", "i-busy02"}})
+	cloud.AddInstance(volcenginetest.Instance{ID: "i-localdisk", RefusesStopCharging: true})
+	arrived := make(chan time.Time, 10)
+	cloud.OnCall(func(c volcenginetest.Call) {
+		if c.Action == "StopInstances" {
+			arrived <- c.At
+		}
+	})
+	logs := &logBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	act, err := volcengine.New(volcengine.Config{
+		AccessKey: volcenginetest.DefaultAccessKey, SecretKey: volcenginetest.DefaultSecretKey,
+		Region: volcenginetest.DefaultRegion, Endpoint: cloud.URL,
+	}, volcengine.Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools := []actuator.PoolConfig{{Name: "scg-gpu", Backend: "volcengine", Max: 8, Options: map[string]string{"instances": "i-localdisk"}}}
+	safe := actuator.NewSafe(act, actuator.SafetyOptions{Pools: pools, Logger: logger, Audit: io.Discard,
+		Secrets: []string{volcenginetest.DefaultSecretKey, token}})
+	h, err := releasehook.New(releasehook.Config{
+		Releaser: safe, Token: token, Logger: logger,
+		Allow: releasehook.Allow(volcengine.AllowedByPools(act, pools)),
+		Notes: volcengine.NoteRecorder,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST "+releasehook.Path, h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	send := func(body string) (int, releasehook.Reply, time.Time) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+releasehook.Path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		sent := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var rep releasehook.Reply
+		json.NewDecoder(resp.Body).Decode(&rep)
+		return resp.StatusCode, rep, sent
+	}
+
+	// The collector's alert.Event JSON for an idle GPU, as it sends it.
+	idle := `{"kind":"idle","rule":"idle","instance_id":"i-idle01","pool":"scg-gpu","host":"gpu-node-7","gpu":"0",
+	  "uuid":"GPU-5b2c1f7e","since":"2026-11-30T01:10:00Z","at":"2026-11-30T01:40:00Z","value":0.3,"threshold":5,
+	  "reason":"GPU 0 on gpu-node-7 below 5% utilisation for 30m"}`
+	status, rep, sent := send(idle)
+	if status != http.StatusOK || rep.Outcome != "released" {
+		t.Fatalf("idle event: %d %+v", status, rep)
+	}
+	select {
+	case at := <-arrived:
+		latency := at.Sub(sent)
+		t.Logf("idle event → StopInstances at the cloud API: %v (handler reported %d ms end to end)", latency, rep.TookMS)
+		if latency > 2*time.Second {
+			t.Errorf("latency %v exceeds 2 s", latency)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("StopInstances did not reach the cloud API within 2 s")
+	}
+	c := cloud.Calls("StopInstances")[0]
+	if c.Params.Get("InstanceIds.1") != "i-idle01" || c.Params.Get("StoppedMode") != "StopCharging" || c.SignatureErr != nil {
+		t.Errorf("StopInstances = %v (signature error %v)", c.Params, c.SignatureErr)
+	}
+	if !strings.Contains(rep.Reason, "below 5% utilisation") || !strings.Contains(rep.Note, "StopCharging") {
+		t.Errorf("reply = %+v", rep)
+	}
+
+	// An instance of another group is refused before any stop.
+	cloud.AddGroup(volcenginetest.Group{ID: "scg-other", Max: 2, InstanceIDs: []string{"i-stranger"}})
+	if status, rep, _ := send(`{"kind":"idle","instance_id":"i-stranger"}`); status != http.StatusForbidden || rep.Outcome != "refused" {
+		t.Errorf("stranger: %d %+v", status, rep)
+	}
+	if n := len(cloud.Calls("StopInstances")); n != 1 {
+		t.Errorf("%d StopInstances calls, want 1", n)
+	}
+
+	// A listed instance whose type refuses StopCharging: stopped with
+	// KeepCharging, and the reply says so.
+	status, rep, _ = send(`{"instance_id":"i-localdisk","reason":"job done"}`)
+	if status != http.StatusOK || !strings.Contains(rep.Note, "KeepCharging") || !strings.Contains(rep.Note, "billed") {
+		t.Errorf("fallback: %d %+v", status, rep)
+	}
+
+	// The cloud answers with an error envelope: 502 with its message.
+	cloud.AddInstance(volcenginetest.Instance{ID: "i-busy02"})
+	cloud.Fail("StopInstances", volcenginetest.Reply{Status: 400, Code: "InvalidInstanceStatus", Message: "The status of the specified instance does not support this request."})
+	status, rep, _ = send(`{"instance_id":"i-busy02"}`)
+	if status != http.StatusBadGateway || !strings.Contains(rep.Error, "does not support this request") || !strings.Contains(rep.Error, "RequestId") {
+		t.Errorf("error envelope: %d %+v", status, rep)
+	}
+	for _, s := range []string{volcenginetest.DefaultSecretKey, token} {
+		if strings.Contains(logs.String(), s) {
+			t.Errorf("a secret reached the log:\n%s", logs.String())
+		}
+	}
+}

@@ -1,0 +1,709 @@
+package actuator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prewarm/prewarm/planner"
+)
+
+// Operation names used in audit records, metrics and logs.
+const (
+	OpSetDesired      = "set_desired"
+	OpCapacity        = "capacity"
+	OpPublishSchedule = "publish_schedule"
+	OpRelease         = "release"
+)
+
+// RetryPolicy bounds the retries of a back-end call that failed with
+// ErrThrottled, ErrTransient or a per-attempt timeout. Delays use
+// exponential backoff with full jitter: before retry n (n = 1, 2, ...) Safe
+// sleeps a uniformly random time in [0, min(MaxDelay, BaseDelay·2^(n-1))).
+type RetryPolicy struct {
+	// MaxAttempts is the number of tries in all, first one included.
+	// Default 4.
+	MaxAttempts int
+	// BaseDelay is the backoff ceiling before the first retry. Default 200ms.
+	BaseDelay time.Duration
+	// MaxDelay caps the backoff ceiling. Default 10s.
+	MaxDelay time.Duration
+	// AttemptTimeout bounds each attempt; an attempt that runs past it is
+	// retried like a transient error. Default 30s; negative means none.
+	AttemptTimeout time.Duration
+}
+
+// BreakerPolicy configures the per-pool circuit breaker.
+type BreakerPolicy struct {
+	// FailureThreshold is the number of consecutive failed calls (each
+	// after its retries) that opens the breaker. Default 5.
+	FailureThreshold int
+	// CoolOff is how long the breaker stays open before letting one trial
+	// call through (half-open). Default 5m.
+	CoolOff time.Duration
+}
+
+// Alert describes a circuit breaker opening. Safe logs it at Error,
+// increments prewarm_actuator_circuit_opened_total and passes it to
+// SafetyOptions.OnAlert.
+type Alert struct {
+	Time                time.Time
+	Backend             string
+	Pool                string // "" for release calls
+	ConsecutiveFailures int
+	// LastError is the redacted message of the failure that opened it.
+	LastError string
+	// RetryAt is when the breaker will let a trial call through.
+	RetryAt time.Time
+}
+
+// SafetyOptions configures Safe. The zero value of every field but Pools is
+// a sensible default.
+type SafetyOptions struct {
+	// Pools are the pools the wrapped back-end may touch, with their bounds,
+	// step limits and rate limits. Calls for any other pool are refused
+	// with ErrUnknownPool.
+	Pools []PoolConfig
+	// MaxSaneDesired refuses (rather than clamps) desired values above it,
+	// as a sign of a bug upstream. Default 100000.
+	MaxSaneDesired int
+	Retry          RetryPolicy
+	Breaker        BreakerPolicy
+	// Audit receives one JSON line per call (see AuditRecord). Nil: no
+	// audit log. In production, an append-only file.
+	Audit io.Writer
+	// Metrics, from NewMetrics, shared by all Safe wrappers. Nil: none.
+	Metrics *Metrics
+	// Logger for changes (Info), failures (Warn) and alerts (Error).
+	// Nil: slog.Default().
+	Logger *slog.Logger
+	// OnAlert, if set, is called (synchronously) when a breaker opens.
+	OnAlert func(Alert)
+	// Secrets are values (access keys, tokens) replaced by [REDACTED] in
+	// audit lines, logs and returned errors, should a back-end leak one.
+	Secrets []string
+
+	// Now is the clock. Nil: time.Now.
+	Now func() time.Time
+	// Sleep waits d or until ctx ends, returning ctx.Err() then. Nil: a
+	// timer. Tests inject one that records delays and returns at once.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns a number in [0, 1) scaling each backoff. Nil:
+	// math/rand/v2.
+	Jitter func() float64
+	// NewToken makes an idempotency token per logical call. Nil:
+	// NewIdempotencyToken.
+	NewToken func() string
+}
+
+// Safe wraps any Actuator with the rules every back-end shares:
+//
+//   - never outside [min, max] of the pool's config and of the back-end's
+//     own Capacity bounds;
+//   - at most max_step instances added or removed per change;
+//   - at most one change per min_interval per pool (ErrRateLimited);
+//   - no back-end call when nothing changes;
+//   - NaN, infinite, negative or absurd desired values refused with
+//     ErrInvalidDesired, never applied;
+//   - retries with exponential backoff and full jitter on ErrThrottled,
+//     ErrTransient and per-attempt timeouts, honouring ctx;
+//   - a per-pool circuit breaker that, after repeated failures, leaves
+//     capacity where it is, returns ErrCircuitOpen and raises an Alert;
+//   - an idempotency token per logical call (IdempotencyToken), reused
+//     across retries;
+//   - an audit line and metrics for every call.
+//
+// Safe is itself an Actuator and is safe for concurrent use; changes to one
+// pool are serialised.
+type Safe struct {
+	inner   Actuator
+	backend string
+	opts    SafetyOptions
+	log     *slog.Logger
+	audit   *auditLog
+	redact  redactor
+	pools   map[string]*poolState
+	release *breaker
+}
+
+var _ Actuator = (*Safe)(nil)
+
+// poolState is what Safe remembers about one pool.
+type poolState struct {
+	cfg       PoolConfig
+	configErr error // the pool's configuration is invalid: refuse every call
+
+	mu           sync.Mutex // serialises changes to the pool
+	lastChange   time.Time  // when the back-end last accepted a change
+	lastApplied  int        // valid when applied
+	applied      bool
+	lastSchedule planner.Schedule
+	published    bool
+	breaker      *breaker
+}
+
+// NewSafe wraps inner with the safety rules configured by opts. A pool whose
+// configuration is invalid (see PoolConfig.Validate) or listed twice is
+// remembered with its error, and every call for it is refused with that
+// error; validate configurations when loading them to fail earlier.
+func NewSafe(inner Actuator, opts SafetyOptions) *Safe {
+	opts = withDefaults(opts)
+	s := &Safe{
+		inner:   inner,
+		backend: inner.Name(),
+		opts:    opts,
+		log:     opts.Logger.With("component", "actuator", "backend", inner.Name()),
+		audit:   &auditLog{w: opts.Audit},
+		redact:  newRedactor(opts.Secrets),
+		pools:   map[string]*poolState{},
+		release: &breaker{threshold: opts.Breaker.FailureThreshold, coolOff: opts.Breaker.CoolOff},
+	}
+	for _, cfg := range opts.Pools {
+		p := &poolState{cfg: cfg, configErr: cfg.Validate(),
+			breaker: &breaker{threshold: opts.Breaker.FailureThreshold, coolOff: opts.Breaker.CoolOff}}
+		if _, dup := s.pools[cfg.Name]; dup {
+			p.configErr = fmt.Errorf("%w: pool %q: name: configured twice", ErrInvalidConfig, cfg.Name)
+		}
+		s.pools[cfg.Name] = p
+		s.setCircuitMetric(cfg.Name, BreakerClosed)
+	}
+	return s
+}
+
+func withDefaults(o SafetyOptions) SafetyOptions {
+	if o.MaxSaneDesired <= 0 {
+		o.MaxSaneDesired = 100000
+	}
+	if o.Retry.MaxAttempts <= 0 {
+		o.Retry.MaxAttempts = 4
+	}
+	if o.Retry.BaseDelay <= 0 {
+		o.Retry.BaseDelay = 200 * time.Millisecond
+	}
+	if o.Retry.MaxDelay <= 0 {
+		o.Retry.MaxDelay = 10 * time.Second
+	}
+	if o.Retry.AttemptTimeout == 0 {
+		o.Retry.AttemptTimeout = 30 * time.Second
+	}
+	if o.Breaker.FailureThreshold <= 0 {
+		o.Breaker.FailureThreshold = 5
+	}
+	if o.Breaker.CoolOff <= 0 {
+		o.Breaker.CoolOff = 5 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepContext
+	}
+	if o.Jitter == nil {
+		o.Jitter = rand.Float64
+	}
+	if o.NewToken == nil {
+		o.NewToken = NewIdempotencyToken
+	}
+	return o
+}
+
+// sleepContext waits d or until ctx ends.
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Name returns the wrapped back-end's name.
+func (s *Safe) Name() string { return s.backend }
+
+// Unwrap returns the wrapped back-end, e.g. to reach the KEDA scaler's gRPC
+// server behind its safety layer.
+func (s *Safe) Unwrap() Actuator { return s.inner }
+
+// BreakerState reports the circuit breaker state of pool (BreakerClosed for
+// unknown pools). Use "" for the breaker guarding Release.
+func (s *Safe) BreakerState(pool string) BreakerState {
+	if pool == "" {
+		return s.release.current()
+	}
+	if p, ok := s.pools[pool]; ok {
+		return p.breaker.current()
+	}
+	return BreakerClosed
+}
+
+// Capacity reads the pool's size through the retry policy. It is not
+// subject to the breaker, so operators can always look.
+func (s *Safe) Capacity(ctx context.Context, pool string) (Capacity, error) {
+	p, err := s.pool(pool)
+	if err != nil {
+		return Capacity{}, err
+	}
+	c, _, err := s.readCapacity(ctx, p)
+	outcome := OutcomeOK
+	if err != nil {
+		outcome = outcomeOf(err)
+	}
+	s.countCall(OpCapacity, outcome)
+	return c, s.redact.err(err)
+}
+
+// Apply is SetDesired for fractional planner outputs: it refuses NaN,
+// infinities, negatives and values above MaxSaneDesired with
+// ErrInvalidDesired (nothing applied, an audit line written), and rounds the
+// rest up, so 3.2 GPUs of demand gets 4 instances (a value within 1e-9 of
+// an integer is taken as that integer).
+func (s *Safe) Apply(ctx context.Context, pool string, desired float64, reason string) error {
+	if math.IsNaN(desired) || math.IsInf(desired, 0) || desired < 0 || desired > float64(s.opts.MaxSaneDesired) {
+		err := fmt.Errorf("%w: pool %q: desired %v is not a count in [0, %d]; nothing applied",
+			ErrInvalidDesired, pool, desired, s.opts.MaxSaneDesired)
+		s.refuse(OpSetDesired, pool, reason, err)
+		return err
+	}
+	return s.SetDesired(ctx, pool, int(math.Ceil(desired-1e-9)), reason)
+}
+
+// SetDesired applies desired to pool within the safety rules; see Safe.
+// A value limited by bounds or max_step is applied as limited and returns
+// nil (the audit line says which rule limited it); the next call continues
+// stepping.
+func (s *Safe) SetDesired(ctx context.Context, pool string, desired int, reason string) error {
+	if desired < 0 || desired > s.opts.MaxSaneDesired {
+		err := fmt.Errorf("%w: pool %q: desired %d is outside [0, %d]; nothing applied",
+			ErrInvalidDesired, pool, desired, s.opts.MaxSaneDesired)
+		s.refuse(OpSetDesired, pool, reason, err)
+		return err
+	}
+	p, err := s.pool(pool)
+	if err != nil {
+		s.refuse(OpSetDesired, pool, reason, err)
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+
+	rec := AuditRecord{Op: OpSetDesired, Pool: pool, Requested: intPtr(desired), Reason: reason}
+	if !p.breaker.allow(s.opts.Now()) {
+		return s.circuitOpen(&rec, p.cfg.Name)
+	}
+	ctx, rec.RequestID = s.withToken(ctx)
+
+	capacity, known, err := s.readCapacity(ctx, p)
+	if err != nil {
+		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("reading pool %q before changing it: %w", pool, err))
+	}
+	from := capacity.Desired
+	if !known { // the back-end cannot report its size; trust what we set last
+		from = desired + 1 // anything different from desired: we must call
+		if p.applied {
+			from = p.lastApplied
+		}
+	}
+	target, limitedBy, err := s.limit(p.cfg, capacity, from, known || p.applied, desired)
+	if err != nil {
+		p.breaker.abandon()
+		s.refuse(OpSetDesired, pool, reason, err)
+		return err
+	}
+	if known || p.applied {
+		rec.From = intPtr(from)
+	}
+	rec.To, rec.LimitedBy = intPtr(target), limitedBy
+
+	if rec.From != nil && target == from {
+		p.breaker.success()
+		s.finish(&rec, OutcomeNoop, nil)
+		s.log.Debug("pool already at desired size", "pool", pool, "desired", target)
+		return nil
+	}
+	if now := s.opts.Now(); p.cfg.MinInterval > 0 && !p.lastChange.IsZero() && now.Sub(p.lastChange) < p.cfg.MinInterval {
+		p.breaker.abandon()
+		err := fmt.Errorf("%w: pool %q changed %s ago, min_interval is %s; %d → %d not applied",
+			ErrRateLimited, pool, now.Sub(p.lastChange).Round(time.Millisecond), p.cfg.MinInterval, from, target)
+		s.finish(&rec, OutcomeRateLimited, err)
+		return err
+	}
+
+	ctx, slot := withRequestIDSlot(ctx)
+	rec.Attempts, err = s.retry(ctx, OpSetDesired, func(ctx context.Context) error {
+		return s.inner.SetDesired(ctx, pool, target, reason)
+	})
+	rec.ProviderRequestID = slot.get()
+	if err != nil {
+		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("setting pool %q to %d: %w", pool, target, err))
+	}
+	p.lastChange, p.lastApplied, p.applied = s.opts.Now(), target, true
+	s.succeed(p.breaker, pool)
+	if m := s.opts.Metrics; m != nil {
+		m.desired.WithLabelValues(s.backend, pool).Set(float64(target))
+	}
+	s.finish(&rec, OutcomeOK, nil)
+	s.log.Info("pool resized", "pool", pool, "from", from, "to", target, "requested", desired,
+		"limited_by", limitedBy, "reason", s.redact.text(reason), "request_id", rec.RequestID)
+	return nil
+}
+
+// limit applies the bounds (config and back-end) and the step limit. When
+// fromKnown is false there is no step limit to apply.
+func (s *Safe) limit(cfg PoolConfig, c Capacity, from int, fromKnown bool, desired int) (target int, limitedBy string, err error) {
+	lo, hi := cfg.Min, cfg.Max
+	if c.Min > lo {
+		lo = c.Min
+	}
+	if c.Max > 0 && c.Max < hi {
+		hi = c.Max
+	}
+	if lo > hi {
+		return 0, "", fmt.Errorf("%w: pool %q: bounds conflict: config [%d, %d], back-end [%d, %d]; nothing applied",
+			ErrInvalidConfig, cfg.Name, cfg.Min, cfg.Max, c.Min, c.Max)
+	}
+	target = desired
+	if cfg.MaxStep > 0 && fromKnown {
+		switch {
+		case target > from+cfg.MaxStep:
+			target, limitedBy = from+cfg.MaxStep, "max_step"
+		case target < from-cfg.MaxStep:
+			target, limitedBy = from-cfg.MaxStep, "max_step"
+		}
+	}
+	// Bounds win over the step limit: a pool found outside them is brought
+	// back at once.
+	switch {
+	case target > hi:
+		target, limitedBy = hi, "max"
+	case target < lo:
+		target, limitedBy = lo, "min"
+	}
+	return target, limitedBy, nil
+}
+
+// PublishSchedule hands future steps to the back-end after checking them:
+// steps must be in time order with non-zero times and sane sizes (else
+// ErrInvalidDesired); each step is clamped to the pool's bounds and limited
+// to max_step from the one before (the first from the pool's current
+// desired size). Publishing the same schedule twice calls the back-end
+// once. min_interval is not enforced between steps: the planner's step
+// spacing governs them.
+func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.Schedule) error {
+	rec := AuditRecord{Op: OpPublishSchedule, Pool: pool, Steps: len(steps)}
+	p, err := s.pool(pool)
+	if err == nil {
+		err = s.checkSteps(pool, steps)
+	}
+	if err != nil {
+		s.refuse(OpPublishSchedule, pool, "", err)
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.breaker.allow(s.opts.Now()) {
+		return s.circuitOpen(&rec, pool)
+	}
+	ctx, rec.RequestID = s.withToken(ctx)
+	capacity, known, err := s.readCapacity(ctx, p)
+	if err != nil {
+		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("reading pool %q before publishing its schedule: %w", pool, err))
+	}
+	prev, prevKnown := capacity.Desired, known
+	if !known && p.applied {
+		prev, prevKnown = p.lastApplied, true
+	}
+	limited := make(planner.Schedule, len(steps))
+	for i, st := range steps {
+		target, limitedBy, err := s.limit(p.cfg, capacity, prev, prevKnown, st.Desired)
+		if err != nil {
+			p.breaker.abandon()
+			s.refuse(OpPublishSchedule, pool, "", err)
+			return err
+		}
+		if limitedBy != "" {
+			st.Reason += fmt.Sprintf(" (limited by %s: %d → %d)", limitedBy, st.Desired, target)
+			rec.LimitedBy = limitedBy
+		}
+		st.Desired = target
+		limited[i] = st
+		prev, prevKnown = target, true
+	}
+	if p.published && slices.EqualFunc(limited, p.lastSchedule, stepsEqual) {
+		p.breaker.success()
+		s.finish(&rec, OutcomeNoop, nil)
+		return nil
+	}
+	ctx, slot := withRequestIDSlot(ctx)
+	rec.Attempts, err = s.retry(ctx, OpPublishSchedule, func(ctx context.Context) error {
+		return s.inner.PublishSchedule(ctx, pool, limited)
+	})
+	rec.ProviderRequestID = slot.get()
+	if errors.Is(err, ErrNotImplemented) {
+		p.breaker.abandon()
+		s.finish(&rec, OutcomeNotImplemented, err)
+		return err
+	}
+	if err != nil {
+		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("publishing %d steps for pool %q: %w", len(limited), pool, err))
+	}
+	p.lastSchedule, p.published = limited, true
+	s.succeed(p.breaker, pool)
+	s.finish(&rec, OutcomeOK, nil)
+	s.log.Info("schedule published", "pool", pool, "steps", len(limited), "request_id", rec.RequestID)
+	return nil
+}
+
+func (s *Safe) checkSteps(pool string, steps planner.Schedule) error {
+	for i, st := range steps {
+		switch {
+		case st.At.IsZero():
+			return fmt.Errorf("%w: pool %q: schedule step %d has no time", ErrInvalidDesired, pool, i)
+		case i > 0 && !st.At.After(steps[i-1].At):
+			return fmt.Errorf("%w: pool %q: schedule step %d (%s) is not after step %d (%s)",
+				ErrInvalidDesired, pool, i, st.At.Format(time.RFC3339), i-1, steps[i-1].At.Format(time.RFC3339))
+		case st.Desired < 0 || st.Desired > s.opts.MaxSaneDesired:
+			return fmt.Errorf("%w: pool %q: schedule step %d desires %d, outside [0, %d]",
+				ErrInvalidDesired, pool, i, st.Desired, s.opts.MaxSaneDesired)
+		}
+	}
+	return nil
+}
+
+func stepsEqual(a, b planner.Step) bool {
+	return a.At.Equal(b.At) && a.Desired == b.Desired && a.Reason == b.Reason
+}
+
+// Release passes a release to the back-end with retries, an idempotency
+// token, an audit line and its own circuit breaker (not tied to a pool:
+// checking that the instance belongs to a configured pool is the caller's
+// job, e.g. the release hook's).
+func (s *Safe) Release(ctx context.Context, instanceID, reason string) error {
+	rec := AuditRecord{Op: OpRelease, Instance: instanceID, Reason: reason}
+	if instanceID == "" {
+		err := fmt.Errorf("%w: release: empty instance ID", ErrInvalidDesired)
+		s.refuse(OpRelease, "", reason, err)
+		return err
+	}
+	if !s.release.allow(s.opts.Now()) {
+		return s.circuitOpen(&rec, "")
+	}
+	ctx, rec.RequestID = s.withToken(ctx)
+	ctx, slot := withRequestIDSlot(ctx)
+	var err error
+	rec.Attempts, err = s.retry(ctx, OpRelease, func(ctx context.Context) error {
+		return s.inner.Release(ctx, instanceID, reason)
+	})
+	rec.ProviderRequestID = slot.get()
+	if errors.Is(err, ErrNotImplemented) {
+		s.release.abandon()
+		s.finish(&rec, OutcomeNotImplemented, err)
+		return err
+	}
+	if err != nil {
+		return s.fail(ctx, &rec, s.release, fmt.Errorf("releasing instance %q: %w", instanceID, err))
+	}
+	s.succeed(s.release, "")
+	s.finish(&rec, OutcomeOK, nil)
+	s.log.Info("instance released", "instance", instanceID, "reason", s.redact.text(reason), "request_id", rec.RequestID)
+	return nil
+}
+
+// pool looks up a configured pool.
+func (s *Safe) pool(name string) (*poolState, error) {
+	p, ok := s.pools[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is not among the pools configured for back-end %s (configured: %v)",
+			ErrUnknownPool, name, s.backend, sortedKeys(s.pools))
+	}
+	return p, p.configErr
+}
+
+// readCapacity reads the pool through the retry policy. known is false when
+// the back-end cannot report capacity (ErrNotImplemented).
+func (s *Safe) readCapacity(ctx context.Context, p *poolState) (c Capacity, known bool, err error) {
+	_, err = s.retry(ctx, OpCapacity, func(ctx context.Context) error {
+		var err error
+		c, err = s.inner.Capacity(ctx, p.cfg.Name)
+		return err
+	})
+	if errors.Is(err, ErrNotImplemented) {
+		return Capacity{}, false, nil
+	}
+	if err != nil {
+		return Capacity{}, false, err
+	}
+	if m := s.opts.Metrics; m != nil {
+		m.current.WithLabelValues(s.backend, p.cfg.Name).Set(float64(c.Current))
+		m.desired.WithLabelValues(s.backend, p.cfg.Name).Set(float64(c.Desired))
+	}
+	return c, true, nil
+}
+
+// retry runs call until it succeeds, fails with a non-retryable error, the
+// attempts run out or ctx ends. It returns the number of attempts made.
+func (s *Safe) retry(ctx context.Context, op string, call func(context.Context) error) (attempts int, err error) {
+	pol := s.opts.Retry
+	for attempt := 1; ; attempt++ {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if pol.AttemptTimeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, pol.AttemptTimeout)
+		}
+		start := time.Now()
+		err = call(actx)
+		cancel()
+		if m := s.opts.Metrics; m != nil {
+			m.latency.WithLabelValues(s.backend, op).Observe(time.Since(start).Seconds())
+		}
+		switch {
+		case err == nil:
+			return attempt, nil
+		case ctx.Err() != nil:
+			return attempt, fmt.Errorf("%w (gave up after %d attempts: %w)", ctx.Err(), attempt, err)
+		case !Retryable(err):
+			return attempt, err
+		case attempt >= pol.MaxAttempts:
+			return attempt, fmt.Errorf("gave up after %d attempts: %w", attempt, err)
+		}
+		delay := backoff(pol, attempt, s.opts.Jitter())
+		s.log.Warn("retrying back-end call", "op", op, "attempt", attempt, "delay", delay, "error", s.redact.text(err.Error()))
+		if m := s.opts.Metrics; m != nil {
+			m.retries.WithLabelValues(s.backend, op).Inc()
+		}
+		if serr := s.opts.Sleep(ctx, delay); serr != nil {
+			return attempt, fmt.Errorf("%w (gave up after %d attempts: %w)", serr, attempt, err)
+		}
+	}
+}
+
+// Retryable reports whether err is worth retrying: throttling, a transient
+// provider failure or a timeout.
+func Retryable(err error) bool {
+	return errors.Is(err, ErrThrottled) || errors.Is(err, ErrTransient) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// backoff is the full-jitter delay before retry number attempt (1-based):
+// jitter · min(MaxDelay, BaseDelay · 2^(attempt-1)), jitter in [0, 1).
+func backoff(pol RetryPolicy, attempt int, jitter float64) time.Duration {
+	ceiling := pol.MaxDelay
+	if attempt-1 < 30 {
+		if d := pol.BaseDelay << (attempt - 1); d > 0 && d < ceiling {
+			ceiling = d
+		}
+	}
+	return time.Duration(jitter * float64(ceiling))
+}
+
+// withToken returns ctx carrying an idempotency token, keeping the
+// caller's if it set one.
+func (s *Safe) withToken(ctx context.Context) (context.Context, string) {
+	if t, ok := IdempotencyToken(ctx); ok {
+		return ctx, t
+	}
+	t := s.opts.NewToken()
+	return WithIdempotencyToken(ctx, t), t
+}
+
+// refuse records a call refused before it reached the back-end.
+func (s *Safe) refuse(op, pool, reason string, err error) {
+	outcome := OutcomeRefused
+	s.finish(&AuditRecord{Op: op, Pool: pool, Reason: reason}, outcome, err)
+	s.log.Warn("actuator call refused", "op", op, "pool", pool, "error", s.redact.text(err.Error()))
+}
+
+// circuitOpen records and returns a call refused by an open breaker.
+func (s *Safe) circuitOpen(rec *AuditRecord, pool string) error {
+	err := fmt.Errorf("%w: back-end %s, pool %q: capacity left unchanged", ErrCircuitOpen, s.backend, pool)
+	s.finish(rec, OutcomeCircuitOpen, err)
+	return err
+}
+
+// fail records a failed call, feeds the breaker and raises an alert when it
+// opens. Failures caused by the caller's own context ending do not count.
+func (s *Safe) fail(ctx context.Context, rec *AuditRecord, b *breaker, err error) error {
+	err = s.redact.err(err)
+	s.finish(rec, OutcomeError, err)
+	if ctx.Err() != nil {
+		b.abandon()
+		return err
+	}
+	opened, failures := b.failure(s.opts.Now())
+	s.log.Warn("actuator call failed", "op", rec.Op, "pool", rec.Pool, "consecutive_failures", failures,
+		"request_id", rec.RequestID, "error", err.Error())
+	if opened {
+		now := s.opts.Now()
+		alert := Alert{Time: now, Backend: s.backend, Pool: rec.Pool, ConsecutiveFailures: failures,
+			LastError: err.Error(), RetryAt: now.Add(s.opts.Breaker.CoolOff)}
+		s.log.Error("circuit breaker open: actuator calls suspended, capacity left unchanged",
+			"pool", rec.Pool, "consecutive_failures", failures, "retry_at", alert.RetryAt, "error", alert.LastError)
+		s.setCircuitMetric(rec.Pool, BreakerOpen)
+		if m := s.opts.Metrics; m != nil {
+			m.circuitOpens.WithLabelValues(s.backend, rec.Pool).Inc()
+		}
+		if s.opts.OnAlert != nil {
+			s.opts.OnAlert(alert)
+		}
+	}
+	return err
+}
+
+// succeed feeds a success to the breaker, logging a recovery.
+func (s *Safe) succeed(b *breaker, pool string) {
+	if b.success() {
+		s.log.Info("circuit breaker closed: actuator calls resumed", "pool", pool)
+	}
+	s.setCircuitMetric(pool, BreakerClosed)
+}
+
+func (s *Safe) setCircuitMetric(pool string, st BreakerState) {
+	if m := s.opts.Metrics; m != nil {
+		m.circuitState.WithLabelValues(s.backend, pool).Set(float64(st))
+	}
+}
+
+// finish completes rec, writes it to the audit log and counts the call.
+func (s *Safe) finish(rec *AuditRecord, outcome string, err error) {
+	rec.Time = s.opts.Now().UTC()
+	rec.Backend = s.backend
+	rec.Outcome = outcome
+	rec.Reason = s.redact.text(rec.Reason)
+	if err != nil {
+		rec.Error = s.redact.text(err.Error())
+	}
+	if werr := s.audit.write(*rec); werr != nil {
+		s.log.Error("audit log write failed", "error", werr)
+	}
+	s.countCall(rec.Op, outcome)
+}
+
+func (s *Safe) countCall(op, outcome string) {
+	if m := s.opts.Metrics; m != nil {
+		m.calls.WithLabelValues(s.backend, op, outcome).Inc()
+	}
+}
+
+// outcomeOf maps an error to an outcome label.
+func outcomeOf(err error) string {
+	switch {
+	case errors.Is(err, ErrCircuitOpen):
+		return OutcomeCircuitOpen
+	case errors.Is(err, ErrNotImplemented):
+		return OutcomeNotImplemented
+	case errors.Is(err, ErrRateLimited):
+		return OutcomeRateLimited
+	case errors.Is(err, ErrInvalidDesired), errors.Is(err, ErrUnknownPool), errors.Is(err, ErrInvalidConfig):
+		return OutcomeRefused
+	}
+	return OutcomeError
+}

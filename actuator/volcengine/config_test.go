@@ -1,0 +1,237 @@
+package volcengine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/volcengine"
+	"github.com/prewarm/prewarm/actuator/volcengine/volcenginetest"
+)
+
+const secret = volcenginetest.DefaultSecretKey
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadConfig(t *testing.T) {
+	kv := writeFile(t, "creds.env", "# prewarm credentials\n\nexport VOLCENGINE_ACCESS_KEY=AKfile\nsecret_key = \""+secret+"\"\nregion=cn-shanghai\n")
+	js := writeFile(t, "creds.json", `{"access_key":"AKjson","secret_key":"`+secret+`","region":"cn-guangzhou","endpoint":"http://127.0.0.1:9"}`)
+	cases := []struct {
+		name    string
+		path    string
+		env     map[string]string
+		want    volcengine.Config
+		wantErr string
+	}{
+		{name: "environment only", env: map[string]string{"VOLCENGINE_ACCESS_KEY": "AKenv", "VOLCENGINE_SECRET_KEY": secret, "VOLCENGINE_REGION": "cn-beijing", "VOLCENGINE_ENDPOINT": "http://127.0.0.1:8080"},
+			want: volcengine.Config{AccessKey: "AKenv", SecretKey: secret, Region: "cn-beijing", Endpoint: "http://127.0.0.1:8080"}},
+		{name: "KEY=VALUE file", path: kv, want: volcengine.Config{AccessKey: "AKfile", SecretKey: secret, Region: "cn-shanghai"}},
+		{name: "JSON file", path: js, want: volcengine.Config{AccessKey: "AKjson", SecretKey: secret, Region: "cn-guangzhou", Endpoint: "http://127.0.0.1:9"}},
+		{name: "environment wins over the file", path: kv, env: map[string]string{"VOLCENGINE_REGION": "cn-beijing"},
+			want: volcengine.Config{AccessKey: "AKfile", SecretKey: secret, Region: "cn-beijing"}},
+		{name: "missing file", path: filepath.Join(t.TempDir(), "nope"), wantErr: "reading credentials file"},
+		{name: "unknown key names the line", path: writeFile(t, "bad.env", "region=x\nVOLCENGINE_SECRET="+secret+"\n"), wantErr: "bad.env:2: unknown key \"VOLCENGINE_SECRET\""},
+		{name: "no equals sign", path: writeFile(t, "bad2.env", secret+"\n"), wantErr: "bad2.env:1: expected KEY=VALUE"},
+		{name: "broken JSON", path: writeFile(t, "bad.json", `{"secret_key":"`+secret+`",`), wantErr: "invalid JSON at byte"},
+		{name: "JSON with a number", path: writeFile(t, "bad2.json", `{"secret_key":"`+secret+`","region":1}`), wantErr: "object of strings"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := volcengine.LoadConfig(tc.path, env(tc.env))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("the error quotes the secret: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := volcengine.Config{AccessKey: "AK", SecretKey: secret, Region: "cn-beijing"}
+	cases := []struct {
+		name    string
+		mutate  func(*volcengine.Config)
+		wantErr string
+	}{
+		{"complete", func(*volcengine.Config) {}, ""},
+		{"no access key", func(c *volcengine.Config) { c.AccessKey = "" }, "VOLCENGINE_ACCESS_KEY"},
+		{"no secret", func(c *volcengine.Config) { c.SecretKey = "" }, "VOLCENGINE_SECRET_KEY"},
+		{"no region", func(c *volcengine.Config) { c.Region = "" }, "VOLCENGINE_REGION"},
+		{"bad scheme", func(c *volcengine.Config) { c.Endpoint = "ftp://x" }, "not a host or an http(s) URL"},
+		{"credentials in the endpoint", func(c *volcengine.Config) { c.Endpoint = "http://AK:" + secret + "@127.0.0.1" }, "must not carry credentials"},
+		{"host only", func(c *volcengine.Config) { c.Endpoint = "open.volcengineapi.com" }, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ok
+			tc.mutate(&c)
+			err := c.Validate()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("the error quotes the secret: %v", err)
+			}
+		})
+	}
+}
+
+// TestSecretNeverPrints formats a Config every way a log line or error
+// might.
+func TestSecretNeverPrints(t *testing.T) {
+	cfg := volcengine.Config{AccessKey: "AK", SecretKey: secret, Region: "cn-beijing"}
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "%v %+v %#v %s %v", cfg, cfg, cfg, cfg.SecretKey, &cfg)
+	j, _ := json.Marshal(cfg)
+	out.Write(j)
+	slog.New(slog.NewJSONHandler(&out, nil)).Info("cfg", "cfg", cfg, "secret", cfg.SecretKey)
+	slog.New(slog.NewTextHandler(&out, nil)).Info("cfg", "cfg", cfg, "secret", cfg.SecretKey)
+	if strings.Contains(out.String(), secret) {
+		t.Fatalf("the secret printed:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "[REDACTED]") {
+		t.Errorf("no redaction marker in:\n%s", out.String())
+	}
+	if cfg.SecretKey.Reveal() != secret {
+		t.Error("Reveal lost the value")
+	}
+}
+
+func TestFactory(t *testing.T) {
+	srv := volcenginetest.New()
+	t.Cleanup(srv.Close)
+	srv.AddGroup(volcenginetest.Group{ID: "scg-real-id", Min: 1, Max: 4, Desired: 2, InstanceIDs: []string{"i-1", "i-2"}})
+	getenv := env(map[string]string{
+		"VOLCENGINE_ACCESS_KEY": volcenginetest.DefaultAccessKey,
+		"VOLCENGINE_SECRET_KEY": secret,
+		"VOLCENGINE_REGION":     "elsewhere",
+	})
+	reg := actuator.NewRegistry()
+	if err := reg.Register(volcengine.Name, volcengine.NewFactory(getenv, nil)); err != nil {
+		t.Fatal(err)
+	}
+	pool := actuator.PoolConfig{Name: "gpu-a100", Backend: "volcengine", Min: 0, Max: 4, Options: map[string]string{
+		"region": volcenginetest.DefaultRegion, "endpoint": srv.URL, "scaling_group": "scg-real-id", "timeout": "3s",
+	}}
+	a, err := reg.New(context.Background(), volcengine.Name, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Capacity(context.Background(), "gpu-a100")
+	if err != nil || c.Desired != 2 || c.Max != 4 {
+		t.Errorf("Capacity through the pool name = %+v, %v", c, err)
+	}
+	if err := a.SetDesired(context.Background(), "gpu-a100", 3, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := srv.Group("scg-real-id"); g.Desired != 3 {
+		t.Errorf("desired = %d, want 3", g.Desired)
+	}
+
+	pool.Options["colour"] = "blue"
+	if _, err := reg.New(context.Background(), volcengine.Name, pool); err == nil || !strings.Contains(err.Error(), `unknown option "colour"`) {
+		t.Errorf("unknown option: err = %v", err)
+	}
+	delete(pool.Options, "colour")
+	pool.Options["timeout"] = "soon"
+	if _, err := reg.New(context.Background(), volcengine.Name, pool); err == nil || !strings.Contains(err.Error(), "timeout") {
+		t.Errorf("bad timeout: err = %v", err)
+	}
+}
+
+func TestAllowedByPools(t *testing.T) {
+	f := newFixture(t, volcengine.Options{})
+	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Min: 0, Max: 4, InstanceIDs: []string{"i-member"}})
+	f.srv.AddGroup(volcenginetest.Group{ID: "scg-other", Min: 0, Max: 4, InstanceIDs: []string{"i-outsider"}})
+	allow := volcengine.AllowedByPools(f.act, []actuator.PoolConfig{
+		{Name: "scg-gpu", Backend: "volcengine", Max: 4, Options: map[string]string{"instances": "i-listed, i-also"}},
+		{Name: "scg-other", Backend: "keda", Max: 4}, // not ours: ignored
+	})
+	for id, want := range map[string]bool{"i-member": true, "i-listed": true, "i-also": true, "i-outsider": false, "i-nobody": false} {
+		got, err := allow(context.Background(), id)
+		if err != nil || got != want {
+			t.Errorf("allow(%s) = %v, %v; want %v", id, got, err, want)
+		}
+	}
+	f.srv.Fail("DescribeScalingInstances", volcenginetest.Internal)
+	if _, err := allow(context.Background(), "i-x"); err == nil {
+		t.Error("a failing membership check allowed silently")
+	}
+}
+
+// FuzzParseCredentials: any input parses or fails without panicking; an
+// error never echoes the value of a secret_key line; a parsed secret never
+// prints.
+func FuzzParseCredentials(f *testing.F) {
+	f.Add([]byte("VOLCENGINE_ACCESS_KEY=AK\nVOLCENGINE_SECRET_KEY=s3cr3tvalue\n"))
+	f.Add([]byte(`{"access_key":"AK","secret_key":"s3cr3tvalue"}`))
+	f.Add([]byte("secret_key=s3cr3tvalue\nbogus"))
+	f.Add([]byte("secret_key=s3cr3tvalue\ncolour=red"))
+	f.Add([]byte(`{"secret_key":"s3cr3tvalue",`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := volcengine.ParseCredentials(data, "fuzz")
+		if err != nil {
+			var keys []string
+			var secrets []string
+			for _, line := range strings.Split(string(data), "\n") {
+				k, v, ok := strings.Cut(line, "=")
+				keys = append(keys, k)
+				k = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(k), "export "))
+				if ok && (k == "secret_key" || k == "VOLCENGINE_SECRET_KEY") {
+					secrets = append(secrets, strings.TrimSpace(v))
+				}
+			}
+			for _, s := range secrets {
+				if len(s) < 6 || strings.Contains("fuzz: unknown key expected KEY=VALUE invalid JSON at byte", s) {
+					continue
+				}
+				echoedAsKey := false
+				for _, k := range keys {
+					echoedAsKey = echoedAsKey || strings.Contains(k, s)
+				}
+				if strings.Contains(err.Error(), s) && !echoedAsKey {
+					t.Errorf("error echoes the secret %q: %v", s, err)
+				}
+			}
+			return
+		}
+		if got := fmt.Sprint(cfg.SecretKey); cfg.SecretKey != "" && got != "[REDACTED]" {
+			t.Errorf("the secret printed as %q", got)
+		}
+	})
+}

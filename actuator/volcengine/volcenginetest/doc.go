@@ -1,0 +1,18 @@
+// Package volcenginetest is a loopback fake of the Volcengine OpenAPI for
+// tests: an httptest server that speaks the real wire protocol, so the real
+// volcengine-go-sdk can be pointed at it with WithEndpoint.
+//
+// Every request is checked the way the gateway would: Action and Version,
+// the parameters each action needs, and the HMAC-SHA256 Authorization
+// header, whose signature is recomputed from the request with the fake's
+// secret key (an independent implementation of Volcengine's signing, not the
+// SDK's). Replies use the OpenAPI envelope
+//
+//	{"ResponseMetadata":{"RequestId":…,"Action":…,"Version":…,"Service":…,"Region":…,"Error":{…}},"Result":…}
+//
+// Behind the protocol sits a small in-memory model of Auto Scaling (scaling
+// groups, scheduled policies, activities, member instances) and ECS
+// (instances that stop and start), so tests assert on outcomes, not only on
+// calls. Faults (error envelopes, throttling, 5xx, garbage, delays) are
+// queued per action with Fail and served before the model answers.
+package volcenginetest

@@ -1,0 +1,897 @@
+package volcenginetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Default credentials and region the fake expects. Tests that check secrets
+// never leak grep their output for DefaultSecretKey.
+const (
+	DefaultAccessKey = "AKLTfakeaccesskey0001"
+	DefaultSecretKey = "fake-secret-NEVER-LOG-ME-7f3a9c"
+	DefaultRegion    = "cn-beijing"
+)
+
+// API versions of the two services the fake speaks.
+const (
+	AutoScalingVersion = "2020-01-01"
+	ECSVersion         = "2020-04-01"
+)
+
+// Signing names (the service part of the credential scope) the SDK uses.
+const (
+	serviceAutoScaling = "auto_scaling"
+	serviceECS         = "ecs"
+)
+
+// Call is one request the fake received, recorded before it was answered.
+type Call struct {
+	// Service is the signing service from the credential scope
+	// ("auto_scaling" or "ecs").
+	Service string
+	Action  string
+	Version string
+	// Region is the region from the credential scope.
+	Region string
+	// Params are the query (and form) parameters, Action and Version
+	// included.
+	Params url.Values
+	// Authorization is the raw header.
+	Authorization string
+	// SignatureErr is nil when the Authorization header carried a valid
+	// signature for the fake's credentials.
+	SignatureErr error
+	// At is when the request arrived.
+	At time.Time
+}
+
+// Reply is a scripted answer queued with Fail.
+type Reply struct {
+	// Status is the HTTP status; 400 when zero and Code is set.
+	Status int
+	// Code and Message fill ResponseMetadata.Error.
+	Code, Message string
+	// Body, when set, is sent verbatim instead of an envelope (a proxy's
+	// HTML error page, truncated JSON, ...).
+	Body string
+	// Delay holds the reply back (to trigger client timeouts).
+	Delay time.Duration
+}
+
+// Group is a scaling group of the model.
+type Group struct {
+	ID, Name           string
+	Min, Max, Desired  int
+	LifecycleState     string
+	InstanceIDs        []string
+	DesiredWasModified int // how many times ModifyScalingGroup changed Desired
+}
+
+// Policy is a scaling policy of the model.
+type Policy struct {
+	ID, GroupID, Name string
+	Type              string // Scheduled, Recurrence, Alarm
+	AdjustmentType    string
+	AdjustmentValue   int
+	LaunchTime        string
+	Status            string // InActive, Active
+}
+
+// Instance is an ECS instance of the model.
+type Instance struct {
+	ID string
+	// Status is RUNNING or STOPPED.
+	Status string
+	// StoppedMode is the mode of the last stop.
+	StoppedMode string
+	// RefusesStopCharging makes StopInstances with StoppedMode=StopCharging
+	// fail for this instance (as for local-disk instance types), with the
+	// code and message of StopChargingRefusal.
+	RefusesStopCharging bool
+}
+
+// Activity is a scaling activity of the model.
+type Activity struct {
+	ID, GroupID, Type, Status string
+	From, To                  int
+	CreatedAt                 time.Time
+}
+
+// Server is the fake OpenAPI. Its fields may be changed before the first
+// request; afterwards use its methods, which lock.
+type Server struct {
+	*httptest.Server
+
+	AccessKey, SecretKey, Region string
+	// StopChargingRefusal is the error the fake answers, per instance in
+	// OperationDetails, when an instance refuses StopCharging. The real
+	// code is not documented; see docs/volcengine.md.
+	StopChargingRefusal Reply
+	// PageSizeLimit caps PageSize in Describe* calls (default 10, as the
+	// real API's default page) so callers must page.
+	PageSizeLimit int
+	// Now is the fake's clock for signature freshness and activities.
+	Now func() time.Time
+
+	mu         sync.Mutex
+	calls      []Call
+	faults     map[string][]Reply
+	groups     map[string]*Group
+	policies   map[string]*Policy
+	instances  map[string]*Instance
+	activities []Activity
+	tokens     map[string]tokenUse
+	nextID     int
+	onCall     func(Call)
+}
+
+type tokenUse struct {
+	params string
+	body   []byte
+}
+
+// New starts a fake on 127.0.0.1 with the default credentials and region.
+// Close it when done (t.Cleanup(s.Close)).
+func New() *Server {
+	s := &Server{
+		AccessKey: DefaultAccessKey,
+		SecretKey: DefaultSecretKey,
+		Region:    DefaultRegion,
+		StopChargingRefusal: Reply{
+			Code:    "UnsupportedOperation.StoppedMode",
+			Message: "The specified instance type does not support StoppedMode StopCharging.",
+		},
+		PageSizeLimit: 10,
+		Now:           time.Now,
+		faults:        map[string][]Reply{},
+		groups:        map[string]*Group{},
+		policies:      map[string]*Policy{},
+		instances:     map[string]*Instance{},
+		tokens:        map[string]tokenUse{},
+	}
+	s.Server = httptest.NewServer(s)
+	return s
+}
+
+// OnCall registers f to run (outside the lock) for every request after it is
+// recorded; tests use it to timestamp arrivals.
+func (s *Server) OnCall(f func(Call)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onCall = f
+}
+
+// Fail queues replies for action ("*" for any action); each request of that
+// action takes the next one instead of the model's answer.
+func (s *Server) Fail(action string, replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[action] = append(s.faults[action], replies...)
+}
+
+// Calls returns the recorded requests of action ("" for all), oldest first.
+func (s *Server) Calls(action string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if action == "" || c.Action == action {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// AddGroup adds a scaling group; instance IDs listed become its members and
+// running ECS instances.
+func (s *Server) AddGroup(g Group) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g.LifecycleState == "" {
+		g.LifecycleState = "InService"
+	}
+	for _, id := range g.InstanceIDs {
+		if _, ok := s.instances[id]; !ok {
+			s.instances[id] = &Instance{ID: id, Status: "RUNNING"}
+		}
+	}
+	s.groups[g.ID] = &g
+}
+
+// Group returns a copy of a scaling group.
+func (s *Server) Group(id string) (Group, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.groups[id]
+	if !ok {
+		return Group{}, false
+	}
+	return *g, true
+}
+
+// AddPolicy adds a scaling policy (to show prewarm leaves others alone).
+// The ID is assigned when empty; it is returned.
+func (s *Server) AddPolicy(p Policy) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.ID == "" {
+		p.ID = s.newID("sp")
+	}
+	if p.Status == "" {
+		p.Status = "Active"
+	}
+	s.policies[p.ID] = &p
+	return p.ID
+}
+
+// Policies returns copies of the group's policies sorted by name.
+func (s *Server) Policies(groupID string) []Policy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Policy
+	for _, p := range s.policies {
+		if p.GroupID == groupID {
+			out = append(out, *p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// AddInstance adds an ECS instance (running unless Status says otherwise).
+func (s *Server) AddInstance(in Instance) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if in.Status == "" {
+		in.Status = "RUNNING"
+	}
+	s.instances[in.ID] = &in
+}
+
+// Instance returns a copy of an ECS instance.
+func (s *Server) Instance(id string) (Instance, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[id]
+	if !ok {
+		return Instance{}, false
+	}
+	return *in, true
+}
+
+// ServeHTTP implements the gateway: authenticate, route, answer.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	params := r.URL.Query()
+	if r.Method == http.MethodPost {
+		if form, err := url.ParseQuery(string(body)); err == nil {
+			for k, v := range form {
+				params[k] = append(params[k], v...)
+			}
+		}
+	}
+	auth := verifyRequest(r, body, s.AccessKey, s.SecretKey, s.Region, s.Now())
+	call := Call{
+		Service:       auth.service,
+		Action:        params.Get("Action"),
+		Version:       params.Get("Version"),
+		Region:        auth.region,
+		Params:        params,
+		Authorization: r.Header.Get("Authorization"),
+		SignatureErr:  auth.err,
+		At:            time.Now(),
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, call)
+	hook := s.onCall
+	s.mu.Unlock()
+	if hook != nil {
+		hook(call)
+	}
+
+	meta := metadata{RequestId: s.requestID(), Action: call.Action, Version: call.Version, Service: call.Service, Region: call.Region}
+	if auth.err != nil {
+		s.writeError(w, meta, http.StatusUnauthorized, "SignatureDoesNotMatch", auth.err.Error())
+		return
+	}
+	wantVersion, known := actions[call.Service][call.Action]
+	switch {
+	case call.Action == "":
+		s.writeError(w, meta, http.StatusBadRequest, "MissingParameter.Action", "The required parameter Action is not supplied.")
+		return
+	case !known:
+		s.writeError(w, meta, http.StatusNotFound, "InvalidActionOrVersion", fmt.Sprintf("Could not find operation %s for version %s", call.Action, call.Version))
+		return
+	case call.Version != wantVersion:
+		s.writeError(w, meta, http.StatusNotFound, "InvalidActionOrVersion", fmt.Sprintf("Could not find operation %s for version %s", call.Action, call.Version))
+		return
+	}
+	if f, ok := s.nextFault(call.Action); ok {
+		if f.Delay > 0 {
+			select {
+			case <-time.After(f.Delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		switch {
+		case f.Body != "":
+			status := f.Status
+			if status == 0 {
+				status = http.StatusBadGateway
+			}
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(status)
+			io.WriteString(w, f.Body)
+		case f.Code != "":
+			status := f.Status
+			if status == 0 {
+				status = http.StatusBadRequest
+			}
+			s.writeError(w, meta, status, f.Code, f.Message)
+		default:
+			// A pure delay: fall through to the model.
+			s.answer(w, meta, call)
+		}
+		return
+	}
+	s.answer(w, meta, call)
+}
+
+// actions lists what the fake implements, per signing service, with the API
+// version each requires.
+var actions = map[string]map[string]string{
+	serviceAutoScaling: {
+		"DescribeScalingGroups":     AutoScalingVersion,
+		"ModifyScalingGroup":        AutoScalingVersion,
+		"DescribeScalingActivities": AutoScalingVersion,
+		"DescribeScalingPolicies":   AutoScalingVersion,
+		"CreateScalingPolicy":       AutoScalingVersion,
+		"EnableScalingPolicy":       AutoScalingVersion,
+		"DeleteScalingPolicy":       AutoScalingVersion,
+		"DescribeScalingInstances":  AutoScalingVersion,
+	},
+	serviceECS: {
+		"StopInstances":  ECSVersion,
+		"StartInstances": ECSVersion,
+	},
+}
+
+func (s *Server) nextFault(action string) (Reply, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, key := range []string{action, "*"} {
+		if q := s.faults[key]; len(q) > 0 {
+			s.faults[key] = q[1:]
+			return q[0], true
+		}
+	}
+	return Reply{}, false
+}
+
+func (s *Server) newID(prefix string) string {
+	s.nextID++
+	return fmt.Sprintf("%s-fake%06d", prefix, s.nextID)
+}
+
+func (s *Server) requestID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	return fmt.Sprintf("20261130FAKE%08d", s.nextID)
+}
+
+// metadata is ResponseMetadata on the wire.
+type metadata struct {
+	RequestId string
+	Action    string
+	Version   string
+	Service   string
+	Region    string
+	Error     *apiError `json:",omitempty"`
+}
+
+type apiError struct {
+	Code    string
+	Message string
+}
+
+// apiFailure is a model-level error: an HTTP status with a code.
+type apiFailure struct {
+	status        int
+	code, message string
+}
+
+func (e *apiFailure) Error() string { return e.code + ": " + e.message }
+
+func badParam(format string, args ...any) *apiFailure {
+	return &apiFailure{http.StatusBadRequest, "InvalidParameter", fmt.Sprintf(format, args...)}
+}
+
+func missing(name string) *apiFailure {
+	return &apiFailure{http.StatusBadRequest, "MissingParameter." + name, "The required parameter " + name + " is not supplied."}
+}
+
+func notFound(kind, id string) *apiFailure {
+	return &apiFailure{http.StatusNotFound, "Invalid" + kind + ".NotFound", fmt.Sprintf("The specified %s %s does not exist.", kind, id)}
+}
+
+func (s *Server) writeError(w http.ResponseWriter, meta metadata, status int, code, message string) {
+	meta.Error = &apiError{Code: code, Message: message}
+	writeJSON(w, status, map[string]any{"ResponseMetadata": meta})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// answer runs the model, honouring ClientToken idempotency: a repeated
+// token with the same parameters returns the first answer without acting
+// again; with different parameters it is an error.
+func (s *Server) answer(w http.ResponseWriter, meta metadata, call Call) {
+	token := call.Params.Get("ClientToken")
+	key := call.Action + "\x00" + token
+	canon := canonicalParams(call.Params)
+	if token != "" {
+		s.mu.Lock()
+		prev, seen := s.tokens[key]
+		s.mu.Unlock()
+		if seen {
+			if prev.params != canon {
+				s.writeError(w, meta, http.StatusBadRequest, "IdempotentParameterMismatch",
+					"The request uses the same client token as a previous, but non-identical request.")
+				return
+			}
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Write(prev.body)
+			return
+		}
+	}
+	s.mu.Lock()
+	result, err := s.model(call)
+	s.mu.Unlock()
+	if err != nil {
+		s.writeError(w, meta, err.status, err.code, err.message)
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"ResponseMetadata": meta, "Result": result})
+	if token != "" {
+		s.mu.Lock()
+		s.tokens[key] = tokenUse{params: canon, body: body}
+		s.mu.Unlock()
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(body)
+}
+
+func canonicalParams(p url.Values) string {
+	q := url.Values{}
+	for k, v := range p {
+		if k != "ClientToken" {
+			q[k] = v
+		}
+	}
+	return q.Encode()
+}
+
+// model dispatches to the action's handler. Called with s.mu held.
+func (s *Server) model(c Call) (any, *apiFailure) {
+	switch c.Action {
+	case "DescribeScalingGroups":
+		return s.describeScalingGroups(c.Params)
+	case "ModifyScalingGroup":
+		return s.modifyScalingGroup(c.Params)
+	case "DescribeScalingActivities":
+		return s.describeScalingActivities(c.Params)
+	case "DescribeScalingPolicies":
+		return s.describeScalingPolicies(c.Params)
+	case "CreateScalingPolicy":
+		return s.createScalingPolicy(c.Params)
+	case "EnableScalingPolicy":
+		return s.enableScalingPolicy(c.Params)
+	case "DeleteScalingPolicy":
+		return s.deleteScalingPolicy(c.Params)
+	case "DescribeScalingInstances":
+		return s.describeScalingInstances(c.Params)
+	case "StopInstances":
+		return s.stopInstances(c.Params)
+	case "StartInstances":
+		return s.startInstances(c.Params)
+	}
+	return nil, &apiFailure{http.StatusNotFound, "InvalidActionOrVersion", c.Action}
+}
+
+// list reads Name.1, Name.2, ... in order.
+func list(p url.Values, name string) []string {
+	var out []string
+	for i := 1; ; i++ {
+		v, ok := p[name+"."+strconv.Itoa(i)]
+		if !ok {
+			return out
+		}
+		out = append(out, v[0])
+	}
+}
+
+func intParam(p url.Values, name string) (int, bool, *apiFailure) {
+	v := p.Get(name)
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, false, badParam("%s: %q is not an integer", name, v)
+	}
+	return n, true, nil
+}
+
+// page slices n items by PageNumber/PageSize.
+func (s *Server) page(p url.Values, n int) (from, to, number, size int, err *apiFailure) {
+	number, ok, err := intParam(p, "PageNumber")
+	if err != nil {
+		return
+	}
+	if !ok || number < 1 {
+		number = 1
+	}
+	size, ok, err = intParam(p, "PageSize")
+	if err != nil {
+		return
+	}
+	if !ok || size < 1 {
+		size = 10
+	}
+	if size > s.PageSizeLimit {
+		size = s.PageSizeLimit
+	}
+	from = min((number-1)*size, n)
+	to = min(from+size, n)
+	return from, to, number, size, nil
+}
+
+func (s *Server) describeScalingGroups(p url.Values) (any, *apiFailure) {
+	ids := list(p, "ScalingGroupIds")
+	var groups []*Group
+	for _, id := range ids {
+		if g, ok := s.groups[id]; ok {
+			groups = append(groups, g)
+		}
+	}
+	if len(ids) == 0 {
+		for _, g := range s.groups {
+			groups = append(groups, g)
+		}
+		sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
+	}
+	from, to, number, size, err := s.page(p, len(groups))
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	for _, g := range groups[from:to] {
+		out = append(out, map[string]any{
+			"ScalingGroupId":       g.ID,
+			"ScalingGroupName":     g.Name,
+			"MinInstanceNumber":    g.Min,
+			"MaxInstanceNumber":    g.Max,
+			"DesireInstanceNumber": g.Desired,
+			"TotalInstanceCount":   len(g.InstanceIDs),
+			"LifecycleState":       g.LifecycleState,
+		})
+	}
+	return map[string]any{"ScalingGroups": out, "TotalCount": len(groups), "PageNumber": number, "PageSize": size}, nil
+}
+
+func (s *Server) group(p url.Values) (*Group, *apiFailure) {
+	id := p.Get("ScalingGroupId")
+	if id == "" {
+		return nil, missing("ScalingGroupId")
+	}
+	g, ok := s.groups[id]
+	if !ok {
+		return nil, notFound("ScalingGroup", id)
+	}
+	return g, nil
+}
+
+func (s *Server) modifyScalingGroup(p url.Values) (any, *apiFailure) {
+	g, err := s.group(p)
+	if err != nil {
+		return nil, err
+	}
+	d, ok, err := intParam(p, "DesireInstanceNumber")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		if d < g.Min || d > g.Max {
+			return nil, &apiFailure{http.StatusBadRequest, "InvalidDesireInstanceNumber.Malformed",
+				fmt.Sprintf("DesireInstanceNumber %d is outside [MinInstanceNumber %d, MaxInstanceNumber %d].", d, g.Min, g.Max)}
+		}
+		if d != g.Desired {
+			s.activities = append(s.activities, Activity{
+				ID: s.newID("sga"), GroupID: g.ID, Type: "ShrinkOrExpand", Status: "Success",
+				From: g.Desired, To: d, CreatedAt: s.Now().UTC(),
+			})
+			g.Desired = d
+			g.DesiredWasModified++
+			// The model boots or removes instances at once.
+			for len(g.InstanceIDs) < d {
+				id := s.newID("i")
+				s.instances[id] = &Instance{ID: id, Status: "RUNNING"}
+				g.InstanceIDs = append(g.InstanceIDs, id)
+			}
+			g.InstanceIDs = g.InstanceIDs[:d]
+		}
+	}
+	return map[string]any{"ScalingGroupId": g.ID}, nil
+}
+
+func (s *Server) describeScalingActivities(p url.Values) (any, *apiFailure) {
+	g, err := s.group(p)
+	if err != nil {
+		return nil, err
+	}
+	var acts []Activity
+	for i := len(s.activities) - 1; i >= 0; i-- { // newest first
+		if a := s.activities[i]; a.GroupID == g.ID {
+			acts = append(acts, a)
+		}
+	}
+	from, to, number, size, err := s.page(p, len(acts))
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	for _, a := range acts[from:to] {
+		out = append(out, map[string]any{
+			"ScalingActivityId":          a.ID,
+			"ScalingGroupId":             a.GroupID,
+			"ActivityType":               a.Type,
+			"StatusCode":                 a.Status,
+			"CurrentInstanceNumber":      a.From,
+			"ExpectedRunTime":            a.CreatedAt.Format("2006-01-02T15:04:05Z"),
+			"CreatedAt":                  a.CreatedAt.Format("2006-01-02T15:04:05Z"),
+			"StoppedAt":                  a.CreatedAt.Format("2006-01-02T15:04:05Z"),
+			"ActualAdjustInstanceNumber": a.To - a.From,
+			"ResultMsg":                  fmt.Sprintf("desired %d -> %d", a.From, a.To),
+		})
+	}
+	return map[string]any{"ScalingActivities": out, "TotalCount": len(acts), "PageNumber": number, "PageSize": size}, nil
+}
+
+func (s *Server) describeScalingPolicies(p url.Values) (any, *apiFailure) {
+	g, err := s.group(p)
+	if err != nil {
+		return nil, err
+	}
+	var ps []*Policy
+	for _, pol := range s.policies {
+		if pol.GroupID == g.ID {
+			ps = append(ps, pol)
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].ID < ps[j].ID })
+	from, to, number, size, err := s.page(p, len(ps))
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	for _, pol := range ps[from:to] {
+		m := map[string]any{
+			"ScalingPolicyId":   pol.ID,
+			"ScalingGroupId":    pol.GroupID,
+			"ScalingPolicyName": pol.Name,
+			"ScalingPolicyType": pol.Type,
+			"AdjustmentType":    pol.AdjustmentType,
+			"AdjustmentValue":   pol.AdjustmentValue,
+			"Status":            pol.Status,
+		}
+		if pol.LaunchTime != "" {
+			m["ScheduledPolicy"] = map[string]any{"LaunchTime": pol.LaunchTime}
+		}
+		out = append(out, m)
+	}
+	return map[string]any{"ScalingPolicies": out, "TotalCount": len(ps), "PageNumber": number, "PageSize": size}, nil
+}
+
+func (s *Server) createScalingPolicy(p url.Values) (any, *apiFailure) {
+	g, err := s.group(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"ScalingPolicyName", "ScalingPolicyType", "AdjustmentType", "AdjustmentValue"} {
+		if p.Get(name) == "" {
+			return nil, missing(name)
+		}
+	}
+	pol := Policy{
+		GroupID:        g.ID,
+		Name:           p.Get("ScalingPolicyName"),
+		Type:           p.Get("ScalingPolicyType"),
+		AdjustmentType: p.Get("AdjustmentType"),
+		LaunchTime:     p.Get("ScheduledPolicy.LaunchTime"),
+		Status:         "InActive",
+	}
+	v, _, err := intParam(p, "AdjustmentValue")
+	if err != nil {
+		return nil, err
+	}
+	pol.AdjustmentValue = v
+	switch pol.Type {
+	case "Scheduled":
+		if pol.LaunchTime == "" {
+			return nil, missing("ScheduledPolicy.LaunchTime")
+		}
+		at, perr := time.Parse("2006-01-02T15:04Z", pol.LaunchTime)
+		if perr != nil {
+			return nil, &apiFailure{http.StatusBadRequest, "InvalidLaunchTime.Malformed", fmt.Sprintf("LaunchTime %q is not yyyy-MM-ddTHH:mmZ", pol.LaunchTime)}
+		}
+		if !at.After(s.Now()) {
+			return nil, &apiFailure{http.StatusBadRequest, "InvalidLaunchTime.Malformed", "LaunchTime must be in the future"}
+		}
+	case "Recurrence", "Alarm":
+	default:
+		return nil, badParam("ScalingPolicyType %q", pol.Type)
+	}
+	switch pol.AdjustmentType {
+	case "QuantityChangeInCapacity", "PercentChangeInCapacity":
+	case "TotalCapacity":
+		if v < g.Min || v > g.Max {
+			return nil, badParam("AdjustmentValue %d is outside [%d, %d]", v, g.Min, g.Max)
+		}
+	default:
+		return nil, badParam("AdjustmentType %q", pol.AdjustmentType)
+	}
+	for _, other := range s.policies {
+		if other.GroupID == g.ID && other.Name == pol.Name {
+			return nil, &apiFailure{http.StatusBadRequest, "InvalidScalingPolicyName.Duplicate", "A policy named " + pol.Name + " exists in this group."}
+		}
+	}
+	pol.ID = s.newID("sp")
+	s.policies[pol.ID] = &pol
+	return map[string]any{"ScalingPolicyId": pol.ID}, nil
+}
+
+func (s *Server) policy(p url.Values) (*Policy, *apiFailure) {
+	id := p.Get("ScalingPolicyId")
+	if id == "" {
+		return nil, missing("ScalingPolicyId")
+	}
+	pol, ok := s.policies[id]
+	if !ok {
+		return nil, notFound("ScalingPolicy", id)
+	}
+	return pol, nil
+}
+
+func (s *Server) enableScalingPolicy(p url.Values) (any, *apiFailure) {
+	pol, err := s.policy(p)
+	if err != nil {
+		return nil, err
+	}
+	pol.Status = "Active"
+	return map[string]any{"ScalingPolicyId": pol.ID}, nil
+}
+
+func (s *Server) deleteScalingPolicy(p url.Values) (any, *apiFailure) {
+	pol, err := s.policy(p)
+	if err != nil {
+		return nil, err
+	}
+	delete(s.policies, pol.ID)
+	return map[string]any{"ScalingPolicyId": pol.ID}, nil
+}
+
+func (s *Server) describeScalingInstances(p url.Values) (any, *apiFailure) {
+	g, err := s.group(p)
+	if err != nil {
+		return nil, err
+	}
+	want := list(p, "InstanceIds")
+	var ids []string
+	for _, id := range g.InstanceIDs {
+		if len(want) == 0 || contains(want, id) {
+			ids = append(ids, id)
+		}
+	}
+	from, to, number, size, err := s.page(p, len(ids))
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	for _, id := range ids[from:to] {
+		out = append(out, map[string]any{"InstanceId": id, "ScalingGroupId": g.ID, "Status": "InService", "CreationType": "AutoCreated"})
+	}
+	return map[string]any{"ScalingInstances": out, "TotalCount": len(ids), "PageNumber": number, "PageSize": size}, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+type operationDetail struct {
+	InstanceId string
+	Error      *apiError `json:",omitempty"`
+}
+
+func (s *Server) stopInstances(p url.Values) (any, *apiFailure) {
+	ids := list(p, "InstanceIds")
+	if len(ids) == 0 {
+		return nil, missing("InstanceIds")
+	}
+	mode := p.Get("StoppedMode")
+	switch mode {
+	case "", "KeepCharging", "StopCharging":
+	default:
+		return nil, &apiFailure{http.StatusBadRequest, "InvalidStoppedMode.Malformed", "The specified StoppedMode is malformed."}
+	}
+	var details []operationDetail
+	for _, id := range ids {
+		in, ok := s.instances[id]
+		switch {
+		case !ok:
+			details = append(details, operationDetail{id, &apiError{"InvalidInstance.NotFound", "The specified instance does not exist."}})
+		case mode == "StopCharging" && in.RefusesStopCharging:
+			details = append(details, operationDetail{id, &apiError{s.StopChargingRefusal.Code, s.StopChargingRefusal.Message}})
+		default:
+			in.Status = "STOPPED"
+			in.StoppedMode = mode
+			if mode == "" {
+				in.StoppedMode = "KeepCharging"
+			}
+			details = append(details, operationDetail{InstanceId: id})
+		}
+	}
+	return map[string]any{"OperationDetails": details}, nil
+}
+
+func (s *Server) startInstances(p url.Values) (any, *apiFailure) {
+	ids := list(p, "InstanceIds")
+	if len(ids) == 0 {
+		return nil, missing("InstanceIds")
+	}
+	var details []operationDetail
+	for _, id := range ids {
+		in, ok := s.instances[id]
+		if !ok {
+			details = append(details, operationDetail{id, &apiError{"InvalidInstance.NotFound", "The specified instance does not exist."}})
+			continue
+		}
+		in.Status = "RUNNING"
+		in.StoppedMode = ""
+		details = append(details, operationDetail{InstanceId: id})
+	}
+	return map[string]any{"OperationDetails": details}, nil
+}
+
+// FailAll is a convenience for tests: n copies of r.
+func FailAll(n int, r Reply) []Reply {
+	out := make([]Reply, n)
+	for i := range out {
+		out[i] = r
+	}
+	return out
+}
+
+// Throttled is the reply of a throttled request.
+var Throttled = Reply{Status: http.StatusTooManyRequests, Code: "AccountFlowLimitExceeded", Message: "Request was denied due to account flow control."}
+
+// Internal is the reply of a 5xx failure.
+var Internal = Reply{Status: http.StatusInternalServerError, Code: "InternalError", Message: "The request processing has failed due to some unknown error."}

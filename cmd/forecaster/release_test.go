@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/prewarm/prewarm/actuator/volcengine/volcenginetest"
+)
+
+// releaseEnv points the process environment at a fresh loopback fake.
+func releaseEnv(t *testing.T) *volcenginetest.Server {
+	t.Helper()
+	srv := volcenginetest.New()
+	t.Cleanup(srv.Close)
+	t.Setenv("VOLCENGINE_ACCESS_KEY", volcenginetest.DefaultAccessKey)
+	t.Setenv("VOLCENGINE_SECRET_KEY", volcenginetest.DefaultSecretKey)
+	t.Setenv("VOLCENGINE_REGION", volcenginetest.DefaultRegion)
+	t.Setenv("VOLCENGINE_ENDPOINT", srv.URL)
+	return srv
+}
+
+func runReleaseCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), append([]string{"release"}, args...), &out, &errb)
+	for _, s := range []string{out.String(), errb.String()} {
+		if strings.Contains(s, volcenginetest.DefaultSecretKey) {
+			t.Errorf("the secret key was printed:\n%s", s)
+		}
+	}
+	return code, out.String(), errb.String()
+}
+
+var releaseAuthRE = regexp.MustCompile(`^HMAC-SHA256 Credential=` + volcenginetest.DefaultAccessKey +
+	`/\d{8}/cn-beijing/ecs/request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$`)
+
+// TestReleaseCommand is the issue's "what must be shown":
+// VOLCENGINE_ENDPOINT=http://127.0.0.1:PORT forecaster release --instance
+// i-abc --provider volcengine sends StopInstances for i-abc with
+// StoppedMode=StopCharging and a valid Authorization header, and exits
+// non-zero with the server's message when it answers with an error.
+func TestReleaseCommand(t *testing.T) {
+	srv := releaseEnv(t)
+	srv.AddInstance(volcenginetest.Instance{ID: "i-abc"})
+
+	code, stdout, stderr := runReleaseCLI(t, "--instance", "i-abc", "--provider", "volcengine", "--reason", "job 42 finished")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	calls := srv.Calls("StopInstances")
+	if len(calls) != 1 {
+		t.Fatalf("%d StopInstances calls, want 1", len(calls))
+	}
+	c := calls[0]
+	if c.Params.Get("Action") != "StopInstances" || c.Params.Get("Version") != "2020-04-01" ||
+		c.Params.Get("InstanceIds.1") != "i-abc" || c.Params.Get("StoppedMode") != "StopCharging" || c.Params.Get("ClientToken") == "" {
+		t.Errorf("StopInstances parameters = %v", c.Params)
+	}
+	if c.SignatureErr != nil || !releaseAuthRE.MatchString(c.Authorization) {
+		t.Errorf("Authorization %q: %v", c.Authorization, c.SignatureErr)
+	}
+	if !strings.Contains(stdout, "released i-abc") || !strings.Contains(stdout, "StopCharging") || !strings.Contains(stdout, "RequestId 20261130FAKE") {
+		t.Errorf("stdout = %q", stdout)
+	}
+
+	// The server answers with an error envelope: exit 1 with its message.
+	srv.Fail("StopInstances", volcenginetest.Reply{Status: 400, Code: "InvalidInstanceStatus",
+		Message: "The status of the specified instance does not support this request."})
+	code, _, stderr = runReleaseCLI(t, "--instance", "i-abc", "--provider", "volcengine")
+	if code != 1 || !strings.Contains(stderr, "InvalidInstanceStatus: The status of the specified instance does not support this request.") ||
+		!strings.Contains(stderr, "RequestId") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+func TestReleaseCommandFallbackAndConfig(t *testing.T) {
+	srv := releaseEnv(t)
+	srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 4, InstanceIDs: []string{"i-member"}})
+	srv.AddInstance(volcenginetest.Instance{ID: "i-local", RefusesStopCharging: true})
+	srv.AddInstance(volcenginetest.Instance{ID: "i-stranger"})
+
+	code, stdout, stderr := runReleaseCLI(t, "--instance", "i-local")
+	if code != 0 || !strings.Contains(stdout, "KeepCharging") || !strings.Contains(stderr, "falling back to KeepCharging") {
+		t.Errorf("fallback: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+
+	cfg := filepath.Join(t.TempDir(), "pools.yaml")
+	os.WriteFile(cfg, []byte("pools:\n  - name: scg-gpu\n    backend: volcengine\n    max: 4\n"), 0o600)
+	code, _, stderr = runReleaseCLI(t, "--instance", "i-stranger", "--config", cfg)
+	if code != 1 || !strings.Contains(stderr, "not in a volcengine pool") {
+		t.Errorf("stranger: exit %d, stderr: %s", code, stderr)
+	}
+	if n := len(srv.Calls("StopInstances")); n != 2 {
+		t.Errorf("%d StopInstances calls, want 2 (the stranger was not stopped)", n)
+	}
+	if code, _, stderr = runReleaseCLI(t, "--instance", "i-member", "--config", cfg); code != 0 {
+		t.Errorf("member: exit %d, stderr: %s", code, stderr)
+	}
+}
+
+func TestReleaseCommandUsage(t *testing.T) {
+	releaseEnv(t)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no instance", nil, 2, "--instance is required"},
+		{"unknown provider", []string{"--instance", "i-a", "--provider", "aws"}, 2, `"aws" is not supported`},
+		{"stray argument", []string{"--instance", "i-a", "now"}, 2, "unexpected argument"},
+		{"help", []string{"--help"}, 0, "StopCharging"},
+		{"bad endpoint", []string{"--instance", "i-a", "--volcengine-endpoint", "ftp://x"}, 1, "not a host or an http(s) URL"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runReleaseCLI(t, tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d with %q", code, stderr, tc.code, tc.want)
+			}
+		})
+	}
+
+	t.Run("no credentials", func(t *testing.T) {
+		t.Setenv("VOLCENGINE_SECRET_KEY", "")
+		code, _, stderr := runReleaseCLI(t, "--instance", "i-a")
+		if code != 1 || !strings.Contains(stderr, "VOLCENGINE_SECRET_KEY") {
+			t.Errorf("exit %d, stderr: %s", code, stderr)
+		}
+	})
+}

@@ -1,0 +1,283 @@
+package buffer
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/store"
+)
+
+// batch returns n points whose values continue a global sequence starting at
+// first, so order and completeness can be checked by value.
+func batch(first, n int) []store.Point {
+	out := make([]store.Point, n)
+	for i := range out {
+		out[i] = store.Point{
+			Measurement: "gpu_util",
+			Tags:        map[string]string{"gpu": "0"},
+			Value:       float64(first + i),
+			Time:        time.Unix(int64(first+i), 0).UTC(),
+		}
+	}
+	return out
+}
+
+// drain reads everything from b in chunks of maxPoints and returns the values.
+func drain(t *testing.T, b *Buffer, maxPoints int) []float64 {
+	t.Helper()
+	var got []float64
+	for {
+		pts, n, err := b.Peek(maxPoints)
+		if err != nil {
+			t.Fatalf("Peek: %v", err)
+		}
+		if n == 0 {
+			return got
+		}
+		for _, p := range pts {
+			got = append(got, p.Value)
+		}
+		if err := b.Ack(n); err != nil {
+			t.Fatalf("Ack(%d): %v", n, err)
+		}
+	}
+}
+
+func wantSequence(t *testing.T, got []float64, from, to int) {
+	t.Helper()
+	if len(got) != to-from {
+		t.Fatalf("got %d points, want %d", len(got), to-from)
+	}
+	for i, v := range got {
+		if v != float64(from+i) {
+			t.Fatalf("point %d has value %v, want %d (order or loss)", i, v, from+i)
+		}
+	}
+}
+
+func TestBufferOrder(t *testing.T) {
+	tests := []struct {
+		name      string
+		opts      Options
+		batches   int
+		batchSize int
+		peekMax   int
+	}{
+		{"memory only", Options{MemoryPoints: 1000}, 10, 10, 25},
+		{"spills to spool", Options{MemoryPoints: 35, SegmentBytes: 400}, 20, 10, 25},
+		{"spool only", Options{MemoryPoints: 1, SegmentBytes: 1 << 20}, 7, 3, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.opts.MemoryPoints < 1000 {
+				tc.opts.SpoolDir = t.TempDir()
+			}
+			b, err := New(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			for i := range tc.batches {
+				if err := b.Push(batch(i*tc.batchSize, tc.batchSize)); err != nil {
+					t.Fatalf("Push %d: %v", i, err)
+				}
+			}
+			st := b.Stats()
+			if st.MemoryPoints+st.SpoolPoints != tc.batches*tc.batchSize {
+				t.Fatalf("stats %+v, want %d points held", st, tc.batches*tc.batchSize)
+			}
+			wantSequence(t, drain(t, b, tc.peekMax), 0, tc.batches*tc.batchSize)
+			if st := b.Stats(); st.MemoryPoints != 0 || st.SpoolPoints != 0 || st.SpoolBytes != 0 {
+				t.Fatalf("after drain stats = %+v, want empty", st)
+			}
+		})
+	}
+}
+
+// Pushes that arrive while the spool is being drained must queue behind it.
+func TestBufferInterleavedPushAndDrain(t *testing.T) {
+	b, err := New(Options{MemoryPoints: 10, SpoolDir: t.TempDir(), SegmentBytes: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	next := 0
+	push := func() {
+		if err := b.Push(batch(next, 4)); err != nil {
+			t.Fatal(err)
+		}
+		next += 4
+	}
+	for range 10 {
+		push()
+	}
+	var got []float64
+	for range 30 {
+		pts, n, err := b.Peek(6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pts {
+			got = append(got, p.Value)
+		}
+		if n > 0 {
+			if err := b.Ack(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		push()
+	}
+	got = append(got, drain(t, b, 100)...)
+	wantSequence(t, got, 0, next)
+}
+
+func TestBufferWithoutSpoolDropsAndCounts(t *testing.T) {
+	b, err := New(Options{MemoryPoints: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Push(batch(0, 8)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Push(batch(8, 5)); err == nil {
+		t.Fatal("Push beyond the bound without a spool: want an error")
+	}
+	if got := b.Stats().DroppedPoints; got != 5 {
+		t.Fatalf("DroppedPoints = %d, want 5", got)
+	}
+	wantSequence(t, drain(t, b, 100), 0, 8)
+}
+
+func TestBufferSpoolFull(t *testing.T) {
+	b, err := New(Options{MemoryPoints: 1, SpoolDir: t.TempDir(), SpoolMaxBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Push(batch(0, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Push(batch(5, 5)); err == nil {
+		t.Fatal("Push into a full spool: want an error")
+	}
+	if got := b.Stats().DroppedPoints; got != 5 {
+		t.Fatalf("DroppedPoints = %d, want 5", got)
+	}
+}
+
+// A restarted collector resumes where the previous one stopped: acked
+// batches are not repeated, memory batches saved at Close come first.
+func TestBufferSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	b, err := New(Options{MemoryPoints: 20, SpoolDir: dir, SegmentBytes: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		if err := b.Push(batch(i*5, 5)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Memory holds 0..19; spool holds 20..59. Write out 0..9 only.
+	if _, n, err := b.Peek(10); err != nil || n != 2 {
+		t.Fatalf("Peek = %d batches, %v; want 2", n, err)
+	}
+	if err := b.Ack(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b2, err := New(Options{MemoryPoints: 20, SpoolDir: dir, SegmentBytes: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read part of the spool, then restart again mid-segment.
+	if _, n, err := b2.Peek(12); err != nil || n != 2 {
+		t.Fatalf("Peek = %d batches, %v; want 2", n, err)
+	}
+	if err := b2.Ack(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := b2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b3, err := New(Options{MemoryPoints: 20, SpoolDir: dir, SegmentBytes: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b3.Close()
+	wantSequence(t, drain(t, b3, 7), 20, 60)
+	left, _ := filepath.Glob(filepath.Join(dir, "*"+segmentExt))
+	if len(left) != 0 {
+		t.Fatalf("segments left after drain: %v", left)
+	}
+}
+
+// A crash in the middle of an append leaves a torn record; reopening keeps
+// every whole record before it.
+func TestBufferTornRecord(t *testing.T) {
+	dir := t.TempDir()
+	b, err := New(Options{MemoryPoints: 1, SpoolDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := b.Push(batch(i*4, 4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segs, _ := filepath.Glob(filepath.Join(dir, "*"+segmentExt))
+	if len(segs) != 1 {
+		t.Fatalf("segments = %v, want 1", segs)
+	}
+	f, err := os.OpenFile(segs[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte{0, 0, 1, 0, 9, 9}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	b2, err := New(Options{MemoryPoints: 1, SpoolDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	wantSequence(t, drain(t, b2, 100), 0, 12)
+}
+
+// A record whose bytes were damaged on disk is dropped and counted instead
+// of stalling the queue.
+func TestBufferCorruptRecordSkipped(t *testing.T) {
+	dir := t.TempDir()
+	b, err := New(Options{MemoryPoints: 1, SpoolDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := b.Push(batch(i*4, 4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs, _ := filepath.Glob(filepath.Join(dir, "*"+segmentExt))
+	f, err := os.OpenFile(segs[0], os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("XX"), headerBytes+3); err != nil { // inside the first payload
+		t.Fatal(err)
+	}
+	f.Close()
+	wantSequence(t, drain(t, b, 100), 4, 12)
+	if got := b.Stats().DroppedPoints; got != 4 {
+		t.Fatalf("DroppedPoints = %d, want 4", got)
+	}
+	b.Close()
+}

@@ -1,0 +1,489 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prewarm/prewarm/collector/buffer"
+	"github.com/prewarm/prewarm/store"
+)
+
+// Input is a Source and the tags added to every point it returns (a point's
+// own tags win).
+type Input struct {
+	Source Source
+	Tags   map[string]string
+}
+
+// Observer sees the accepted points of every cycle, e.g. the alert engine.
+// Observe must not keep or modify points.
+type Observer interface {
+	Observe(at time.Time, points []store.Point)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(at time.Time, points []store.Point)
+
+// Observe calls f.
+func (f ObserverFunc) Observe(at time.Time, points []store.Point) { f(at, points) }
+
+// Clock tells the wall time (which stamps points) and a monotonic elapsed
+// time; a gap between the two reveals a clock jump.
+type Clock interface {
+	Now() time.Time
+	Elapsed() time.Duration
+}
+
+type systemClock struct{ start time.Time }
+
+func (c systemClock) Now() time.Time         { return time.Now() }
+func (c systemClock) Elapsed() time.Duration { return time.Since(c.start) }
+
+// SystemClock is the machine's clock.
+func SystemClock() Clock { return systemClock{start: time.Now()} }
+
+// Config wires a Collector. Inputs, Store and Buffer are required.
+type Config struct {
+	Inputs []Input
+	Store  store.Writer
+	Buffer *buffer.Buffer
+	// Interval between collection cycles; zero means 10s.
+	Interval time.Duration
+	// GatherTimeout bounds each source's Gather; zero means Interval.
+	GatherTimeout time.Duration
+	// Tags are added to every point that lacks them (e.g. host).
+	Tags map[string]string
+	// HostPools maps a point's host tag to its pool when the point has no
+	// pool tag, for dcgm-exporters scraped across many hosts.
+	HostPools map[string]string
+	// Observers see each cycle's accepted points.
+	Observers []Observer
+	// Metrics, if set, receives the collector's health.
+	Metrics *Metrics
+	Logger  *slog.Logger
+	// Clock defaults to SystemClock().
+	Clock Clock
+	// ClockJumpTolerance is how far wall and monotonic time may drift apart
+	// between cycles before the cycle is dropped as a clock jump; zero means 2s.
+	ClockJumpTolerance time.Duration
+	// MaxFutureSkew bounds how far ahead of the clock a source's own
+	// timestamp may be; zero means 1 minute.
+	MaxFutureSkew time.Duration
+	// WriteBatchPoints caps one store write; zero means 5000.
+	WriteBatchPoints int
+	// RetryBackoff is the first wait after a failed write, doubling up to
+	// MaxRetryBackoff; zeros mean 500ms and 5s.
+	RetryBackoff, MaxRetryBackoff time.Duration
+	// RejectRetries is how often a batch the store rejects (an error not
+	// wrapping store.ErrUnavailable) is retried before it is dropped; zero
+	// means 3.
+	RejectRetries int
+	// FlushTimeout bounds the final flush when Run stops; zero means 5s.
+	FlushTimeout time.Duration
+}
+
+// Collector runs collection cycles and writes their points; see the package
+// documentation.
+type Collector struct {
+	cfg Config
+	log *slog.Logger
+
+	mu         sync.Mutex // guards the validation state below
+	lastWall   time.Time
+	lastMono   time.Duration
+	lastSeen   map[string]time.Time // series key -> newest accepted time
+	loggedOnce map[string]bool      // source+reason already logged
+	sourceUp   map[string]bool
+
+	// state is the writer's view of the store, used by one goroutine at a
+	// time (the write loop, then Flush).
+	state struct {
+		down     bool // logged as down; log again when it is back
+		rejected int  // consecutive rejections of the head batch
+	}
+}
+
+// New checks cfg and fills in its defaults.
+func New(cfg Config) (*Collector, error) {
+	if cfg.Store == nil || cfg.Buffer == nil {
+		return nil, errors.New("collector: Store and Buffer are required")
+	}
+	if len(cfg.Inputs) == 0 {
+		return nil, errors.New("collector: no sources configured (enable --nvml, --dcgm-url or --scrape)")
+	}
+	seen := map[string]bool{}
+	for _, in := range cfg.Inputs {
+		if seen[in.Source.Name()] {
+			return nil, fmt.Errorf("collector: two sources named %q", in.Source.Name())
+		}
+		seen[in.Source.Name()] = true
+	}
+	setDefault(&cfg.Interval, 10*time.Second)
+	setDefault(&cfg.GatherTimeout, cfg.Interval)
+	setDefault(&cfg.ClockJumpTolerance, 2*time.Second)
+	setDefault(&cfg.MaxFutureSkew, time.Minute)
+	setDefault(&cfg.RetryBackoff, 500*time.Millisecond)
+	setDefault(&cfg.MaxRetryBackoff, 5*time.Second)
+	setDefault(&cfg.FlushTimeout, 5*time.Second)
+	if cfg.WriteBatchPoints <= 0 {
+		cfg.WriteBatchPoints = 5000
+	}
+	if cfg.RejectRetries <= 0 {
+		cfg.RejectRetries = 3
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock()
+	}
+	return &Collector{
+		cfg: cfg, log: cfg.Logger,
+		lastSeen: map[string]time.Time{}, loggedOnce: map[string]bool{}, sourceUp: map[string]bool{},
+	}, nil
+}
+
+func setDefault(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}
+
+// Run collects every Interval and writes until ctx is done, then flushes
+// what it can within FlushTimeout and closes the buffer (which spools what
+// is left, if it has a spool) and every source that is an io.Closer.
+func (c *Collector) Run(ctx context.Context) error {
+	writerDone := make(chan struct{})
+	wctx, stopWriter := context.WithCancel(context.Background())
+	go func() {
+		defer close(writerDone)
+		c.writeLoop(wctx)
+	}()
+
+	ticker := time.NewTicker(c.cfg.Interval)
+	defer ticker.Stop()
+	c.Cycle(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			stopWriter()
+			<-writerDone
+			fctx, cancel := context.WithTimeout(context.Background(), c.cfg.FlushTimeout)
+			flushErr := c.Flush(fctx)
+			cancel()
+			if flushErr != nil {
+				c.log.Warn("final flush incomplete; unwritten points stay in the buffer", "err", flushErr)
+			}
+			errs := []error{c.cfg.Buffer.Close()}
+			for _, in := range c.cfg.Inputs {
+				if cl, ok := in.Source.(io.Closer); ok {
+					errs = append(errs, cl.Close())
+				}
+			}
+			return errors.Join(errs...)
+		case <-ticker.C:
+			c.Cycle(ctx)
+		}
+	}
+}
+
+// CycleResult summarises one cycle.
+type CycleResult struct {
+	Accepted int
+	Rejected map[string]int // by reason
+}
+
+// Cycle gathers every source once, validates and tags the points, passes
+// them to the observers and queues them for writing.
+func (c *Collector) Cycle(ctx context.Context) CycleResult {
+	now := c.cfg.Clock.Now()
+	mono := c.cfg.Clock.Elapsed()
+	results := make([]gathered, len(c.cfg.Inputs))
+	var wg sync.WaitGroup
+	for i, in := range c.cfg.Inputs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gctx, cancel := context.WithTimeout(ctx, c.cfg.GatherTimeout)
+			defer cancel()
+			start := time.Now()
+			pts, err := in.Source.Gather(gctx)
+			results[i] = gathered{points: pts, err: err, took: time.Since(start)}
+		}()
+	}
+	wg.Wait()
+
+	res := CycleResult{Rejected: map[string]int{}}
+	c.mu.Lock()
+	jumped := c.detectClockJump(now, mono)
+	var accepted []store.Point
+	for i, in := range c.cfg.Inputs {
+		ok := c.acceptInput(in, results[i], now, jumped, &res)
+		accepted = append(accepted, ok...)
+	}
+	c.mu.Unlock()
+
+	if m := c.cfg.Metrics; m != nil {
+		m.cycles.Inc()
+	}
+	if len(accepted) == 0 {
+		return res
+	}
+	for _, o := range c.cfg.Observers {
+		o.Observe(now, accepted)
+	}
+	if err := c.cfg.Buffer.Push(accepted); err != nil {
+		c.log.Error("points dropped: buffer full", "err", err)
+		if m := c.cfg.Metrics; m != nil {
+			m.dropped.WithLabelValues("buffer_full").Add(float64(len(accepted)))
+		}
+	}
+	c.updateBufferGauges()
+	return res
+}
+
+type gathered struct {
+	points []store.Point
+	err    error
+	took   time.Duration
+}
+
+// detectClockJump compares wall and monotonic time since the last cycle.
+func (c *Collector) detectClockJump(now time.Time, mono time.Duration) bool {
+	defer func() { c.lastWall, c.lastMono = now, mono }()
+	if c.lastWall.IsZero() {
+		return false
+	}
+	drift := now.Round(0).Sub(c.lastWall.Round(0)) - (mono - c.lastMono)
+	return drift > c.cfg.ClockJumpTolerance || drift < -c.cfg.ClockJumpTolerance
+}
+
+// acceptInput handles one source's result: its up/down state, then each
+// point's tags and validity. Called with c.mu held.
+func (c *Collector) acceptInput(in Input, g gathered, now time.Time, jumped bool, res *CycleResult) []store.Point {
+	name := in.Source.Name()
+	m := c.cfg.Metrics
+	reject := func(reason string, n int, detail string) {
+		res.Rejected[reason] += n
+		if m != nil {
+			m.rejected.WithLabelValues(name, reason).Add(float64(n))
+		}
+		key := name + "\x00" + reason
+		if !c.loggedOnce[key] {
+			c.loggedOnce[key] = true
+			c.log.Warn("samples rejected (logged once per source and reason; see prewarm_collector_rejected_samples_total)",
+				"source", name, "reason", reason, "example", detail)
+		}
+	}
+
+	up := g.err == nil || errors.Is(g.err, ErrMalformed)
+	if g.err != nil && errors.Is(g.err, ErrMalformed) {
+		reject("malformed", 1, g.err.Error())
+	}
+	if was, known := c.sourceUp[name]; !known || was != up {
+		switch {
+		case !up:
+			c.log.Warn("source down; other sources keep running", "source", name, "err", g.err)
+		case known:
+			c.log.Info("source up again", "source", name)
+		}
+	}
+	c.sourceUp[name] = up
+	if m != nil {
+		m.sourceUp.WithLabelValues(name).Set(boolFloat(up))
+		m.gatherSeconds.WithLabelValues(name).Set(g.took.Seconds())
+	}
+	if jumped && len(g.points) > 0 {
+		reject("clock_jump", len(g.points), fmt.Sprintf("wall clock moved unlike monotonic time at %s", now.Format(time.RFC3339)))
+		return nil
+	}
+
+	accepted := make([]store.Point, 0, len(g.points))
+	for _, p := range g.points {
+		if p.Time.IsZero() {
+			p.Time = now
+		}
+		p.Tags = c.tagsFor(p.Tags, in.Tags)
+		switch {
+		case p.Measurement == "":
+			reject("malformed", 1, "point without a measurement name")
+		case math.IsNaN(p.Value) || math.IsInf(p.Value, 0):
+			reject("nan", 1, describe(p))
+		case p.Value < 0:
+			reject("negative", 1, describe(p))
+		case p.Time.After(now.Add(c.cfg.MaxFutureSkew)):
+			reject("future", 1, describe(p))
+		default:
+			key := seriesKey(p)
+			if last, ok := c.lastSeen[key]; ok && !p.Time.After(last) {
+				reject("out_of_order", 1, describe(p)+" not after "+last.Format(time.RFC3339Nano))
+				continue
+			}
+			c.lastSeen[key] = p.Time
+			accepted = append(accepted, p)
+		}
+	}
+	if m != nil {
+		m.samples.WithLabelValues(name).Add(float64(len(accepted)))
+		m.gpu.set(name, accepted)
+	}
+	return accepted
+}
+
+// tagsFor merges a point's tags over the input's and the global tags, and
+// fills the pool from HostPools.
+func (c *Collector) tagsFor(own, input map[string]string) map[string]string {
+	out := make(map[string]string, len(own)+len(input)+len(c.cfg.Tags)+1)
+	maps.Copy(out, c.cfg.Tags)
+	maps.Copy(out, input)
+	maps.Copy(out, own)
+	if _, ok := out[TagPool]; !ok {
+		if pool, ok := c.cfg.HostPools[out[TagHost]]; ok {
+			out[TagPool] = pool
+		}
+	}
+	return out
+}
+
+func seriesKey(p store.Point) string {
+	var b strings.Builder
+	b.WriteString(p.Measurement)
+	for _, k := range slices.Sorted(maps.Keys(p.Tags)) {
+		b.WriteByte(0)
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(p.Tags[k])
+	}
+	return b.String()
+}
+
+func describe(p store.Point) string {
+	return fmt.Sprintf("%s%v=%v at %s", p.Measurement, p.Tags, p.Value, p.Time.Format(time.RFC3339Nano))
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (c *Collector) updateBufferGauges() {
+	m := c.cfg.Metrics
+	if m == nil {
+		return
+	}
+	st := c.cfg.Buffer.Stats()
+	m.buffered.WithLabelValues("memory").Set(float64(st.MemoryPoints))
+	m.buffered.WithLabelValues("spool").Set(float64(st.SpoolPoints))
+}
+
+// writeLoop drains the buffer into the store until ctx is done.
+func (c *Collector) writeLoop(ctx context.Context) {
+	backoff := c.cfg.RetryBackoff
+	for ctx.Err() == nil {
+		wrote, err := c.writeOnce(ctx)
+		switch {
+		case err != nil:
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, c.cfg.MaxRetryBackoff)
+		case wrote == 0:
+			backoff = c.cfg.RetryBackoff
+			select {
+			case <-ctx.Done():
+			case <-c.cfg.Buffer.Ready():
+			}
+		default:
+			backoff = c.cfg.RetryBackoff
+		}
+	}
+}
+
+// writeOnce writes the oldest buffered batches. It returns how many points
+// it took off the buffer (written, or dropped after repeated rejection) and
+// the write's error, if any.
+func (c *Collector) writeOnce(ctx context.Context) (int, error) {
+	points, n, err := c.cfg.Buffer.Peek(c.cfg.WriteBatchPoints)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	err = c.cfg.Store.Write(ctx, points)
+	m := c.cfg.Metrics
+	if err == nil {
+		if err := c.cfg.Buffer.Ack(n); err != nil {
+			return 0, err
+		}
+		c.markStore(false, nil)
+		c.state.rejected = 0
+		if m != nil {
+			m.written.Add(float64(len(points)))
+		}
+		c.updateBufferGauges()
+		return len(points), nil
+	}
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+		if m != nil {
+			m.writeErrors.WithLabelValues("unavailable").Inc()
+		}
+		c.markStore(true, err)
+		return 0, err
+	}
+	if m != nil {
+		m.writeErrors.WithLabelValues("rejected").Inc()
+	}
+	c.state.rejected++
+	if c.state.rejected < c.cfg.RejectRetries {
+		c.log.Warn("store rejected a batch; retrying", "points", len(points), "attempt", c.state.rejected, "err", err)
+		return 0, err
+	}
+	c.log.Error("store rejected a batch again; dropping it", "points", len(points), "attempts", c.state.rejected, "err", err)
+	c.state.rejected = 0
+	if m != nil {
+		m.dropped.WithLabelValues("rejected").Add(float64(len(points)))
+	}
+	return len(points), c.cfg.Buffer.Ack(n)
+}
+
+// markStore logs the store going down or coming back, once per change.
+func (c *Collector) markStore(down bool, err error) {
+	if down == c.state.down {
+		return
+	}
+	c.state.down = down
+	if down {
+		st := c.cfg.Buffer.Stats()
+		c.log.Warn("store unavailable; buffering points and retrying", "err", err,
+			"buffered_memory", st.MemoryPoints, "buffered_spool", st.SpoolPoints)
+		return
+	}
+	c.log.Info("store available again; writing buffered points in order")
+}
+
+// Flush writes buffered points until the buffer is empty, a write fails or
+// ctx is done.
+func (c *Collector) Flush(ctx context.Context) error {
+	for {
+		wrote, err := c.writeOnce(ctx)
+		if err != nil {
+			return err
+		}
+		if wrote == 0 {
+			return nil
+		}
+	}
+}

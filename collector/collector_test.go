@@ -1,0 +1,423 @@
+package collector_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/prewarm/prewarm/collector"
+	"github.com/prewarm/prewarm/collector/buffer"
+	"github.com/prewarm/prewarm/collector/memstore"
+	"github.com/prewarm/prewarm/store"
+)
+
+// fakeSource returns whatever gather returns.
+type fakeSource struct {
+	name   string
+	gather func() ([]store.Point, error)
+}
+
+func (f *fakeSource) Name() string { return f.name }
+func (f *fakeSource) Gather(ctx context.Context) ([]store.Point, error) {
+	return f.gather()
+}
+
+// fakeClock has separate wall and monotonic readings so tests can jump one.
+type fakeClock struct {
+	mu   sync.Mutex
+	wall time.Time
+	mono time.Duration
+}
+
+func (c *fakeClock) Now() time.Time         { c.mu.Lock(); defer c.mu.Unlock(); return c.wall }
+func (c *fakeClock) Elapsed() time.Duration { c.mu.Lock(); defer c.mu.Unlock(); return c.mono }
+func (c *fakeClock) step(wall, mono time.Duration) {
+	c.mu.Lock()
+	c.wall = c.wall.Add(wall)
+	c.mono += mono
+	c.mu.Unlock()
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+type harness struct {
+	c     *collector.Collector
+	store *memstore.Store
+	buf   *buffer.Buffer
+	reg   *prometheus.Registry
+	clock *fakeClock
+	logs  *syncBuffer
+}
+
+func newHarness(t *testing.T, cfg collector.Config, bopts buffer.Options) *harness {
+	t.Helper()
+	h := &harness{store: &memstore.Store{}, reg: prometheus.NewRegistry(), logs: &syncBuffer{},
+		clock: &fakeClock{wall: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}}
+	var err error
+	if h.buf, err = buffer.New(bopts); err != nil {
+		t.Fatal(err)
+	}
+	m, err := collector.NewMetrics(h.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store, cfg.Buffer, cfg.Metrics, cfg.Clock = h.store, h.buf, m, h.clock
+	cfg.Logger = slog.New(slog.NewTextHandler(h.logs, nil))
+	if h.c, err = collector.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func gpuPoint(gpu string, v float64) store.Point {
+	return store.Point{Measurement: collector.GPUUtil, Tags: map[string]string{"gpu": gpu, "host": "h1"}, Value: v}
+}
+
+func TestCycleRejectsBadSamples(t *testing.T) {
+	var clock *fakeClock
+	src := &fakeSource{name: "dcgm:a", gather: func() ([]store.Point, error) {
+		now := clock.Now()
+		return []store.Point{
+			gpuPoint("0", 50),
+			gpuPoint("1", math.NaN()),
+			gpuPoint("2", math.Inf(1)),
+			gpuPoint("3", -4),
+			{Measurement: collector.GPUUtil, Tags: map[string]string{"gpu": "4"}, Value: 1, Time: now.Add(time.Hour)},
+			{Tags: map[string]string{"gpu": "5"}, Value: 1},
+		}, fmt.Errorf("%w: 1 sample without labels", collector.ErrMalformed)
+	}}
+	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: src}}}, buffer.Options{})
+	clock = h.clock
+	var res collector.CycleResult
+	for range 3 {
+		res = h.c.Cycle(context.Background())
+		h.clock.step(10*time.Second, 10*time.Second)
+	}
+	want := map[string]int{"nan": 2, "negative": 1, "future": 1, "malformed": 2}
+	for reason, n := range want {
+		if res.Rejected[reason] != n {
+			t.Errorf("last cycle rejected %d %s, want %d (all: %v)", res.Rejected[reason], reason, n, res.Rejected)
+		}
+		if got := testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_rejected_samples_total", "dcgm:a", reason)); got != float64(3*n) {
+			t.Errorf("rejected_samples_total{%s} = %v, want %d", reason, got, 3*n)
+		}
+	}
+	if res.Accepted != 0 && res.Accepted != 1 {
+		t.Errorf("accepted %d", res.Accepted)
+	}
+	if testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_source_up", "dcgm:a")) != 1 {
+		t.Error("a source with malformed samples is still up")
+	}
+	for reason := range want {
+		if n := strings.Count(h.logs.String(), "reason="+reason); n != 1 {
+			t.Errorf("reason %s logged %d times over 3 cycles, want once:\n%s", reason, n, h.logs.String())
+		}
+	}
+	if err := h.c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range h.store.Points() {
+		if p.Tags["gpu"] != "0" {
+			t.Errorf("bad sample written: %+v", p)
+		}
+	}
+	if n := len(h.store.Points()); n != 3 {
+		t.Errorf("%d points written, want 3 (one good per cycle)", n)
+	}
+}
+
+// metric finds one child of a labelled metric in the registry.
+func metric(t *testing.T, reg *prometheus.Registry, name string, labels ...string) prometheus.Collector {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var vals []string
+			for _, l := range m.GetLabel() {
+				vals = append(vals, l.GetValue())
+			}
+			if strings.Join(vals, ",") == strings.Join(labels, ",") || containsAll(vals, labels) {
+				v := m.GetCounter().GetValue() + m.GetGauge().GetValue()
+				g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "x"})
+				g.Set(v)
+				return g
+			}
+		}
+	}
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: "absent"})
+}
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			if h == w {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// One source without a driver must not stop the others; it is logged once.
+func TestSourceDownOthersKeepRunning(t *testing.T) {
+	noDriver := &fakeSource{name: "nvml", gather: func() ([]store.Point, error) {
+		return nil, errors.New("NVIDIA driver not found")
+	}}
+	dcgm := &fakeSource{name: "dcgm:a", gather: func() ([]store.Point, error) {
+		return []store.Point{gpuPoint("0", 40)}, nil
+	}}
+	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: noDriver}, {Source: dcgm}}}, buffer.Options{})
+	for range 4 {
+		h.c.Cycle(context.Background())
+		h.clock.step(10*time.Second, 10*time.Second)
+	}
+	if err := h.c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.store.Points()); n != 4 {
+		t.Fatalf("%d points written, want 4 from dcgm", n)
+	}
+	if n := strings.Count(h.logs.String(), "NVIDIA driver not found"); n != 1 {
+		t.Errorf("driver error logged %d times, want once:\n%s", n, h.logs.String())
+	}
+	if testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_source_up", "nvml")) != 0 {
+		t.Error("source_up{nvml} should be 0")
+	}
+}
+
+func TestClockJump(t *testing.T) {
+	src := &fakeSource{name: "s", gather: func() ([]store.Point, error) {
+		return []store.Point{gpuPoint("0", 40)}, nil
+	}}
+	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: src}}}, buffer.Options{})
+	steps := []struct {
+		wall, mono time.Duration
+		rejected   string
+	}{
+		{0, 0, ""},
+		{10 * time.Second, 10 * time.Second, ""},
+		{time.Hour, 10 * time.Second, "clock_jump"},          // NTP stepped forward
+		{10 * time.Second, 10 * time.Second, ""},             // fine again
+		{-30 * time.Minute, 10 * time.Second, "clock_jump"},  // stepped back
+		{10 * time.Second, 10 * time.Second, "out_of_order"}, // still behind the last sample written
+	}
+	for i, s := range steps {
+		h.clock.step(s.wall, s.mono)
+		res := h.c.Cycle(context.Background())
+		if s.rejected == "" && len(res.Rejected) > 0 || s.rejected != "" && res.Rejected[s.rejected] != 1 {
+			t.Errorf("step %d: rejected %v, want %q", i, res.Rejected, s.rejected)
+		}
+	}
+	h.c.Flush(context.Background())
+	if n := len(h.store.Points()); n != 3 {
+		t.Errorf("%d points written, want 3", n)
+	}
+}
+
+func TestTags(t *testing.T) {
+	src := &fakeSource{name: "s", gather: func() ([]store.Point, error) {
+		return []store.Point{
+			{Measurement: "gpu_util", Tags: map[string]string{"host": "a100-07"}, Value: 1},
+			{Measurement: "gpu_util", Tags: map[string]string{"host": "h100-01", "pool": "own"}, Value: 2},
+			{Measurement: "gpu_util", Tags: map[string]string{}, Value: 3},
+		}, nil
+	}}
+	h := newHarness(t, collector.Config{
+		Inputs:    []collector.Input{{Source: src, Tags: map[string]string{"dc": "bj"}}},
+		Tags:      map[string]string{"host": "collector-1", "dc": "global"},
+		HostPools: map[string]string{"a100-07": "inference", "collector-1": "local"},
+	}, buffer.Options{})
+	h.c.Cycle(context.Background())
+	h.c.Flush(context.Background())
+	want := []map[string]string{
+		{"host": "a100-07", "pool": "inference", "dc": "bj"},
+		{"host": "h100-01", "pool": "own", "dc": "bj"},
+		{"host": "collector-1", "pool": "local", "dc": "bj"},
+	}
+	got := h.store.Points()
+	if len(got) != 3 {
+		t.Fatalf("%d points", len(got))
+	}
+	for i, w := range want {
+		for k, v := range w {
+			if got[i].Tags[k] != v {
+				t.Errorf("point %d tag %s = %q, want %q (%v)", i, k, got[i].Tags[k], v, got[i].Tags)
+			}
+		}
+	}
+}
+
+// While the store is down, points wait in memory then on disk; once it is
+// back, every point arrives, in order.
+func TestStoreOutageLosesNothing(t *testing.T) {
+	seq := 0
+	src := &fakeSource{name: "s", gather: func() ([]store.Point, error) {
+		var pts []store.Point
+		for range 7 {
+			pts = append(pts, store.Point{Measurement: "seq", Tags: map[string]string{"k": "v"}, Value: float64(seq)})
+			seq++
+		}
+		return pts, nil
+	}}
+	h := newHarness(t, collector.Config{
+		Inputs: []collector.Input{{Source: &sequenced{src}}}, WriteBatchPoints: 20,
+	}, buffer.Options{MemoryPoints: 50, SpoolDir: t.TempDir(), SegmentBytes: 1024})
+	ctx := context.Background()
+	h.store.SetDown(true)
+	for range 40 {
+		h.c.Cycle(ctx)
+		h.clock.step(time.Second, time.Second)
+		if err := h.c.Flush(ctx); !errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("Flush with the store down: %v", err)
+		}
+	}
+	st := h.buf.Stats()
+	if st.SpoolPoints == 0 || st.MemoryPoints+st.SpoolPoints != 280 {
+		t.Fatalf("buffer %+v, want 280 points with some spooled", st)
+	}
+	if got := testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_buffered_points", "spool")); got != float64(st.SpoolPoints) {
+		t.Errorf("buffered_points{spool} = %v, want %d", got, st.SpoolPoints)
+	}
+	h.store.SetDown(false)
+	for range 5 {
+		h.c.Cycle(ctx)
+		h.clock.step(time.Second, time.Second)
+	}
+	if err := h.c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pts := h.store.Points()
+	if len(pts) != seq {
+		t.Fatalf("%d points written, want %d", len(pts), seq)
+	}
+	for i, p := range pts {
+		if p.Value != float64(i) {
+			t.Fatalf("point %d has value %v: out of order or lost", i, p.Value)
+		}
+	}
+	if !strings.Contains(h.logs.String(), "store unavailable") || !strings.Contains(h.logs.String(), "store available again") {
+		t.Errorf("outage not logged:\n%s", h.logs.String())
+	}
+}
+
+// sequenced gives each point a distinct time (the collector rejects
+// repeated timestamps within a series).
+type sequenced struct{ *fakeSource }
+
+func (s *sequenced) Gather(ctx context.Context) ([]store.Point, error) {
+	pts, err := s.fakeSource.Gather(ctx)
+	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	for i := range pts {
+		pts[i].Time = base.Add(time.Duration(pts[i].Value) * time.Millisecond)
+	}
+	return pts, err
+}
+
+// A batch the store refuses (not ErrUnavailable) is retried, then dropped
+// and counted, so one bad batch does not block the queue.
+func TestRejectedBatchDropped(t *testing.T) {
+	src := &fakeSource{name: "s", gather: func() ([]store.Point, error) { return []store.Point{gpuPoint("0", 1)}, nil }}
+	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: src}}, RejectRetries: 2}, buffer.Options{})
+	calls := 0
+	h.store.OnWrite = func([]store.Point) error {
+		calls++
+		if calls <= 2 {
+			return errors.New("400 bad request: field type conflict")
+		}
+		return nil
+	}
+	h.c.Cycle(context.Background())
+	h.clock.step(time.Second, time.Second)
+	h.c.Cycle(context.Background())
+	ctx := context.Background()
+	for range 3 {
+		h.c.Flush(ctx)
+	}
+	if got := testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_dropped_points_total", "rejected")); got != 2 {
+		t.Errorf("dropped{rejected} = %v, want 2 (the first batch, both cycles' points merged)", got)
+	}
+	if h.buf.Stats().MemoryPoints != 0 {
+		t.Error("buffer not drained")
+	}
+}
+
+// Run writes in the background and re-exports GPU gauges on /metrics.
+func TestRunAndGPUGauges(t *testing.T) {
+	src := &fakeSource{name: "dcgm:a", gather: func() ([]store.Point, error) {
+		p := gpuPoint("0", 77)
+		p.Tags["uuid"] = "GPU-1"
+		return []store.Point{p}, nil
+	}}
+	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: src}}}, buffer.Options{})
+	h.c = mustNew(t, h, collector.Config{Inputs: []collector.Input{{Source: src}}, Interval: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.c.Run(ctx) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.store.Writes() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if h.store.Writes() == 0 {
+		t.Fatal("nothing written")
+	}
+	err := testutil.GatherAndCompare(h.reg, strings.NewReader(`
+# HELP prewarm_gpu_util Last gpu util read by the collector.
+# TYPE prewarm_gpu_util gauge
+prewarm_gpu_util{gpu="0",host="h1",model="",pool="",source="",uuid="GPU-1"} 77
+`), "prewarm_gpu_util")
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+// mustNew rebuilds the harness's collector with the real clock (Run uses
+// real tickers).
+func mustNew(t *testing.T, h *harness, cfg collector.Config) *collector.Collector {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := collector.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.reg = reg
+	cfg.Store, cfg.Buffer, cfg.Metrics = h.store, h.buf, m
+	c, err := collector.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

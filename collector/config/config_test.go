@@ -1,0 +1,116 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGoodFiles(t *testing.T) {
+	cfg, err := Load(filepath.Join("testdata", "good.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Interval != 10*time.Second || cfg.Store.Influx.Bucket != "prewarm/autogen" || len(cfg.Webhooks) != 3 ||
+		cfg.Scrape[0].Match["job"] != "api" || !cfg.NVML.Enabled || cfg.Instances["gpu-a100-07"] != "i-0a100def" {
+		t.Errorf("good.yml parsed as %+v", cfg)
+	}
+	min, err := Load(filepath.Join("testdata", "minimal.good.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unset values keep their defaults, also inside a partly set rule.
+	if min.Interval != 10*time.Second || min.Listen != "127.0.0.1:9108" || min.Alerts.Idle.For != 45*time.Minute ||
+		min.Alerts.Idle.Threshold != 5 || min.Alerts.UtilHigh.For != 5*time.Minute {
+		t.Errorf("minimal.good.yml: %+v", min)
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	tests := []struct {
+		file string
+		want []string // substrings of the error
+	}{
+		{"unknown-field.bad.yml", []string{"unknown-field.bad.yml", "line 4", "field tag not found"}},
+		{"bad-duration.bad.yml", []string{"line 5", "into time.Duration"}},
+		{"bad-url.bad.yml", []string{"bad-url.bad.yml:3: dcgm[1].url", "not an http(s) URL"}},
+		{"both-stores.bad.yml", []string{":2: store: choose embedded or influx"}},
+		{"threshold.bad.yml", []string{":1: alerts: mem_high.threshold 190"}},
+		{"webhook.bad.yml", []string{":2: webhooks[0]", `format "slack"`}},
+		{"scrape.bad.yml", []string{":2: scrape[0]: set at least one", `:4: scrape[1].name: "api" is used twice`, ":7: scrape[1].quantile: 99"}},
+		{"interval.bad.yml", []string{":2: interval: 100ms is too short"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			_, err := Load(filepath.Join("testdata", tc.file))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// Every testdata file is covered by one of the two tests above.
+func TestAllTestdataListed(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.yml"))
+	if len(files) != 10 {
+		t.Errorf("%d testdata files; update TestBadFiles/TestGoodFiles", len(files))
+	}
+}
+
+func TestResolveSecrets(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	os.WriteFile(tokenFile, []byte("file-token\n"), 0o600)
+	env := map[string]string{"INFLUX_TOKEN": "influx-secret", "PREWARM_RELEASE_TOKEN": "rel-secret",
+		"WECOM_ROBOT_URL": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k", "DINGTALK_ROBOT_URL": "https://oapi.dingtalk.com/robot/send?access_token=t",
+		"DINGTALK_SECRET": "SECxyz"}
+	getenv := func(k string) string { return env[k] }
+
+	cfg, err := Load(filepath.Join("testdata", "good.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.ResolveSecrets(getenv); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.Influx.Token != "influx-secret" || cfg.Webhooks[0].Token != "rel-secret" ||
+		cfg.Webhooks[1].URL != env["WECOM_ROBOT_URL"] || cfg.Webhooks[2].Secret != "SECxyz" {
+		t.Errorf("resolved: influx %q, webhooks %+v", cfg.Store.Influx.Token, cfg.Webhooks)
+	}
+
+	cfg.Webhooks[0].TokenEnv, cfg.Webhooks[0].TokenFile = "", tokenFile
+	if err := cfg.ResolveSecrets(getenv); err != nil || cfg.Webhooks[0].Token != "file-token" {
+		t.Errorf("token_file: %q, %v", cfg.Webhooks[0].Token, err)
+	}
+
+	delete(env, "PREWARM_RELEASE_TOKEN")
+	cfg.Webhooks[0].TokenEnv, cfg.Webhooks[0].TokenFile = "PREWARM_RELEASE_TOKEN", ""
+	err = cfg.ResolveSecrets(getenv)
+	if err == nil || !strings.Contains(err.Error(), "PREWARM_RELEASE_TOKEN") || strings.Contains(err.Error(), "rel-secret") {
+		t.Errorf("missing env: %v", err)
+	}
+}
+
+// FuzzParse: arbitrary YAML never panics the loader.
+// Run: go test ./collector/config -run=^$ -fuzz=FuzzParse -fuzztime=20s
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.yml"))
+	for _, file := range files {
+		raw, _ := os.ReadFile(file)
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		cfg, err := Parse("fuzz.yml", raw)
+		if err == nil && cfg.Interval < time.Second {
+			t.Fatalf("accepted interval %s", cfg.Interval)
+		}
+	})
+}

@@ -1,0 +1,128 @@
+package dcgm
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/prewarm/prewarm/collector"
+	"github.com/prewarm/prewarm/collector/promscrape"
+	"github.com/prewarm/prewarm/store"
+)
+
+// Field maps one DCGM field to a prewarm measurement.
+type Field struct {
+	// Metric is the dcgm-exporter metric name, e.g. DCGM_FI_DEV_GPU_UTIL.
+	Metric string
+	// Measurement is the point's measurement name.
+	Measurement string
+	// Scale converts the exporter's unit to the measurement's (MiB to bytes).
+	Scale float64
+}
+
+const mib = 1 << 20
+
+// Fields are the DCGM fields read, when the exporter publishes them (the
+// profiling fields need DCGM's profiling module and are absent on many
+// installs; FB_TOTAL and POWER_MGMT_LIMIT are not in the default counters).
+var Fields = []Field{
+	{"DCGM_FI_DEV_GPU_UTIL", collector.GPUUtil, 1},
+	{"DCGM_FI_DEV_FB_USED", collector.GPUMemUsedBytes, mib},
+	{"DCGM_FI_DEV_FB_FREE", collector.GPUMemFreeBytes, mib},
+	{"DCGM_FI_DEV_FB_TOTAL", collector.GPUMemTotalBytes, mib},
+	{"DCGM_FI_DEV_POWER_USAGE", collector.GPUPowerWatts, 1},
+	{"DCGM_FI_DEV_POWER_MGMT_LIMIT", collector.GPUPowerLimitWatts, 1},
+	{"DCGM_FI_DEV_GPU_TEMP", collector.GPUTempCelsius, 1},
+	{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", collector.GPUEngineActive, 1},
+	{"DCGM_FI_PROF_SM_ACTIVE", collector.GPUSMActive, 1},
+}
+
+// Source scrapes one dcgm-exporter.
+type Source struct {
+	name   string
+	url    string
+	client *http.Client
+}
+
+var _ collector.Source = (*Source)(nil)
+
+// New returns a Source for the exporter at rawURL (e.g.
+// http://10.0.0.7:9400/metrics). client may be nil for http.DefaultClient;
+// the collector bounds each Gather with its own timeout.
+func New(rawURL string, client *http.Client) (*Source, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("dcgm: %q is not an http(s) URL", rawURL)
+	}
+	return &Source{name: "dcgm:" + u.Host, url: rawURL, client: client}, nil
+}
+
+// Name is "dcgm:" and the exporter's host:port.
+func (s *Source) Name() string { return s.name }
+
+// Gather scrapes the exporter once.
+func (s *Source) Gather(ctx context.Context) ([]store.Point, error) {
+	fams, err := promscrape.Fetch(ctx, s.client, s.url)
+	if err != nil {
+		return nil, err
+	}
+	return Convert(fams)
+}
+
+// Convert turns a parsed dcgm-exporter page into points (without time).
+// Samples lacking both the gpu and UUID labels are skipped and reported with
+// an error wrapping collector.ErrMalformed, alongside the good points.
+func Convert(fams promscrape.Families) ([]store.Point, error) {
+	var points []store.Point
+	var bad int
+	var example string
+	for _, f := range Fields {
+		fam, ok := fams[f.Metric]
+		if !ok {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, m := range fam.GetMetric() {
+			v, ok := promscrape.Value(m)
+			labels := promscrape.Labels(m)
+			tags := gpuTags(labels)
+			if !ok || (tags[collector.TagGPU] == "" && tags[collector.TagUUID] == "") {
+				bad++
+				example = fmt.Sprintf("%s%v", f.Metric, labels)
+				continue
+			}
+			// Per-pod labels can repeat a GPU (MIG aside); keep its first sample.
+			key := tags[collector.TagHost] + "/" + tags[collector.TagUUID] + "/" + tags[collector.TagGPU] + "/" + tags["mig"]
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			points = append(points, store.Point{Measurement: f.Measurement, Tags: tags, Value: v * f.Scale})
+		}
+	}
+	if bad > 0 {
+		return points, fmt.Errorf("%w: %d dcgm sample(s) without gpu/UUID labels or value, e.g. %s", collector.ErrMalformed, bad, example)
+	}
+	return points, nil
+}
+
+// gpuTags picks prewarm's tags from a dcgm-exporter sample's labels.
+// Releases differ in spelling the host label: Hostname, hostname.
+func gpuTags(labels map[string]string) map[string]string {
+	tags := map[string]string{collector.TagSource: "dcgm"}
+	set := func(tag string, keys ...string) {
+		for _, k := range keys {
+			if v := labels[k]; v != "" {
+				tags[tag] = v
+				return
+			}
+		}
+	}
+	set(collector.TagGPU, "gpu")
+	set(collector.TagUUID, "UUID", "uuid")
+	set(collector.TagModel, "modelName")
+	set(collector.TagHost, "Hostname", "hostname")
+	set("mig", "GPU_I_ID")
+	return tags
+}

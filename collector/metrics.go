@@ -1,0 +1,127 @@
+package collector
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/prewarm/prewarm/store"
+)
+
+// Metrics is the collector's own health on /metrics: what it gathered,
+// rejected, buffered and wrote, and which sources are up. It also re-exports
+// the last GPU readings as gauges (prewarm_gpu_util{host,gpu,...}) so a
+// Prometheus can scrape the collector as it would a dcgm-exporter.
+type Metrics struct {
+	cycles        prometheus.Counter
+	samples       *prometheus.CounterVec
+	rejected      *prometheus.CounterVec
+	sourceUp      *prometheus.GaugeVec
+	gatherSeconds *prometheus.GaugeVec
+	written       prometheus.Counter
+	writeErrors   *prometheus.CounterVec
+	buffered      *prometheus.GaugeVec
+	dropped       *prometheus.CounterVec
+	gpu           *gpuGauges
+}
+
+// NewMetrics creates the collector's metrics and registers them on reg (a
+// registry of the caller's, never the global one).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	const ns = "prewarm_collector"
+	m := &Metrics{
+		cycles: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cycles_total",
+			Help: "Collection cycles run."}),
+		samples: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "samples_total",
+			Help: "Samples accepted from each source."}, []string{"source"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "rejected_samples_total",
+			Help: "Samples or scrapes refused, by source and reason (nan, negative, malformed, clock_jump, out_of_order, future)."},
+			[]string{"source", "reason"}),
+		sourceUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "source_up",
+			Help: "1 when the source's last gather succeeded."}, []string{"source"}),
+		gatherSeconds: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "gather_duration_seconds",
+			Help: "Wall time of the source's last gather."}, []string{"source"}),
+		written: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "points_written_total",
+			Help: "Points the store acknowledged."}),
+		writeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "write_errors_total",
+			Help: "Failed store writes: unavailable (retried) or rejected (retried, then dropped)."}, []string{"reason"}),
+		buffered: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "buffered_points",
+			Help: "Points waiting to be written, in memory or in the disk spool."}, []string{"where"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "dropped_points_total",
+			Help: "Points lost: buffer and spool full, or rejected by the store."}, []string{"reason"}),
+		gpu: newGPUGauges(),
+	}
+	for _, c := range []prometheus.Collector{m.cycles, m.samples, m.rejected, m.sourceUp, m.gatherSeconds,
+		m.written, m.writeErrors, m.buffered, m.dropped, m.gpu} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// gpuGaugeLabels are the labels of every re-exported GPU gauge; a point
+// lacking a tag gets an empty label.
+var gpuGaugeLabels = []string{TagSource, TagPool, TagHost, TagGPU, TagUUID, TagModel}
+
+// gpuGauges exports the last cycle's GPU points of each source as const
+// gauges, so series of GPUs that vanish vanish from /metrics too.
+type gpuGauges struct {
+	mu       sync.Mutex
+	bySource map[string][]store.Point
+	descs    map[string]*prometheus.Desc
+}
+
+func newGPUGauges() *gpuGauges {
+	g := &gpuGauges{bySource: map[string][]store.Point{}, descs: map[string]*prometheus.Desc{}}
+	for _, name := range []string{GPUUtil, GPUSMActive, GPUEngineActive, GPUMemUsedBytes, GPUMemFreeBytes,
+		GPUMemTotalBytes, GPUPowerWatts, GPUPowerLimitWatts, GPUTempCelsius, GPUProcesses} {
+		g.descs[name] = prometheus.NewDesc("prewarm_"+name, "Last "+strings.ReplaceAll(name, "_", " ")+" read by the collector.",
+			gpuGaugeLabels, nil)
+	}
+	return g
+}
+
+// set replaces the GPU points of one source.
+func (g *gpuGauges) set(source string, points []store.Point) {
+	var keep []store.Point
+	for _, p := range points {
+		if _, ok := g.descs[p.Measurement]; ok {
+			keep = append(keep, p)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(keep) == 0 {
+		delete(g.bySource, source)
+		return
+	}
+	g.bySource[source] = keep
+}
+
+func (g *gpuGauges) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range g.descs {
+		ch <- d
+	}
+}
+
+func (g *gpuGauges) Collect(ch chan<- prometheus.Metric) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	seen := map[string]bool{}
+	for _, points := range g.bySource {
+		for _, p := range points {
+			values := make([]string, len(gpuGaugeLabels))
+			for i, l := range gpuGaugeLabels {
+				values[i] = p.Tags[l]
+			}
+			key := p.Measurement + "\x00" + strings.Join(values, "\x00")
+			if seen[key] { // two sources can't report one series twice
+				continue
+			}
+			seen[key] = true
+			ch <- prometheus.MustNewConstMetric(g.descs[p.Measurement], prometheus.GaugeValue, p.Value, values...)
+		}
+	}
+}

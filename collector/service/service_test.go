@@ -1,0 +1,167 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/collector"
+	"github.com/prewarm/prewarm/store"
+)
+
+// pages serves the testdata files in turn, one per request.
+func pages(t *testing.T, files ...string) *httptest.Server {
+	t.Helper()
+	var bodies [][]byte
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, b)
+	}
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := int(n.Add(1)) - 1
+		w.Write(bodies[min(i, len(bodies)-1)])
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func value(points []store.Point, measurement string) (float64, bool) {
+	for _, p := range points {
+		if p.Measurement == measurement {
+			return p.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Expected values are worked by hand from the testdata pages (10 s apart):
+//
+//	job=api   requests: t0 1000+10, t1 1500+20 -> 510/10 s = 51/s; t2 restarted at 30+0 -> 30/10 s = 3/s
+//	job=api   latency bucket increase t0->t1: [200 300 450 500 510 510] (le .05 .1 .25 .5 1 +Inf)
+//	          P99 rank 0.99*510 = 504.9 falls in (0.5, 1]: 0.5 + 0.5*(504.9-500)/10 = 0.745
+//	          t1->t2 reset, buckets [10 20 28 30 30 30]: rank 29.7 in (0.25, 0.5]: 0.25 + 0.25*(1.7/2) = 0.4625
+//	all jobs  requests t0->t1: 510 + 4000 = 451/s; buckets [400 660 810 860 870 870]:
+//	          rank 861.3 in (0.5, 1]: 0.5 + 0.5*(1.3/10) = 0.565
+//
+// the same arithmetic as PromQL's rate() and histogram_quantile().
+func TestServiceReplay(t *testing.T) {
+	type step struct {
+		rate, p99, queue float64 // NaN: no point expected
+	}
+	nan := math.NaN()
+	tests := []struct {
+		name  string
+		match map[string]string
+		steps []step
+	}{
+		{"job=api", map[string]string{"job": "api"}, []step{{nan, nan, 3}, {51, 0.745, 7}, {3, 0.4625, 0}}},
+		{"all series", nil, []step{{nan, nan, 3}, {451, 0.565, 7}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := pages(t, "api-t0.prom", "api-t1.prom", "api-t2-restarted.prom")
+			now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+			src, err := New(Config{
+				Name: "api", URL: srv.URL + "/metrics",
+				RequestsCounter: "http_requests_total", QueueGauge: "queue_length",
+				LatencyHistogram: "http_request_duration_seconds", Match: tc.match,
+				Now: func() time.Time { return now },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range tc.steps {
+				points, err := src.Gather(context.Background())
+				if err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+				check := func(measurement string, want float64) {
+					got, ok := value(points, measurement)
+					switch {
+					case math.IsNaN(want) && ok:
+						t.Errorf("step %d: %s = %v, want no point", i, measurement, got)
+					case !math.IsNaN(want) && !ok:
+						t.Errorf("step %d: no %s, want %v", i, measurement, want)
+					case ok && math.Abs(got-want) > 1e-9:
+						t.Errorf("step %d: %s = %v, want %v", i, measurement, got, want)
+					}
+				}
+				check(collector.ServiceRequestRate, want.rate)
+				check(collector.ServiceLatencySeconds, want.p99)
+				check(collector.ServiceQueueLength, want.queue)
+				for _, p := range points {
+					if p.Tags[collector.TagService] != "api" {
+						t.Errorf("point %s lacks service=api: %v", p.Measurement, p.Tags)
+					}
+				}
+				now = now.Add(10 * time.Second)
+			}
+		})
+	}
+}
+
+func TestServiceErrors(t *testing.T) {
+	srv := pages(t, "api-t0.prom")
+	tests := []struct {
+		name      string
+		cfg       Config
+		newErr    bool
+		malformed bool
+	}{
+		{"no name", Config{URL: srv.URL, QueueGauge: "q"}, true, false},
+		{"bad url", Config{Name: "a", URL: "localhost/metrics", QueueGauge: "q"}, true, false},
+		{"no metrics", Config{Name: "a", URL: srv.URL}, true, false},
+		{"bad quantile", Config{Name: "a", URL: srv.URL, QueueGauge: "q", Quantile: 1.5}, true, false},
+		{"missing metric", Config{Name: "a", URL: srv.URL, QueueGauge: "no_such_metric"}, false, true},
+		{"wrong type", Config{Name: "a", URL: srv.URL, LatencyHistogram: "queue_length"}, false, true},
+		{"counter named as gauge", Config{Name: "a", URL: srv.URL, QueueGauge: "http_requests_total"}, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := New(tc.cfg)
+			if tc.newErr {
+				if err == nil {
+					t.Fatal("New: want an error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = src.Gather(context.Background())
+			if tc.malformed != errors.Is(err, collector.ErrMalformed) {
+				t.Fatalf("Gather err = %v, malformed want %v", err, tc.malformed)
+			}
+		})
+	}
+}
+
+// A scrape time that does not advance (clock stepped back) yields no rate.
+func TestServiceClockBackwards(t *testing.T) {
+	srv := pages(t, "api-t0.prom", "api-t1.prom")
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	src, _ := New(Config{Name: "api", URL: srv.URL, RequestsCounter: "http_requests_total",
+		Now: func() time.Time { return now }})
+	if _, err := src.Gather(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(-time.Minute)
+	points, err := src.Gather(context.Background())
+	if !errors.Is(err, collector.ErrMalformed) {
+		t.Fatalf("err = %v, want ErrMalformed", err)
+	}
+	if _, ok := value(points, collector.ServiceRequestRate); ok {
+		t.Fatal("rate computed across a backwards clock step")
+	}
+}

@@ -1,0 +1,331 @@
+package holtwinters
+
+import "math"
+
+// recursion holds the parameters of one member of the family in the flat
+// form the inner loops use.
+type recursion struct {
+	trend     bool // false: b is held at 0
+	season    Seasonality
+	taylor    bool
+	alpha     float64
+	beta      float64 // Holt-Winters β (the ETS β* is α·β)
+	phi       float64
+	gamma     []float64
+	ar        float64
+	nSeasonal int
+}
+
+func newRecursion(s Spec, p Params) recursion {
+	r := recursion{
+		trend:  s.Trend != NoTrend,
+		season: s.Seasonality,
+		taylor: s.Update == Taylor,
+		alpha:  p.Alpha,
+		beta:   p.Beta,
+		phi:    1,
+		gamma:  p.Gamma,
+	}
+	if s.Trend == DampedTrend {
+		r.phi = p.Phi
+	}
+	if s.AR1 {
+		r.ar = p.AR
+	}
+	if !s.seasonal() {
+		r.season = None
+		r.gamma = nil
+	}
+	r.nSeasonal = len(r.gamma)
+	return r
+}
+
+// state is the model's state between observations: the level l, the trend
+// b, the previous error e (for the AR adjustment) and one ring buffer of
+// seasonal indices per period. seas[i][pos[i]] is the index that applies to
+// the next observation.
+type state struct {
+	level, trend, err float64
+	seas              [][]float64
+	pos               []int
+}
+
+// newState lays out the initial state of p (time 0) in ring buffers.
+func newState(p Params, nSeasonal int) *state {
+	st := &state{level: p.Level0, trend: p.Trend0}
+	st.seas = make([][]float64, nSeasonal)
+	st.pos = make([]int, nSeasonal)
+	for i := 0; i < nSeasonal; i++ {
+		st.seas[i] = append([]float64(nil), p.Seasonal0[i]...)
+	}
+	return st
+}
+
+// reset restores st to the initial state of p without allocating; st must
+// have been made by newState with the same periods.
+func (st *state) reset(p Params) {
+	st.level, st.trend, st.err = p.Level0, p.Trend0, 0
+	for i := range st.seas {
+		copy(st.seas[i], p.Seasonal0[i])
+		st.pos[i] = 0
+	}
+}
+
+// copyFrom makes st equal to src (same shape) without allocating.
+func (st *state) copyFrom(src *state) {
+	st.level, st.trend, st.err = src.level, src.trend, src.err
+	for i := range st.seas {
+		copy(st.seas[i], src.seas[i])
+		st.pos[i] = src.pos[i]
+	}
+}
+
+// clone returns a deep copy of st.
+func (st *state) clone() *state {
+	c := &state{level: st.level, trend: st.trend, err: st.err}
+	c.seas = make([][]float64, len(st.seas))
+	for i := range st.seas {
+		c.seas[i] = append([]float64(nil), st.seas[i]...)
+	}
+	c.pos = append([]int(nil), st.pos...)
+	return c
+}
+
+// step processes one observation y (NaN for a missing one) and advances
+// the state. It returns the model's one-step forecast of y made before
+// seeing it (including the AR adjustment) and the one-step error y − ŷ
+// (0 when y is missing: a missing observation is replaced by its forecast,
+// which is the conditional expectation the state-space model implies).
+//
+// The component-form recursions are, with base = l + φb and S the sum
+// (additive) or product (multiplicative) of the seasonal indices due now:
+//
+//	μ  = base + S          or  base·S
+//	ŷ  = μ + ρ·e_{t-1}
+//	e  = y − μ
+//	l' = α(y − S) + (1−α)·base       or  α·y/S + (1−α)·base
+//	b' = β(l' − l) + (1−β)·φ·b
+//	s' = γ(y − base − S₋) + (1−γ)·s  or  γ·y/(base·S₋) + (1−γ)·s
+//
+// where S₋ combines the other periods' indices. The Taylor form uses l'
+// in place of base in the seasonal update.
+func (r *recursion) step(st *state, y float64) (yhat, innov float64) {
+	return r.stepNoise(st, y, 0)
+}
+
+// stepNoise is step, except that a missing y is replaced by its forecast
+// plus eps: it draws the next value of a simulated path.
+func (r *recursion) stepNoise(st *state, y, eps float64) (yhat, innov float64) {
+	base := st.level
+	if r.trend {
+		base += r.phi * st.trend
+	}
+	var mu, sum float64
+	switch r.season {
+	case Additive:
+		for i := range r.nSeasonal {
+			sum += st.seas[i][st.pos[i]]
+		}
+		mu = base + sum
+	case Multiplicative:
+		sum = 1
+		for i := range r.nSeasonal {
+			sum *= st.seas[i][st.pos[i]]
+		}
+		mu = base * sum
+	default:
+		mu = base
+	}
+	yhat = mu + r.ar*st.err
+	if y != y { // missing
+		y = yhat + eps
+	} else {
+		innov = y - yhat
+	}
+	e := y - mu
+
+	var level float64
+	switch r.season {
+	case Multiplicative:
+		level = r.alpha*y/sum + (1-r.alpha)*base
+	default:
+		level = base + r.alpha*e
+	}
+	if r.trend {
+		st.trend = r.beta*(level-st.level) + (1-r.beta)*r.phi*st.trend
+	}
+	ref := base
+	if r.taylor {
+		ref = level
+	}
+	switch r.season {
+	case Additive:
+		for i := range r.nSeasonal {
+			s := st.seas[i][st.pos[i]]
+			others := sum - s
+			st.seas[i][st.pos[i]] = r.gamma[i]*(y-ref-others) + (1-r.gamma[i])*s
+		}
+	case Multiplicative:
+		// Read every period's index before updating any of them.
+		var old [maxPeriods]float64
+		for i := range r.nSeasonal {
+			old[i] = st.seas[i][st.pos[i]]
+		}
+		for i := range r.nSeasonal {
+			others := 1.0
+			for j := range r.nSeasonal {
+				if j != i {
+					others *= old[j]
+				}
+			}
+			st.seas[i][st.pos[i]] = r.gamma[i]*y/(ref*others) + (1-r.gamma[i])*old[i]
+		}
+	}
+	st.level = level
+	st.err = e
+	for i := range r.nSeasonal {
+		st.pos[i]++
+		if st.pos[i] == len(st.seas[i]) {
+			st.pos[i] = 0
+		}
+	}
+	return yhat, innov
+}
+
+// sse runs the recursion over y from st and returns the sum of squared
+// one-step errors over the finite observations. It stops early with +Inf
+// when the states leave the region where the model makes sense (a
+// non-finite forecast, or a non-positive level·season in a multiplicative
+// model), so an optimiser steers away. fitted, when non-nil, receives ŷ.
+func (r *recursion) sse(st *state, y, fitted []float64) float64 {
+	var sse float64
+	for t, v := range y {
+		yhat, innov := r.step(st, v)
+		if fitted != nil {
+			fitted[t] = yhat
+		}
+		if math.IsInf(yhat, 0) || yhat != yhat {
+			return math.Inf(1)
+		}
+		sse += innov * innov
+	}
+	if sse != sse {
+		return math.Inf(1)
+	}
+	return sse
+}
+
+// maxPeriods bounds the number of seasonal periods of one model.
+const maxPeriods = 4
+
+func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
+// multiStep holds the scratch space of the multi-step criterion.
+type multiStep struct {
+	k        int       // horizons 1..k
+	phiSum   []float64 // phiSum[j] = φ + … + φ^j
+	arCoef   []float64 // arCoef[j]: effect of e_t on the j-step forecast
+	lv, tr   []float64 // rings of post-step level and trend
+	er       []float64 // ring of post-step errors
+	sumSq    []float64 // per-horizon sum of squared errors
+	counts   []int
+	zeroSeas *state // scratch for arCoef
+}
+
+func newMultiStep(k int, st *state) *multiStep {
+	return &multiStep{
+		k:        k,
+		phiSum:   make([]float64, k+1),
+		arCoef:   make([]float64, k+1),
+		lv:       make([]float64, k),
+		tr:       make([]float64, k),
+		er:       make([]float64, k),
+		sumSq:    make([]float64, k+1),
+		counts:   make([]int, k+1),
+		zeroSeas: st.clone(),
+	}
+}
+
+// amse runs the recursion over y from st and returns the mean over
+// horizons j = 1..k of the mean squared j-step-ahead in-sample error, the
+// criterion R's ets calls "amse". It forecasts y_{t+j} from origin t with
+// the states at t and the seasonal indices the recursion holds when it
+// reaches t+j, which are the ones at t because j ≤ the shortest period.
+// The AR term's effect is linearised: arCoef[j]·e_t.
+func (r *recursion) amse(st *state, y []float64, ms *multiStep) float64 {
+	k := ms.k
+	// φ sums and the AR response (from a zero state with e = 1).
+	pow, sum := 1.0, 0.0
+	for j := 1; j <= k; j++ {
+		pow *= r.phi
+		sum += pow
+		ms.phiSum[j] = sum
+		ms.sumSq[j], ms.counts[j] = 0, 0
+	}
+	z := ms.zeroSeas
+	z.level, z.trend, z.err = 0, 0, 1
+	for i := range z.seas {
+		clear(z.seas[i])
+	}
+	if r.season == Multiplicative || r.ar == 0 {
+		p := 1.0
+		for j := 1; j <= k; j++ {
+			p *= r.ar
+			ms.arCoef[j] = p
+		}
+	} else {
+		for j := 1; j <= k; j++ {
+			ms.arCoef[j], _ = r.step(z, math.NaN())
+		}
+	}
+	for t, v := range y {
+		if v == v && t > 0 {
+			var comb float64
+			switch r.season {
+			case Additive:
+				for i := range r.nSeasonal {
+					comb += st.seas[i][st.pos[i]]
+				}
+			case Multiplicative:
+				comb = 1
+				for i := range r.nSeasonal {
+					comb *= st.seas[i][st.pos[i]]
+				}
+			}
+			for j := 1; j <= min(k, t); j++ {
+				o := (t - j) % k
+				f := ms.lv[o]
+				if r.trend {
+					f += ms.phiSum[j] * ms.tr[o]
+				}
+				switch r.season {
+				case Additive:
+					f += comb
+				case Multiplicative:
+					f *= comb
+				}
+				f += ms.arCoef[j] * ms.er[o]
+				d := v - f
+				ms.sumSq[j] += d * d
+				ms.counts[j]++
+			}
+		}
+		yhat, _ := r.step(st, v)
+		if math.IsInf(yhat, 0) || yhat != yhat {
+			return math.Inf(1)
+		}
+		o := t % k
+		ms.lv[o], ms.tr[o], ms.er[o] = st.level, st.trend, st.err
+	}
+	var crit float64
+	for j := 1; j <= k; j++ {
+		if ms.counts[j] > 0 {
+			crit += ms.sumSq[j] / float64(ms.counts[j])
+		}
+	}
+	crit /= float64(k)
+	if crit != crit {
+		return math.Inf(1)
+	}
+	return crit
+}

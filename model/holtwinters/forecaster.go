@@ -1,0 +1,127 @@
+package holtwinters
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/prewarm/prewarm/model"
+)
+
+// Forecaster adapts the package to model.Forecaster: each call fits a
+// model to the history and forecasts from it. The zero value selects among
+// the non-seasonal forms; set Periods for seasonal data.
+//
+// Awkward histories get a documented fallback, recorded in
+// Forecast.Fallback, instead of an error: leading missing values are
+// dropped; a constant history is forecast by the naive method; periods
+// longer than half the history are dropped (longest first); a fit that
+// fails or forecasts a non-finite value falls back to the seasonal naive
+// method of the longest period with a full cycle of history, then to the
+// naive method.
+type Forecaster struct {
+	// Periods are the seasonal periods, e.g. {24, 168} for hourly data.
+	Periods []int
+	// Spec, when non-nil, is the form to fit (its Periods are replaced by
+	// the Forecaster's). Nil selects a form with Auto.
+	Spec *Spec
+	// Options tunes Auto when Spec is nil.
+	Options AutoOptions
+}
+
+var _ model.Forecaster = Forecaster{}
+
+// Forecast implements model.Forecaster.
+func (f Forecaster) Forecast(history []float64, horizon int, level float64) (model.Forecast, error) {
+	if horizon < 1 {
+		return model.Forecast{}, fmt.Errorf("holtwinters: horizon %d must be at least 1", horizon)
+	}
+	if !(level > 0 && level < 1) {
+		return model.Forecast{}, fmt.Errorf("holtwinters: interval level %v must be in (0, 1)", level)
+	}
+	first := slices.IndexFunc(history, func(v float64) bool { return !math.IsNaN(v) })
+	if first < 0 {
+		return model.Forecast{}, model.ErrNoData
+	}
+	y := slices.Clone(history[first:])
+	for i, v := range y {
+		if math.IsInf(v, 0) {
+			return model.Forecast{}, fmt.Errorf("holtwinters: history[%d] is %v", first+i, v)
+		}
+	}
+	if isConstant(y) {
+		fc := seasonalNaive(y, 1, horizon, level)
+		fc.Fallback = "naive: the history is constant"
+		return fc, nil
+	}
+
+	periods, dropped := fitPeriods(y, f.Periods)
+	var reason string
+	if len(dropped) > 0 {
+		reason = fmt.Sprintf("periods %v dropped: %d observations are fewer than two cycles", dropped, len(y))
+	}
+	fc, err := f.fit(y, periods, horizon, level)
+	if err == nil {
+		fc.Fallback = reason
+		return fc, nil
+	}
+	m := 1
+	for _, p := range f.Periods {
+		if p <= len(y) && p > m {
+			m = p
+		}
+	}
+	fc = seasonalNaive(y, m, horizon, level)
+	fc.Fallback = fmt.Sprintf("%s: %v", fc.Method, err)
+	return fc, nil
+}
+
+// fit runs the configured model on y with the given periods.
+func (f Forecaster) fit(y []float64, periods []int, horizon int, level float64) (model.Forecast, error) {
+	var (
+		m   *Model
+		err error
+	)
+	if f.Spec != nil {
+		spec := *f.Spec
+		spec.Periods = periods
+		if len(periods) == 0 {
+			spec.Seasonality = None
+		}
+		m, err = Fit(y, spec)
+	} else {
+		m, err = Auto(y, periods, f.Options)
+	}
+	if err != nil {
+		return model.Forecast{}, err
+	}
+	return m.Forecast(horizon, level)
+}
+
+// fitPeriods keeps the periods for which y holds two full cycles and
+// returns the rest as dropped.
+func fitPeriods(y []float64, periods []int) (kept, dropped []int) {
+	for _, p := range periods {
+		if 2*p <= len(y) {
+			kept = append(kept, p)
+		} else {
+			dropped = append(dropped, p)
+		}
+	}
+	return kept, dropped
+}
+
+// isConstant reports whether every finite value of y is the same.
+func isConstant(y []float64) bool {
+	ref := math.NaN()
+	for _, v := range y {
+		switch {
+		case math.IsNaN(v):
+		case math.IsNaN(ref):
+			ref = v
+		case v != ref:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,157 @@
+package holtwinters
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/model"
+)
+
+// m4Dir is where the M4 Hourly data lives: $PREWARM_DATASETS/m4-hourly,
+// default ../shared/datasets relative to the repository root.
+func m4Dir() string {
+	root := os.Getenv("PREWARM_DATASETS")
+	if root == "" {
+		root = filepath.Join("..", "..", "..", "shared", "datasets")
+	}
+	return filepath.Join(root, "m4-hourly")
+}
+
+// readM4 reads a wide M4 CSV (id, then values, empty after the end).
+func readM4(t testing.TB, name string) [][]float64 {
+	t.Helper()
+	f, err := os.Open(filepath.Join(m4Dir(), name))
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("M4 Hourly data not found at %s (set PREWARM_DATASETS)", m4Dir())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]float64
+	for _, row := range rows[1:] {
+		var s []float64
+		for _, cell := range row[1:] {
+			if cell == "" || cell == "NA" {
+				break
+			}
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			s = append(s, v)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// m4Scores accumulates the M4 metrics over series.
+type m4Scores struct {
+	smape, mase, msis, covered, steps float64
+	n                                 int
+}
+
+func (s *m4Scores) add(train, test []float64, fc model.Forecast) {
+	const m = 24
+	var scale float64
+	for t := m; t < len(train); t++ {
+		scale += math.Abs(train[t] - train[t-m])
+	}
+	scale /= float64(len(train) - m)
+	var sm, ma, is float64
+	for k, y := range test {
+		f, lo, hi := fc.Mean[k], fc.Lower[k], fc.Upper[k]
+		sm += 200 * math.Abs(y-f) / (math.Abs(y) + math.Abs(f))
+		ma += math.Abs(y - f)
+		is += hi - lo
+		if y < lo {
+			is += 40 * (lo - y)
+		}
+		if y > hi {
+			is += 40 * (y - hi)
+		}
+		if y >= lo && y <= hi {
+			s.covered++
+		}
+		s.steps++
+	}
+	h := float64(len(test))
+	s.smape += sm / h
+	s.mase += ma / h / scale
+	s.msis += is / h / scale
+	s.n++
+}
+
+func (s *m4Scores) String() string {
+	n := float64(s.n)
+	smape, mase := s.smape/n, s.mase/n
+	owa := (smape/18.383 + mase/2.395) / 2
+	return fmt.Sprintf("sMAPE %.3f MASE %.3f OWA≈%.3f MSIS %.2f coverage %.3f", smape, mase, owa, s.msis/n, s.covered/s.steps)
+}
+
+// TestM4HourlySample runs the package on the first series of M4 Hourly
+// (PREWARM_M4_SERIES, default 20; all 414 with -m4all) and logs the M4
+// metrics beside seasonal naive. OWA≈ uses the whole-set Naive2 averages,
+// so it is approximate on a subset. It fails if the default Forecaster is
+// worse than seasonal naive on sMAPE and MASE together.
+func TestM4HourlySample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("M4 sample skipped in -short mode")
+	}
+	train := readM4(t, "Hourly-train.csv")
+	test := readM4(t, "Hourly-test.csv")
+	n := 20
+	if v, err := strconv.Atoi(os.Getenv("PREWARM_M4_SERIES")); err == nil {
+		n = min(v, len(train))
+	}
+	methods := []struct {
+		name string
+		f    model.Forecaster
+	}{
+		{"auto[24,168]", Forecaster{Periods: []int{24, 168}}},
+		{"A,N,A[24,168]+ar1", Forecaster{Periods: []int{24, 168}, Spec: &Spec{Seasonality: Additive, AR1: true}}},
+		{"A,N,M[24,168]+ar1", Forecaster{Periods: []int{24, 168}, Spec: &Spec{Seasonality: Multiplicative, AR1: true}}},
+		{"dshw-like", Forecaster{Periods: []int{24, 168}, Spec: &Spec{Trend: AdditiveTrend, Seasonality: Multiplicative, AR1: true, Update: Taylor}}},
+		{"snaive", snaiveForecaster{24}},
+	}
+	if os.Getenv("PREWARM_M4_METHODS") == "auto" {
+		methods = methods[:1]
+	}
+	scores := make([]m4Scores, len(methods))
+	for j, meth := range methods {
+		start := time.Now()
+		for i := range n {
+			fc, err := meth.f.Forecast(train[i], 48, 0.95)
+			if err != nil {
+				t.Fatalf("%s series %d: %v", meth.name, i+1, err)
+			}
+			scores[j].add(train[i], test[i], fc)
+		}
+		t.Logf("%-20s %v  (%v)", meth.name, &scores[j], time.Since(start).Round(time.Millisecond))
+	}
+	snaive := scores[len(scores)-1]
+	if scores[0].smape > snaive.smape && scores[0].mase > snaive.mase {
+		t.Errorf("default Forecaster worse than seasonal naive: %v vs %v", &scores[0], &snaive)
+	}
+}
+
+type snaiveForecaster struct{ m int }
+
+func (s snaiveForecaster) Forecast(y []float64, h int, level float64) (model.Forecast, error) {
+	return seasonalNaive(y, s.m, h, level), nil
+}

@@ -1,0 +1,208 @@
+package seasonal
+
+import (
+	"math"
+	"sort"
+)
+
+// DetectOptions tunes Detect. The zero value is a sensible default.
+type DetectOptions struct {
+	// MaxPeriod is the longest period considered; 0 means half the
+	// series, since a cycle must be seen at least twice to be believed.
+	MaxPeriod int
+	// MinACF is the autocorrelation a period must reach to count as
+	// seasonal; 0 means max(0.2, 4/√n), which white noise of any length
+	// practically never reaches.
+	MinACF float64
+	// Margin is how far the autocorrelation at a longer period must rise
+	// above its neighbours one shorter period away (e.g. lag 168 above
+	// lags 144 and 192) for the longer period to count as its own cycle
+	// rather than a multiple of the shorter one; 0 means 0.03.
+	Margin float64
+	// Snap lists periods the caller expects from the clock, e.g. the
+	// steps in a day and in a week (1440 and 10080 for per-minute data).
+	// A detected period within 2% of one of them is taken to be it, since
+	// a broad autocorrelation peak pins the period down only roughly.
+	Snap []int
+}
+
+// minProminence is how far the ACF must have dipped below a peak at some
+// shorter lag for the peak to mark a cycle.
+const minProminence = 0.1
+
+// Detect returns the seasonal periods of x, shortest first, or nil when x
+// shows none (white noise, a trend, too short a history).
+//
+// It works on the autocorrelation function of the linearly detrended
+// series. The strongest local peak of the ACF is a period or a multiple of
+// one; its divisors that are themselves strong ACF peaks are the shorter
+// cycles inside it (the day inside the week), and its multiples whose
+// autocorrelation stands out from the lags one period either side are the
+// longer cycles around it (the week around the day: r(168) above r(144)
+// and r(192)). A longer period must stand out that way to be kept, so a
+// purely daily series reports [24], not [24 48]. On hourly request traces
+// this finds [24 168]; on half-hourly ones [48 336].
+func Detect(x []float64, opts DetectOptions) []int {
+	n := countFinite(x)
+	maxLag := len(x) / 2
+	if opts.MaxPeriod > 0 && opts.MaxPeriod < maxLag {
+		maxLag = opts.MaxPeriod
+	}
+	if n < 8 || maxLag < 2 {
+		return nil
+	}
+	minACF := opts.MinACF
+	if minACF <= 0 {
+		minACF = math.Max(0.2, 4/math.Sqrt(float64(n)))
+	}
+	margin := opts.Margin
+	if margin <= 0 {
+		margin = 0.03
+	}
+	// One lag beyond maxLag so a peak at maxLag can be recognised.
+	r := ACF(detrend(x), maxLag+1)
+	if r == nil {
+		return nil
+	}
+	// A peak is a local maximum at or above minACF that the ACF climbed
+	// back to after dipping at least minProminence below it at a shorter
+	// lag, so the slow decay of a smooth series' ACF over its first few
+	// lags does not count.
+	lowest := make([]float64, len(r))
+	lowest[0] = r[0]
+	for k := 1; k < len(r); k++ {
+		lowest[k] = math.Min(lowest[k-1], r[k])
+	}
+	isPeak := func(k int) bool {
+		return k >= 2 && k+1 < len(r) && r[k] >= r[k-1] && r[k] >= r[k+1] && r[k] >= minACF &&
+			r[k]-lowest[k] >= minProminence
+	}
+	best := 0
+	for k := 2; k <= maxLag; k++ {
+		if isPeak(k) && (best == 0 || r[k] > r[best]) {
+			best = k
+		}
+	}
+	if best == 0 {
+		return nil
+	}
+	if snapped := snapPeak(best, opts.Snap); snapped <= maxLag {
+		best = snapped
+	}
+	// Walk down through strong divisors: week → day → ...
+	chain := []int{best}
+	for p := best; ; {
+		d := strongestDivisor(p, isPeak, r)
+		if d == 0 {
+			break
+		}
+		chain = append(chain, d)
+		p = d
+	}
+	sort.Ints(chain)
+	// Keep a longer period only if it stands out from its neighbours.
+	periods := []int{chain[0]}
+	for _, p := range chain[1:] {
+		if standsOut(r, p, periods[len(periods)-1], margin) {
+			periods = append(periods, p)
+		}
+	}
+	// Walk up through multiples that stand out: day → week.
+	for {
+		base := periods[len(periods)-1]
+		next := 0
+		for k := 2; k*base <= maxLag; k++ {
+			if isPeak(k*base) && standsOut(r, k*base, base, margin) {
+				next = k * base
+				break
+			}
+		}
+		if next == 0 {
+			break
+		}
+		periods = append(periods, next)
+	}
+	return periods
+}
+
+// snapPeak moves lag k to the closest of snap within 2% of it (at least
+// one lag), if any. A broad ACF peak, such as a daily cycle sampled every
+// minute over a few days, cannot fix the period to better than a percent
+// or so: its top is flat while the estimate is noisy.
+func snapPeak(k int, snap []int) int {
+	best, bestD := k, math.MaxInt
+	for _, c := range snap {
+		d := c - k
+		if d < 0 {
+			d = -d
+		}
+		if d <= max(1, c/50) && d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// standsOut reports whether the autocorrelation at lag p exceeds that one
+// base period either side by margin (the far side only when it was
+// computed).
+func standsOut(r []float64, p, base int, margin float64) bool {
+	neighbour := r[p-base]
+	if p+base < len(r) {
+		neighbour = math.Max(neighbour, r[p+base])
+	}
+	return r[p] >= neighbour+margin
+}
+
+// strongestDivisor returns the proper divisor d ≥ 2 of p with the highest
+// autocorrelation among those that are ACF peaks, or 0.
+func strongestDivisor(p int, isPeak func(int) bool, r []float64) int {
+	best := 0
+	for j := 2; j <= p/2; j++ {
+		if p%j != 0 {
+			continue
+		}
+		d := p / j
+		if isPeak(d) && (best == 0 || r[d] > r[best]) {
+			best = d
+		}
+	}
+	return best
+}
+
+// detrend returns x minus its least-squares line, NaN kept as NaN.
+func detrend(x []float64) []float64 {
+	var st, sy, stt, sty, n float64
+	for t, v := range x {
+		if math.IsNaN(v) {
+			continue
+		}
+		ft := float64(t)
+		st += ft
+		sy += v
+		stt += ft * ft
+		sty += ft * v
+		n++
+	}
+	out := make([]float64, len(x))
+	den := n*stt - st*st
+	slope := 0.0
+	if den != 0 {
+		slope = (n*sty - st*sy) / den
+	}
+	intercept := (sy - slope*st) / n
+	for t, v := range x {
+		out[t] = v - (intercept + slope*float64(t))
+	}
+	return out
+}
+
+func countFinite(x []float64) int {
+	n := 0
+	for _, v := range x {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			n++
+		}
+	}
+	return n
+}

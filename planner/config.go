@@ -1,0 +1,293 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Sizing methods accepted by Config.Sizing.
+const (
+	// SizingUtilisation sizes the fleet so the forecast rate keeps each
+	// instance at TargetUtilisation of Fleet.RPSPerInstance.
+	SizingUtilisation = "utilisation"
+	// SizingErlangC sizes the fleet as an M/M/c queue: the smallest fleet
+	// whose SLO.Quantile wait stays within SLO.Latency.
+	SizingErlangC = "erlang-c"
+)
+
+// Config is everything the planner needs besides the forecast and the live
+// signals. [DefaultConfig] returns field defaults; [Config.Validate] names
+// the first bad field.
+type Config struct {
+	Fleet  Fleet
+	Prices Prices
+	SLO    SLO
+	// Sizing is SizingUtilisation or SizingErlangC.
+	Sizing string
+	// TargetUtilisation is the share of an instance's throughput the plan
+	// aims to use, in (0, 1]. It leaves headroom for the reactive rules.
+	TargetUtilisation float64
+	// ForecastQuantile is the demand quantile the plan sizes for, in
+	// [0.5, 1): 0.99 sizes for the upper end of a 98% interval. The
+	// default is the SLO's quantile: a P99 objective sizes at the forecast's
+	// P99. Ask a forecaster for level ForecastLevel().
+	ForecastQuantile float64
+	Reactive         Reactive
+	Gating           Gating
+	// Windows are schedule floors; see ParseWindows.
+	Windows []Window
+}
+
+// Fleet describes the instances being scaled.
+type Fleet struct {
+	// RPSPerInstance is the request rate one instance serves while meeting
+	// the latency SLO. Required for utilisation sizing; when zero it is
+	// derived from ServiceTime and Slots.
+	RPSPerInstance float64
+	// ServiceTime is the mean time one request occupies a slot; required
+	// for Erlang-C sizing.
+	ServiceTime time.Duration
+	// Slots is how many requests one instance serves at once (batch or
+	// concurrency); Erlang C treats each slot as a server. Default 1.
+	Slots int
+	// BootDelay is the lead time from asking for an instance to it serving:
+	// boot plus model load. The plan asks this much ahead.
+	BootDelay time.Duration
+	// MinInstances and MaxInstances bound every plan.
+	MinInstances, MaxInstances int
+}
+
+// Prices are per instance-hour, billed per second.
+type Prices struct {
+	// OnDemandPerHour is the price of an instance started on demand.
+	OnDemandPerHour float64
+	// ReservedPerHour is the price of a reserved (committed) instance, paid
+	// whether used or not, for the first ReservedInstances of the fleet.
+	ReservedPerHour float64
+	// ReservedInstances is the committed baseline; 0 buys all on demand.
+	ReservedInstances int
+	// SpotPerHour is the price of a spot (interruptible) instance.
+	SpotPerHour float64
+}
+
+// SLO is the latency objective the fleet is sized for.
+type SLO struct {
+	// Latency is the longest a request may wait for a free instance.
+	Latency time.Duration
+	// Quantile is the share of requests that must meet Latency, e.g. 0.99.
+	Quantile float64
+}
+
+// Gating sets when the forecast term is trusted; see Gate.
+type Gating struct {
+	// MinSeasons is how many whole seasons of history the model needs
+	// before it is trusted (default 2). The seasonal profile needs one.
+	MinSeasons int
+	// Tolerance lets the model's recent error exceed seasonal naive's by
+	// this factor before it steps back (default 1.25). A week's MAE is
+	// noisy on bursty demand, and stepping back to a weaker plan on a 5%
+	// difference costs more SLO than it saves; 1.0 is the strict reading.
+	Tolerance float64
+	// Window is how much recent history the accuracy is measured on.
+	Window time.Duration
+}
+
+// Reactive holds the threshold rules. The defaults are the common ones from
+// cloud autoscalers: scale out on sustained high utilisation or a long
+// queue, scale in slowly when idle.
+type Reactive struct {
+	// ScaleOutUtilisation: scale out when utilisation stays above it for
+	// ScaleOutFor (default 0.85 for 5m).
+	ScaleOutUtilisation float64
+	ScaleOutFor         time.Duration
+	// ScaleOutQueue: scale out when more requests than this wait for
+	// ScaleOutQueueFor (default 50 for 2m).
+	ScaleOutQueue    float64
+	ScaleOutQueueFor time.Duration
+	// ScaleInUtilisation: scale in when utilisation stays below it, with an
+	// empty queue, for ScaleInFor (default 0.30 for 20m).
+	ScaleInUtilisation float64
+	ScaleInFor         time.Duration
+	// ScaleOutStep and ScaleInStep are the instances one action adds or
+	// removes (default 1 each).
+	ScaleOutStep, ScaleInStep int
+	// MaxStep caps how many instances one reactive action may add: a
+	// scale-out adds at least ScaleOutStep and, like the HPA, as many as
+	// the observed load needs, up to MaxStep. Default 4, the HPA's default
+	// scale-up limit (4 pods per period); 1 gives plain +1 steps.
+	MaxStep int
+	// ScaleOutCooldown is the wait after a scale-out before the next
+	// (default 5m); ScaleInCooldown the wait after any action before a
+	// scale-in (default 15m).
+	ScaleOutCooldown, ScaleInCooldown time.Duration
+}
+
+// DefaultConfig returns the defaults: utilisation sizing at 80%, the P99
+// forecast for a 10-second P99 wait, a 10-minute boot, 1 to 100 instances at
+// 2.50 an hour on demand, and the reactive rules documented on Reactive.
+// Fleet.RPSPerInstance has no sensible default and must be set.
+func DefaultConfig() Config {
+	return Config{
+		Fleet: Fleet{
+			Slots:        1,
+			BootDelay:    10 * time.Minute,
+			MinInstances: 1,
+			MaxInstances: 100,
+		},
+		Prices: Prices{OnDemandPerHour: 2.5, ReservedPerHour: 1.6, SpotPerHour: 1.0},
+		SLO:    SLO{Latency: 10 * time.Second, Quantile: 0.99},
+		Sizing: SizingUtilisation,
+
+		TargetUtilisation: 0.8,
+		ForecastQuantile:  0.99,
+		Reactive: Reactive{
+			ScaleOutUtilisation: 0.85,
+			ScaleOutFor:         5 * time.Minute,
+			ScaleOutQueue:       50,
+			ScaleOutQueueFor:    2 * time.Minute,
+			ScaleInUtilisation:  0.30,
+			ScaleInFor:          20 * time.Minute,
+			ScaleOutStep:        1,
+			ScaleInStep:         1,
+			MaxStep:             4,
+			ScaleOutCooldown:    5 * time.Minute,
+			ScaleInCooldown:     15 * time.Minute,
+		},
+		Gating: Gating{MinSeasons: 2, Tolerance: 1.25, Window: 7 * 24 * time.Hour},
+	}
+}
+
+// ForecastLevel is the central interval level whose upper bound is the
+// ForecastQuantile: 2q−1.
+func (c Config) ForecastLevel() float64 { return 2*c.ForecastQuantile - 1 }
+
+// rps returns the instance throughput used for utilisation arithmetic.
+func (f Fleet) rps() float64 {
+	if f.RPSPerInstance > 0 {
+		return f.RPSPerInstance
+	}
+	if f.ServiceTime > 0 {
+		return float64(max(f.Slots, 1)) / f.ServiceTime.Seconds()
+	}
+	return 0
+}
+
+// RPS returns the requests/s one instance serves: RPSPerInstance, or
+// Slots/ServiceTime when only a service time is given.
+func (f Fleet) RPS() float64 { return f.rps() }
+
+// Validate reports the first invalid field by its name, e.g.
+// "planner: Reactive.ScaleInUtilisation 0.9 must be below
+// Reactive.ScaleOutUtilisation 0.85".
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	f := c.Fleet
+	if !(f.RPSPerInstance >= 0) || math.IsInf(f.RPSPerInstance, 0) {
+		bad("Fleet.RPSPerInstance %v must be a finite number >= 0", f.RPSPerInstance)
+	}
+	if f.ServiceTime < 0 {
+		bad("Fleet.ServiceTime %v must not be negative", f.ServiceTime)
+	}
+	if f.Slots < 0 {
+		bad("Fleet.Slots %d must not be negative", f.Slots)
+	}
+	if f.BootDelay < 0 {
+		bad("Fleet.BootDelay %v must not be negative", f.BootDelay)
+	}
+	if f.MinInstances < 0 {
+		bad("Fleet.MinInstances %d must not be negative", f.MinInstances)
+	}
+	if f.MaxInstances < max(f.MinInstances, 1) {
+		bad("Fleet.MaxInstances %d must be at least 1 and at least Fleet.MinInstances %d", f.MaxInstances, f.MinInstances)
+	}
+	switch c.Sizing {
+	case SizingUtilisation:
+		if f.rps() <= 0 {
+			bad("Fleet.RPSPerInstance must be > 0 (or Fleet.ServiceTime set) for %s sizing", c.Sizing)
+		}
+	case SizingErlangC:
+		if f.ServiceTime <= 0 {
+			bad("Fleet.ServiceTime must be > 0 for %s sizing", c.Sizing)
+		}
+	default:
+		bad("Sizing %q: want %q or %q", c.Sizing, SizingUtilisation, SizingErlangC)
+	}
+	for _, p := range []struct {
+		name  string
+		price float64
+	}{{"Prices.OnDemandPerHour", c.Prices.OnDemandPerHour}, {"Prices.ReservedPerHour", c.Prices.ReservedPerHour},
+		{"Prices.SpotPerHour", c.Prices.SpotPerHour}} {
+		if !(p.price >= 0) || math.IsInf(p.price, 0) {
+			bad("%s %v must be a finite price >= 0", p.name, p.price)
+		}
+	}
+	if c.Prices.ReservedInstances < 0 {
+		bad("Prices.ReservedInstances %d must not be negative", c.Prices.ReservedInstances)
+	}
+	if c.SLO.Latency < 0 {
+		bad("SLO.Latency %v must not be negative", c.SLO.Latency)
+	}
+	if !(c.SLO.Quantile > 0 && c.SLO.Quantile < 1) {
+		bad("SLO.Quantile %v must be in (0, 1)", c.SLO.Quantile)
+	}
+	if !(c.TargetUtilisation > 0 && c.TargetUtilisation <= 1) {
+		bad("TargetUtilisation %v must be in (0, 1]", c.TargetUtilisation)
+	}
+	if !(c.ForecastQuantile >= 0.5 && c.ForecastQuantile < 1) {
+		bad("ForecastQuantile %v must be in [0.5, 1)", c.ForecastQuantile)
+	}
+	if err := c.Reactive.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	g := c.Gating
+	if g.MinSeasons < 1 {
+		bad("Gating.MinSeasons %d must be at least 1", g.MinSeasons)
+	}
+	if !(g.Tolerance >= 1) || math.IsInf(g.Tolerance, 0) {
+		bad("Gating.Tolerance %v must be a finite factor >= 1", g.Tolerance)
+	}
+	if g.Window < 0 {
+		bad("Gating.Window %v must not be negative", g.Window)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("planner: %w", errors.Join(errs...))
+}
+
+func (r Reactive) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !(r.ScaleOutUtilisation > 0 && r.ScaleOutUtilisation <= 1) {
+		bad("Reactive.ScaleOutUtilisation %v must be in (0, 1]", r.ScaleOutUtilisation)
+	}
+	if !(r.ScaleInUtilisation >= 0 && r.ScaleInUtilisation < r.ScaleOutUtilisation) {
+		bad("Reactive.ScaleInUtilisation %v must be in [0, Reactive.ScaleOutUtilisation %v)", r.ScaleInUtilisation, r.ScaleOutUtilisation)
+	}
+	if !(r.ScaleOutQueue >= 0) {
+		bad("Reactive.ScaleOutQueue %v must not be negative", r.ScaleOutQueue)
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"Reactive.ScaleOutFor", r.ScaleOutFor}, {"Reactive.ScaleOutQueueFor", r.ScaleOutQueueFor},
+		{"Reactive.ScaleInFor", r.ScaleInFor}, {"Reactive.ScaleOutCooldown", r.ScaleOutCooldown},
+		{"Reactive.ScaleInCooldown", r.ScaleInCooldown}} {
+		if d.d < 0 {
+			bad("%s %v must not be negative", d.name, d.d)
+		}
+	}
+	if r.ScaleOutStep < 1 {
+		bad("Reactive.ScaleOutStep %d must be at least 1", r.ScaleOutStep)
+	}
+	if r.ScaleInStep < 1 {
+		bad("Reactive.ScaleInStep %d must be at least 1", r.ScaleInStep)
+	}
+	if r.MaxStep < r.ScaleOutStep {
+		bad("Reactive.MaxStep %d must be at least Reactive.ScaleOutStep %d", r.MaxStep, r.ScaleOutStep)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,147 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prewarm/prewarm/model"
+)
+
+// DemandForecast is a forecast of the request rate (requests/s) on a time
+// grid: Forecast.Mean[i] and its interval describe [Start+i·Step,
+// Start+(i+1)·Step).
+type DemandForecast struct {
+	Start    time.Time
+	Step     time.Duration
+	Forecast model.Forecast
+}
+
+// End returns the end of the last forecast interval.
+func (d DemandForecast) End() time.Time {
+	return d.Start.Add(time.Duration(d.Forecast.Horizon()) * d.Step)
+}
+
+// Quantile is the demand quantile the forecast's upper bound stands for:
+// (1+Level)/2.
+func (d DemandForecast) Quantile() float64 { return (1 + d.Forecast.Level) / 2 }
+
+// rate returns the rate the plan sizes interval i for: the upper bound of
+// the interval, or the mean when the forecaster gave no interval. NaN and
+// negative values count as zero.
+func (d DemandForecast) rate(i int) float64 {
+	f := d.Forecast
+	v := math.NaN()
+	if i < len(f.Upper) {
+		v = f.Upper[i]
+	}
+	if math.IsNaN(v) && i < len(f.Mean) {
+		v = f.Mean[i]
+	}
+	if !(v > 0) {
+		return 0
+	}
+	return v
+}
+
+// Needs returns, for every forecast interval, the instances its rate needs
+// (InstancesFor of the upper bound), before min/max.
+func (c Config) Needs(d DemandForecast) []int {
+	needs := make([]int, d.Forecast.Horizon())
+	for i := range needs {
+		needs[i] = c.InstancesFor(d.rate(i))
+	}
+	return needs
+}
+
+// ErrEmptyForecast is returned by ForecastPlan for a forecast with no steps
+// or a step that is not positive.
+var ErrEmptyForecast = errors.New("planner: forecast has no steps")
+
+// ForecastPlan turns a demand forecast into a pre-warm schedule starting at
+// now. The desired count at time t is the largest need of the forecast
+// intervals that overlap [t, t+BootDelay]: an instance asked for at t is
+// ready at t+BootDelay, so capacity is asked for one boot delay before the
+// interval that needs it, and it is not released while any interval within
+// the next boot delay still needs it (scale-in stabilisation). Each need is
+// sized at the forecast's upper bound (the ForecastQuantile when the
+// forecaster was asked for ForecastLevel) and bounded by min/max.
+//
+// The schedule is exact up to d.End() − BootDelay; after that it only sees
+// the intervals left, so callers refit before then.
+func ForecastPlan(now time.Time, d DemandForecast, c Config) (Schedule, error) {
+	h := d.Forecast.Horizon()
+	if h == 0 || d.Step <= 0 {
+		return nil, ErrEmptyForecast
+	}
+	needs := c.Needs(d)
+	lead := c.Fleet.BootDelay
+	// Desired changes only where an interval enters the look-ahead window
+	// (its start minus the lead) or leaves it (its end).
+	times := []time.Time{now}
+	for i := 0; i <= h; i++ {
+		s := d.Start.Add(time.Duration(i) * d.Step)
+		for _, t := range []time.Time{s.Add(-lead), s} {
+			if t.After(now) && t.Before(d.End()) {
+				times = append(times, t)
+			}
+		}
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	sched := make(Schedule, 0, len(times))
+	for k, t := range times {
+		if k > 0 && t.Equal(times[k-1]) {
+			continue
+		}
+		sched = append(sched, c.forecastStep(t, d, needs))
+	}
+	return sched.Compact(), nil
+}
+
+// forecastStep sizes the schedule step at t from the intervals overlapping
+// [t, t+lead].
+func (c Config) forecastStep(t time.Time, d DemandForecast, needs []int) Step {
+	lead := c.Fleet.BootDelay
+	first := int(math.Floor(float64(t.Sub(d.Start)) / float64(d.Step)))
+	last := int(math.Floor(float64(t.Add(lead).Sub(d.Start)) / float64(d.Step)))
+	best, at := -1, -1
+	for i := max(first, 0); i <= min(last, len(needs)-1); i++ {
+		if needs[i] > best {
+			best, at = needs[i], i
+		}
+	}
+	if at < 0 {
+		n, bound := c.clamp(0)
+		return Step{At: t, Desired: n, Reason: fmt.Sprintf("%s %d (no forecast for %s)", bound, n, t.Format("01-02 15:04"))}
+	}
+	atTime := d.Start.Add(time.Duration(at) * d.Step)
+	reason := fmt.Sprintf("forecast p%s %.3g req/s at %s needs %d", pct(d.Quantile()), d.rate(at), atTime.Format("01-02 15:04"), best)
+	if atTime.After(t) {
+		reason += fmt.Sprintf(" (pre-warm %s)", shortDuration(lead))
+	}
+	n, bound := c.clamp(best)
+	if bound != "" {
+		reason = fmt.Sprintf("%s %d (%s)", bound, n, reason)
+	}
+	return Step{At: t, Desired: n, Reason: reason}
+}
+
+// pct formats a quantile as a percentile label: 0.95 → "95", 0.975 → "97.5".
+func pct(q float64) string {
+	return fmt.Sprintf("%g", math.Round(q*1000)/10)
+}
+
+// shortDuration formats d without zero units: 10m, 1h30m, 45s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,147 @@
+package planner
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/model"
+)
+
+var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC) // a Monday
+
+func at(hhmm string) time.Time {
+	t, err := time.Parse("15:04", hhmm)
+	if err != nil {
+		panic(err)
+	}
+	return time.Date(t0.Year(), t0.Month(), t0.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC)
+}
+
+// planConfig serves 10 req/s per instance at 100% target, boots in 10m.
+func planConfig() Config {
+	c := DefaultConfig()
+	c.Fleet.RPSPerInstance = 10
+	c.TargetUtilisation = 1
+	c.Fleet.BootDelay = 10 * time.Minute
+	return c
+}
+
+// halfHourly builds a forecast from 09:00 in 30-minute steps whose upper
+// bounds are upper (mean = upper/2).
+func halfHourly(upper ...float64) DemandForecast {
+	mean := make([]float64, len(upper))
+	for i, u := range upper {
+		mean[i] = u / 2
+	}
+	return DemandForecast{Start: at("09:00"), Step: 30 * time.Minute,
+		Forecast: model.Forecast{Mean: mean, Lower: make([]float64, len(upper)), Upper: upper, Level: 0.9}}
+}
+
+func TestForecastPlan(t *testing.T) {
+	type want struct {
+		at      string
+		desired int
+		reason  string
+	}
+	cases := []struct {
+		name string
+		cfg  func(*Config)
+		fc   DemandForecast
+		now  string
+		want []want
+	}{
+		{
+			name: "pre-warms one boot delay before a rise",
+			fc:   halfHourly(20, 20, 60, 60),
+			now:  "09:00",
+			want: []want{{"09:00", 2, "forecast p95 20 req/s at 03-02 09:00 needs 2"},
+				{"09:50", 6, "forecast p95 60 req/s at 03-02 10:00 needs 6 (pre-warm 10m)"}},
+		},
+		{
+			name: "scale-in waits until the busy interval has passed",
+			fc:   halfHourly(60, 60, 20, 20),
+			now:  "09:00",
+			want: []want{{"09:00", 6, "forecast p95 60"}, {"10:00", 2, "forecast p95 20"}},
+		},
+		{
+			name: "a short dip shorter than the lead is not released",
+			cfg:  func(c *Config) { c.Fleet.BootDelay = 45 * time.Minute },
+			fc:   halfHourly(60, 20, 60, 60),
+			now:  "09:00",
+			want: []want{{"09:00", 6, "forecast p95 60"}},
+		},
+		{
+			name: "min instances floor the plan and say so",
+			cfg:  func(c *Config) { c.Fleet.MinInstances = 3 },
+			fc:   halfHourly(0, 0),
+			now:  "09:00",
+			want: []want{{"09:00", 3, "min instances 3"}},
+		},
+		{
+			name: "max instances cap the plan and say so",
+			cfg:  func(c *Config) { c.Fleet.MaxInstances = 4 },
+			fc:   halfHourly(100, 100),
+			now:  "09:00",
+			want: []want{{"09:00", 4, "max instances 4"}},
+		},
+		{
+			name: "starts at now, mid-interval",
+			fc:   halfHourly(20, 40, 40),
+			now:  "09:20",
+			want: []want{{"09:20", 4, "(pre-warm 10m)"}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := planConfig()
+			if tc.cfg != nil {
+				tc.cfg(&c)
+			}
+			got, err := ForecastPlan(at(tc.now), tc.fc, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d steps %v, want %d", len(got), got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				g := got[i]
+				if !g.At.Equal(at(w.at)) || g.Desired != w.desired || !strings.Contains(g.Reason, w.reason) {
+					t.Errorf("step %d = {%s %d %q}, want {%s %d ~%q}", i, g.At.Format("15:04"), g.Desired, g.Reason, w.at, w.desired, w.reason)
+				}
+			}
+		})
+	}
+}
+
+func TestForecastPlanEmpty(t *testing.T) {
+	_, err := ForecastPlan(t0, DemandForecast{Start: t0, Step: time.Hour}, planConfig())
+	if !errors.Is(err, ErrEmptyForecast) {
+		t.Errorf("err = %v, want ErrEmptyForecast", err)
+	}
+}
+
+func TestScheduleAt(t *testing.T) {
+	s := Schedule{{At: at("09:00"), Desired: 2}, {At: at("10:00"), Desired: 5}}
+	cases := []struct {
+		name string
+		t    string
+		want int
+		ok   bool
+	}{
+		{"before the first step", "08:59", 0, false},
+		{"at the first step", "09:00", 2, true},
+		{"between steps", "09:59", 2, true},
+		{"at a later step", "10:00", 5, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, ok := s.At(at(tc.t))
+			if ok != tc.ok || st.Desired != tc.want {
+				t.Errorf("At(%s) = %d, %v; want %d, %v", tc.t, st.Desired, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

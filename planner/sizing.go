@@ -1,0 +1,99 @@
+package planner
+
+import (
+	"math"
+)
+
+// InstancesFor returns how many instances serve rate requests/s under the
+// configured sizing, before the min/max bounds:
+//
+//   - utilisation: ⌈rate / (RPS · TargetUtilisation)⌉;
+//   - erlang-c: the fewest instances whose Slots·n servers, each serving one
+//     request per ServiceTime, keep P(wait > SLO.Latency) ≤ 1 − SLO.Quantile
+//     (see ErlangCServers).
+//
+// A rate that is zero, negative or NaN needs zero instances.
+func (c Config) InstancesFor(rate float64) int {
+	if !(rate > 0) {
+		return 0
+	}
+	if math.IsInf(rate, 1) {
+		return c.Fleet.MaxInstances
+	}
+	if c.Sizing == SizingErlangC {
+		slots := max(c.Fleet.Slots, 1)
+		servers := ErlangCServers(rate, c.Fleet.ServiceTime.Seconds(), c.SLO.Latency.Seconds(), c.SLO.Quantile)
+		return (servers + slots - 1) / slots
+	}
+	perInstance := c.Fleet.rps() * c.TargetUtilisation
+	if perInstance <= 0 {
+		return 0
+	}
+	// The small tolerance keeps 20.0000000001 from becoming 21.
+	return int(math.Ceil(rate/perInstance - 1e-9))
+}
+
+// ErlangCServers returns the smallest number of servers c for an M/M/c queue
+// with arrival rate lambda (requests/s) and mean service time serviceS
+// (seconds) such that the waiting time W meets P(W > waitS) ≤ 1 − quantile.
+// With offered load a = λ·S (Erlangs) and ErlangC(c, a) the probability of
+// waiting at all,
+//
+//	P(W > t) = ErlangC(c, a) · exp(−(c − a)·t / S).
+//
+// It returns 0 for lambda ≤ 0 and at least ⌊a⌋+1 (a stable queue).
+func ErlangCServers(lambda, serviceS, waitS, quantile float64) int {
+	if !(lambda > 0) || !(serviceS > 0) {
+		return 0
+	}
+	a := lambda * serviceS
+	tail := 1 - quantile
+	// Erlang B by the stable recursion B(k) = a·B(k−1) / (k + a·B(k−1)),
+	// carried up to the first stable c and then one server at a time.
+	b := 1.0
+	c := 0
+	first := int(math.Floor(a)) + 1
+	for c < first {
+		c++
+		b = a * b / (float64(c) + a*b)
+	}
+	for {
+		pWait := erlangCFromB(c, a, b)
+		if pWait*math.Exp(-(float64(c)-a)*waitS/serviceS) <= tail {
+			return c
+		}
+		c++
+		b = a * b / (float64(c) + a*b)
+	}
+}
+
+// ErlangC returns the probability that an arriving request waits in an
+// M/M/c queue with offered load a Erlangs (1 when c ≤ a: the queue is
+// unstable).
+func ErlangC(c int, a float64) float64 {
+	if float64(c) <= a {
+		return 1
+	}
+	b := 1.0
+	for k := 1; k <= c; k++ {
+		b = a * b / (float64(k) + a*b)
+	}
+	return erlangCFromB(c, a, b)
+}
+
+// erlangCFromB converts Erlang B to Erlang C: C = c·B / (c − a·(1 − B)).
+func erlangCFromB(c int, a, b float64) float64 {
+	return float64(c) * b / (float64(c) - a*(1-b))
+}
+
+// clamp bounds n to [MinInstances, MaxInstances] and says which bound, if
+// any, applied.
+func (c Config) clamp(n int) (int, string) {
+	switch {
+	case n < c.Fleet.MinInstances:
+		return c.Fleet.MinInstances, "min instances"
+	case n > c.Fleet.MaxInstances:
+		return c.Fleet.MaxInstances, "max instances"
+	}
+	return n, ""
+}

@@ -1,0 +1,96 @@
+package planner
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestInstancesForUtilisation(t *testing.T) {
+	cases := []struct {
+		name   string
+		rps    float64
+		target float64
+		rate   float64
+		want   int
+	}{
+		{"zero demand needs nothing", 10, 0.8, 0, 0},
+		{"NaN demand needs nothing", 10, 0.8, math.NaN(), 0},
+		{"exact fit at target", 10, 0.8, 16, 2},
+		{"float noise does not add one", 10, 0.8, 16.000000000001, 2},
+		{"just over target rounds up", 10, 0.8, 16.1, 3},
+		{"full utilisation", 10, 1, 95, 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Fleet.RPSPerInstance = tc.rps
+			c.TargetUtilisation = tc.target
+			if got := c.InstancesFor(tc.rate); got != tc.want {
+				t.Errorf("InstancesFor(%v) = %d, want %d", tc.rate, got, tc.want)
+			}
+		})
+	}
+}
+
+// Reference values from the textbook formula evaluated independently:
+//
+//	python3 -c "from math import factorial as f
+//	C=lambda c,a: (a**c/f(c)*c/(c-a))/(sum(a**k/f(k) for k in range(c))+a**c/f(c)*c/(c-a))
+//	print(C(2,1), C(11,10), C(5,3))"
+//	→ 0.3333333333333333 0.6821182046893324 0.23615160349854228
+func TestErlangC(t *testing.T) {
+	cases := []struct {
+		name string
+		c    int
+		a    float64
+		want float64
+	}{
+		{"two servers one erlang", 2, 1, 1.0 / 3},
+		{"eleven servers ten erlangs", 11, 10, 0.6821182046893324},
+		{"five servers three erlangs", 5, 3, 0.23615160349854228},
+		{"unstable queue always waits", 3, 3, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ErlangC(tc.c, tc.a); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("ErlangC(%d, %v) = %.15f, want %.15f", tc.c, tc.a, got, tc.want)
+			}
+		})
+	}
+}
+
+// The smallest c with C(c,a)·exp(−(c−a)·T/S) ≤ 1−q, brute-forced with the
+// formula above: servers(10,1,0.5,0.99)=15, servers(100,0.2,0.05,0.95)=26,
+// servers(2,5,10,0.99)=12.
+func TestErlangCServers(t *testing.T) {
+	cases := []struct {
+		name                    string
+		lambda, service, wait, q float64
+		want                    int
+	}{
+		{"ten per second, 1s service, P99 wait 0.5s", 10, 1, 0.5, 0.99, 15},
+		{"hundred per second, 200ms service, P95 wait 50ms", 100, 0.2, 0.05, 0.95, 26},
+		{"slow generation: 2/s, 5s service, P99 wait 10s", 2, 5, 10, 0.99, 12},
+		{"no demand", 0, 1, 1, 0.99, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ErlangCServers(tc.lambda, tc.service, tc.wait, tc.q); got != tc.want {
+				t.Errorf("ErlangCServers = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestInstancesForErlangCUsesSlots(t *testing.T) {
+	c := DefaultConfig()
+	c.Sizing = SizingErlangC
+	c.Fleet.ServiceTime = 5 * time.Second
+	c.Fleet.Slots = 4
+	c.SLO = SLO{Latency: 10 * time.Second, Quantile: 0.99}
+	// 12 servers (see TestErlangCServers) in slots of 4.
+	if got := c.InstancesFor(2); got != 3 {
+		t.Errorf("InstancesFor(2 req/s) = %d, want 3 instances of 4 slots", got)
+	}
+}

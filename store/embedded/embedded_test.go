@@ -1,0 +1,217 @@
+package embedded_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/store"
+	"github.com/prewarm/prewarm/store/embedded"
+	"github.com/prewarm/prewarm/store/storetest"
+)
+
+func openTemp(t testing.TB, opts embedded.Options) (*embedded.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "prewarm.db")
+	s, err := embedded.Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s, path
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, _ := openTemp(t, embedded.Options{})
+		return s
+	})
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t, embedded.Options{})
+	at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	tags := map[string]string{"pool": "a"}
+	if err := s.Write(ctx, []store.Point{{Measurement: "m", Tags: tags, Value: 1, Time: at}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := embedded.Open(path, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A new point of the same series after reopening must join that series
+	// (the id comes from the file, not a fresh cache).
+	if err := s.Write(ctx, []store.Point{{Measurement: "m", Tags: tags, Value: 2, Time: at.Add(time.Second)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Query(ctx, store.Query{Measurement: "m", Start: at, End: at.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0].Samples) != 2 {
+		t.Fatalf("after reopen got %+v, want one series of 2 samples", got)
+	}
+}
+
+func TestSecondOpenFailsClearly(t *testing.T) {
+	s, path := openTemp(t, embedded.Options{})
+	defer s.Close()
+	_, err := embedded.Open(path, embedded.Options{LockTimeout: 50 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "locked by another process") {
+		t.Fatalf("second Open = %v, want a 'locked by another process' error", err)
+	}
+}
+
+func TestOpenRejectsOtherFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "not-a-db")
+	if err := os.WriteFile(path, []byte("hello, this is not bbolt"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := embedded.Open(path, embedded.Options{LockTimeout: 50 * time.Millisecond}); err == nil {
+		t.Fatal("Open of a text file succeeded")
+	}
+}
+
+func TestRetention(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	path := filepath.Join(t.TempDir(), "prewarm.db")
+	s, err := embedded.Open(path, embedded.Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 30 days of hourly points for two series; one of them stops writing
+	// 10 days ago, so retention of 7 days must drop it from the index too.
+	var points []store.Point
+	for h := range 30 * 24 {
+		at := now.Add(-time.Duration(h) * time.Hour)
+		points = append(points, store.Point{Measurement: "gpu_util", Tags: map[string]string{"gpu": "0"}, Value: 1, Time: at})
+		if h >= 10*24 {
+			points = append(points, store.Point{Measurement: "gpu_util", Tags: map[string]string{"gpu": "1"}, Value: 1, Time: at})
+		}
+	}
+	if err := s.Write(ctx, points); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Open with retention sweeps at once.
+	s, err = embedded.Open(path, embedded.Options{Now: clock, Retention: 7 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Query(ctx, store.Query{Measurement: "gpu_util", Start: now.Add(-60 * 24 * time.Hour), End: now.Add(time.Hour),
+		Step: 24 * time.Hour * 365, Aggregate: store.Count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Points at now-0h .. now-168h are not older than 7 days (the one at
+	// now-168h is exactly 7 days old and kept); now-169h is older.
+	if len(got) != 1 || got[0].Tags["gpu"] != "0" {
+		t.Fatalf("after retention got %d series (%v), want only gpu 0", len(got), got)
+	}
+	var n float64
+	for _, smp := range got[0].Samples {
+		n += smp.Value
+	}
+	if n != 7*24+1 {
+		t.Fatalf("gpu 0 kept %v points, want %d", n, 7*24+1)
+	}
+	// Writing the dropped series again creates it afresh.
+	if err := s.Write(ctx, []store.Point{{Measurement: "gpu_util", Tags: map[string]string{"gpu": "1"}, Value: 5, Time: now}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.Query(ctx, store.Query{Measurement: "gpu_util", Match: map[string]string{"gpu": "1"}, Start: now, End: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0].Samples) != 1 || got[0].Samples[0].Value != 5 {
+		t.Fatalf("rewritten series: got %+v", got)
+	}
+}
+
+func TestDeleteBeforeInChunks(t *testing.T) {
+	// More expired points than one retention transaction deletes, spread
+	// over several series, all must go.
+	ctx := context.Background()
+	s, _ := openTemp(t, embedded.Options{NoSync: true})
+	defer s.Close()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var points []store.Point
+	for i := range 50_000 {
+		points = append(points, store.Point{Measurement: "m", Tags: map[string]string{"s": fmt.Sprint(i % 3)}, Value: 1,
+			Time: at.Add(time.Duration(i) * time.Second)})
+	}
+	if err := s.Write(ctx, points); err != nil {
+		t.Fatal(err)
+	}
+	cutoff := at.Add(45_000 * time.Second)
+	n, err := s.DeleteBefore(ctx, cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 45_000 {
+		t.Fatalf("deleted %d, want 45000", n)
+	}
+	got, err := s.Query(ctx, store.Query{Measurement: "m", Start: at, End: at.Add(24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := 0
+	for _, ser := range got {
+		left += len(ser.Samples)
+		if ser.Samples[0].Time.Before(cutoff) {
+			t.Fatalf("series %v kept a point at %s, before the cutoff", ser.Tags, ser.Samples[0].Time)
+		}
+	}
+	if left != 5_000 {
+		t.Fatalf("%d points left, want 5000", left)
+	}
+}
+
+func TestWriteCancelled(t *testing.T) {
+	s, _ := openTemp(t, embedded.Options{})
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := s.Write(ctx, []store.Point{{Measurement: "m", Value: 1, Time: time.Now()}})
+	if err == nil {
+		t.Fatal("Write with a cancelled context succeeded")
+	}
+}
+
+func TestBeforeEpoch(t *testing.T) {
+	// Keys order times before 1970 correctly, and windows align by floor.
+	ctx := context.Background()
+	s, _ := openTemp(t, embedded.Options{})
+	defer s.Close()
+	at := time.Unix(-90, 0).UTC() // 1969-12-31T23:58:30Z
+	var points []store.Point
+	for i := range 4 {
+		points = append(points, store.Point{Measurement: "m", Value: float64(i), Time: at.Add(time.Duration(i) * 30 * time.Second)})
+	}
+	if err := s.Write(ctx, points); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Query(ctx, store.Query{Measurement: "m", Start: at, End: at.Add(time.Hour), Step: time.Minute, Aggregate: store.Sum})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Points at -90 s, -60 s, -30 s, 0 s: windows [-120,-60): 0; [-60,0): 1+2; [0,60): 3.
+	want := []store.Sample{{Time: time.Unix(-120, 0).UTC(), Value: 0}, {Time: time.Unix(-60, 0).UTC(), Value: 3}, {Time: time.Unix(0, 0).UTC(), Value: 3}}
+	if len(got) != 1 || fmt.Sprint(got[0].Samples) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

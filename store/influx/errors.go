@@ -1,0 +1,61 @@
+package influx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	http2 "github.com/influxdata/influxdb-client-go/v2/api/http"
+
+	"github.com/prewarm/prewarm/store"
+)
+
+// wrap turns a client error into one the caller can act on: it wraps
+// store.ErrUnavailable when retrying later may succeed (no connection, a
+// timeout, HTTP 408/429/5xx) and says what the server answered otherwise.
+// reqCtx is the request's context, whose deadline is our Timeout.
+func (s *Store) wrap(op string, err error, reqCtx context.Context) error {
+	if errors.Is(err, context.Canceled) || errors.Is(reqCtx.Err(), context.Canceled) {
+		return fmt.Errorf("influx %s %s: %w", op, s.cfg.URL, context.Canceled)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(reqCtx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("influx %s %s: no answer within %s: %w", op, s.cfg.URL, s.cfg.Timeout, store.ErrUnavailable)
+	}
+	var herr *http2.Error
+	if !errors.As(err, &herr) {
+		// Errors outside HTTP (reading a reply cut short) are transient.
+		return fmt.Errorf("influx %s %s: %w: %w", op, s.cfg.URL, store.ErrUnavailable, err)
+	}
+	if retryable(herr.StatusCode) {
+		return fmt.Errorf("influx %s %s: %w: %s", op, s.cfg.URL, store.ErrUnavailable, describe(herr))
+	}
+	return fmt.Errorf("influx %s %s: %s", op, s.cfg.URL, describe(herr))
+}
+
+// retryable reports whether an HTTP status (0: no response at all) means
+// the server may accept the same request later.
+func retryable(status int) bool {
+	switch {
+	case status == 0, status == http.StatusRequestTimeout, status == http.StatusTooManyRequests:
+		return true
+	case status >= 500:
+		return true
+	}
+	return false
+}
+
+// describe renders an HTTP error with a hint for the common mistakes.
+func describe(e *http2.Error) string {
+	if e.StatusCode == 0 {
+		return e.Error()
+	}
+	msg := fmt.Sprintf("HTTP %d: %s", e.StatusCode, e.Error())
+	switch e.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		msg += " (check the token: a 2.x API token, or user:password for 1.8)"
+	case http.StatusNotFound:
+		msg += " (check the bucket and org: for 1.8 the bucket is database/retention-policy and the database must exist)"
+	}
+	return msg
+}

@@ -1,0 +1,269 @@
+package influx_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/store"
+	"github.com/prewarm/prewarm/store/influx"
+	"github.com/prewarm/prewarm/store/influx/influxtest"
+	"github.com/prewarm/prewarm/store/storetest"
+)
+
+func newStore(t testing.TB, cfg influx.Config) *influx.Store {
+	t.Helper()
+	s, err := influx.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s
+}
+
+// TestConformance runs the store suite against the real InfluxDB 1.8 that
+// scripts/influxd.sh started, through the v2 compatibility API.
+func TestConformance(t *testing.T) {
+	url := influxtest.URL(t)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return newStore(t, influx.Config{URL: url, Bucket: influxtest.Bucket, BatchSize: 7000})
+	})
+}
+
+// TestBucketWithoutRetentionPolicy: 1.8 also accepts "database" alone as
+// the bucket, meaning its default retention policy.
+func TestBucketWithoutRetentionPolicy(t *testing.T) {
+	url := influxtest.URL(t)
+	ctx := context.Background()
+	s := newStore(t, influx.Config{URL: url, Bucket: influxtest.Database})
+	defer s.Close()
+	at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	m := "bucket_db_only_" + time.Now().Format("150405.000000")
+	if err := s.Write(ctx, []store.Point{{Measurement: m, Value: 1, Time: at}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Query(ctx, store.Query{Measurement: m, Start: at, End: at.Add(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("got %d series, want 1", len(got))
+	}
+}
+
+func TestUnknownDatabaseIsNotUnavailable(t *testing.T) {
+	url := influxtest.URL(t)
+	s := newStore(t, influx.Config{URL: url, Bucket: "no_such_db/autogen"})
+	defer s.Close()
+	err := s.Write(context.Background(), []store.Point{{Measurement: "m", Value: 1, Time: time.Now()}})
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Write to a missing database = %v, want a permanent error", err)
+	}
+	if !strings.Contains(err.Error(), "database") {
+		t.Errorf("error %q should say the database is the problem", err)
+	}
+}
+
+// TestOutage stops a private server mid-stream: writes fail with
+// ErrUnavailable while it is down, the same batch succeeds once it is back,
+// and nothing written before the outage is lost.
+func TestOutage(t *testing.T) {
+	srv := influxtest.StartServer(t)
+	ctx := context.Background()
+	s := newStore(t, influx.Config{URL: srv.URL, Bucket: influxtest.Bucket, Timeout: 2 * time.Second})
+	defer s.Close()
+	at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	batch := func(i int) []store.Point {
+		return []store.Point{{Measurement: "outage", Tags: map[string]string{"gpu": "0"}, Value: float64(i), Time: at.Add(time.Duration(i) * time.Second)}}
+	}
+	if err := s.Write(ctx, batch(0)); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	err := s.Write(ctx, batch(1))
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Write while down = %v, want store.ErrUnavailable", err)
+	}
+	if _, err := s.Query(ctx, store.Query{Measurement: "outage", Start: at, End: at.Add(time.Hour)}); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Query while down = %v, want store.ErrUnavailable", err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, batch(1)); err != nil {
+		t.Fatalf("retry after restart: %v", err)
+	}
+	got, err := s.Query(ctx, store.Query{Measurement: "outage", Start: at, End: at.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0].Samples) != 2 {
+		t.Fatalf("after restart got %+v, want 2 samples", got)
+	}
+}
+
+func TestErrorClassification(t *testing.T) {
+	tests := []struct {
+		name        string
+		status      int
+		body        string
+		unavailable bool
+		mention     string
+	}{
+		{"server error", http.StatusServiceUnavailable, `{"code":"unavailable","message":"overloaded"}`, true, "overloaded"},
+		{"internal error", http.StatusInternalServerError, `{"error":"boom"}`, true, "500"},
+		{"rate limited", http.StatusTooManyRequests, `{"code":"too many requests","message":"slow down"}`, true, "slow down"},
+		{"bad points", http.StatusBadRequest, `{"code":"invalid","message":"unable to parse"}`, false, "unable to parse"},
+		{"bad token", http.StatusUnauthorized, `{"code":"unauthorized","message":"unauthorized access"}`, false, "token"},
+		{"no bucket", http.StatusNotFound, `{"code":"not found","message":"bucket not found"}`, false, "bucket"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			s := newStore(t, influx.Config{URL: srv.URL, Bucket: "b", Token: "s3cret-token"})
+			defer s.Close()
+			err := s.Write(context.Background(), []store.Point{{Measurement: "m", Value: 1, Time: time.Now()}})
+			if err == nil {
+				t.Fatal("Write succeeded")
+			}
+			if got := errors.Is(err, store.ErrUnavailable); got != tc.unavailable {
+				t.Errorf("errors.Is(%v, ErrUnavailable) = %v, want %v", err, got, tc.unavailable)
+			}
+			if !strings.Contains(err.Error(), tc.mention) {
+				t.Errorf("error %q should mention %q", err, tc.mention)
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("error %q leaks the token", err)
+			}
+		})
+	}
+}
+
+func TestConnectionRefusedIsUnavailable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	s := newStore(t, influx.Config{URL: "http://" + addr, Bucket: "b"})
+	defer s.Close()
+	err = s.Write(context.Background(), []store.Point{{Measurement: "m", Value: 1, Time: time.Now()}})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Write to a closed port = %v, want store.ErrUnavailable", err)
+	}
+	if err := s.Ping(context.Background()); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Ping of a closed port = %v, want store.ErrUnavailable", err)
+	}
+}
+
+func TestTimeoutIsUnavailable(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	s := newStore(t, influx.Config{URL: srv.URL, Bucket: "b", Timeout: 100 * time.Millisecond})
+	defer s.Close()
+	err := s.Write(context.Background(), []store.Point{{Measurement: "m", Value: 1, Time: time.Now()}})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Write to a server that never answers = %v, want store.ErrUnavailable", err)
+	}
+}
+
+func TestCancelledIsNotUnavailable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer srv.Close()
+	s := newStore(t, influx.Config{URL: srv.URL, Bucket: "b"})
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	err := s.Write(ctx, []store.Point{{Measurement: "m", Value: 1, Time: time.Now()}})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("cancelled Write = %v, want context.Canceled and not ErrUnavailable", err)
+	}
+}
+
+// TestWriteSplitsBatches checks on a recording server that a Write of
+// 2.5 batches is sent as 3 requests, and that a failure in the second stops
+// the Write and says how many points landed.
+func TestWriteSplitsBatches(t *testing.T) {
+	var bodies []string
+	failSecond := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		bodies = append(bodies, b.String())
+		if len(bodies) == 2 && failSecond {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	s := newStore(t, influx.Config{URL: srv.URL, Bucket: "b", BatchSize: 2})
+	defer s.Close()
+	at := time.Unix(1767571200, 0)
+	var points []store.Point
+	for i := range 5 {
+		points = append(points, store.Point{Measurement: "m", Tags: map[string]string{"k": "v w"}, Value: float64(i), Time: at.Add(time.Duration(i))})
+	}
+	if err := s.Write(context.Background(), points); err != nil {
+		t.Fatal(err)
+	}
+	if len(bodies) != 3 {
+		t.Fatalf("sent %d requests, want 3: %q", len(bodies), bodies)
+	}
+	if want := "m,k=v\\ w value=0 1767571200000000000\nm,k=v\\ w value=1 1767571200000000001"; bodies[0] != want {
+		t.Errorf("first body = %q, want %q", bodies[0], want)
+	}
+	bodies, failSecond = nil, true
+	err := s.Write(context.Background(), points)
+	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "wrote 2 of 5") {
+		t.Fatalf("Write with a failing 2nd request = %v, want ErrUnavailable saying 'wrote 2 of 5'", err)
+	}
+	if len(bodies) != 2 {
+		t.Fatalf("sent %d requests after a failure, want to stop at 2", len(bodies))
+	}
+}
+
+func TestNewValidatesConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  influx.Config
+		want string
+	}{
+		{"no url", influx.Config{Bucket: "b"}, "URL is required"},
+		{"bad url", influx.Config{URL: "127.0.0.1:8086", Bucket: "b"}, "not an http(s) URL"},
+		{"no bucket", influx.Config{URL: "http://127.0.0.1:8086"}, "Bucket is required"},
+		{"negative batch", influx.Config{URL: "http://127.0.0.1:8086", Bucket: "b", BatchSize: -1}, "negative"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := influx.New(context.Background(), tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
