@@ -182,7 +182,8 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 	}
 	// Warm start: the fleet the first step needs is ready at the start.
 	desired, _ := clampInstances(c, c.InstancesFor(rate(t.RPS[0])))
-	fl.readyOnDemand = desired
+	fl.setDesired(desired, -fl.bootTicks)
+	fl.advance(0)
 
 	q := &fluidQueue{}
 	lat := newLatencies(c.SLO.Latency.Seconds())

@@ -231,6 +231,7 @@ func (c *Collector) Cycle(ctx context.Context) CycleResult {
 		accepted = append(accepted, ok...)
 	}
 	c.mu.Unlock()
+	res.Accepted = len(accepted)
 
 	if m := c.cfg.Metrics; m != nil {
 		m.cycles.Inc()

@@ -65,9 +65,9 @@ func TestErlangC(t *testing.T) {
 // servers(2,5,10,0.99)=12.
 func TestErlangCServers(t *testing.T) {
 	cases := []struct {
-		name                    string
+		name                     string
 		lambda, service, wait, q float64
-		want                    int
+		want                     int
 	}{
 		{"ten per second, 1s service, P99 wait 0.5s", 10, 1, 0.5, 0.99, 15},
 		{"hundred per second, 200ms service, P95 wait 50ms", 100, 0.2, 0.05, 0.95, 26},

@@ -74,8 +74,7 @@ func TestParseWindowsBad(t *testing.T) {
 }
 
 func TestWindowOverlaps(t *testing.T) {
-	berlin, err := time.LoadLocation("Europe/Berlin")
-	if err != nil {
+	if _, err := time.LoadLocation("Europe/Berlin"); err != nil {
 		t.Skipf("no tzdata: %v", err)
 	}
 	mustParse := func(s string) Window {
@@ -111,7 +110,6 @@ func TestWindowOverlaps(t *testing.T) {
 		// After the switch to summer time (29 March 2026) 09:00 Berlin = 07:00 UTC.
 		{"daylight saving time", "daily 09:00-10:00 Europe/Berlin at least 1", "2026-03-30 07:30", "2026-03-30 07:30", true},
 	}
-	_ = berlin
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := mustParse(tc.window)
@@ -174,4 +172,34 @@ func FuzzParseWindows(f *testing.F) {
 			w.Overlaps(t0, t0.Add(time.Hour))
 		}
 	})
+}
+
+func TestPlanAppliesFloors(t *testing.T) {
+	c := planConfig()
+	ws, err := ParseWindows("daily 10:00-10:30 at least 7", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Windows = ws
+	got, err := Plan(at("09:00"), halfHourly(20, 20, 20, 60), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		at      string
+		desired int
+		reason  string
+	}{
+		{"09:00", 2, "forecast"},
+		{"09:50", 7, "schedule daily 10:00-10:30 at least 7"},
+		{"10:30", 6, "forecast p95 60 req/s at 03-02 10:30 needs 6"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %d steps", got, len(want))
+	}
+	for i, w := range want {
+		if !got[i].At.Equal(at(w.at)) || got[i].Desired != w.desired || !strings.HasPrefix(got[i].Reason, w.reason) {
+			t.Errorf("step %d = %s %d %q, want %s %d %q", i, got[i].At.Format("15:04"), got[i].Desired, got[i].Reason, w.at, w.desired, w.reason)
+		}
+	}
 }

@@ -80,7 +80,7 @@ type Reply struct {
 	Note  string `json:"note,omitempty"`
 	Error string `json:"error,omitempty"`
 	// TookMS is how long the release took, allow-check included.
-	TookMS int64 `json:"took_ms"`
+	TookMS float64 `json:"took_ms"`
 }
 
 // maxBody bounds a request body.
@@ -151,7 +151,7 @@ func (h *Handler) authorized(r *http.Request) bool {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reply := func(status int, rep Reply) {
-		rep.TookMS = time.Since(start).Milliseconds()
+		rep.TookMS = float64(time.Since(start).Microseconds()) / 1000
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		json.NewEncoder(w).Encode(rep)

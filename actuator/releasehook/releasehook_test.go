@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -244,7 +245,7 @@ func TestIdleEventReachesCloudAPI(t *testing.T) {
 	select {
 	case at := <-arrived:
 		latency := at.Sub(sent)
-		t.Logf("idle event → StopInstances at the cloud API: %v (handler reported %d ms end to end)", latency, rep.TookMS)
+		t.Logf("idle event → StopInstances at the cloud API: %v (handler reported %.3f ms)", latency, rep.TookMS)
 		if latency > 2*time.Second {
 			t.Errorf("latency %v exceeds 2 s", latency)
 		}
@@ -287,4 +288,37 @@ func TestIdleEventReachesCloudAPI(t *testing.T) {
 			t.Errorf("a secret reached the log:\n%s", logs.String())
 		}
 	}
+}
+
+// FuzzHandlerBody: any body gets a JSON reply with 200 or 400, never a
+// panic, and only a well-formed instance ID reaches the releaser.
+func FuzzHandlerBody(f *testing.F) {
+	f.Add(`{"instance_id":"i-abc","reason":"done"}`)
+	f.Add(`{"kind":"idle","instance_id":"i-abc","since":"2026-11-30T01:10:00Z","gpu":"0","host":"h"}`)
+	f.Add(`{"kind":"alert","instance_id":""}`)
+	f.Add(`{"instance_id":"i abc"}`)
+	f.Add(`[1,2`)
+	idRE := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	f.Fuzz(func(t *testing.T, body string) {
+		h, err := releasehook.New(releasehook.Config{Token: token, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Releaser: releaserFunc(func(_ context.Context, id, _ string) error {
+				if !idRE.MatchString(id) {
+					t.Errorf("malformed instance ID %q reached the releaser", id)
+				}
+				return nil
+			})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest("POST", releasehook.Path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 && rec.Code != 400 {
+			t.Errorf("status %d for %q", rec.Code, body)
+		}
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Errorf("reply is not JSON: %q", rec.Body.String())
+		}
+	})
 }

@@ -26,8 +26,9 @@ const pageSize = 100
 const maxPages = 100
 
 // Capacity reads the scaling group's size with DescribeScalingGroups:
-// Current is TotalInstanceCount, Desired is DesireInstanceNumber (Current
-// when the group has none), Min and Max are the group's own bounds.
+// Current is TotalInstanceCount less StoppedInstanceCount (a stopped member,
+// released or recycled, serves nothing), Desired is DesireInstanceNumber
+// (Current when the group has none), Min and Max are the group's own bounds.
 func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity, error) {
 	if err := checkID("scaling group ID", pool); err != nil {
 		return actuator.Capacity{}, err
@@ -36,8 +37,9 @@ func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity
 	if err != nil {
 		return actuator.Capacity{}, err
 	}
+	total, stopped := volcengine.Int32Value(g.TotalInstanceCount), volcengine.Int32Value(g.StoppedInstanceCount)
 	c := actuator.Capacity{
-		Current: int(volcengine.Int32Value(g.TotalInstanceCount)),
+		Current: int(max(total-stopped, 0)),
 		Min:     int(volcengine.Int32Value(g.MinInstanceNumber)),
 		Max:     int(volcengine.Int32Value(g.MaxInstanceNumber)),
 	}

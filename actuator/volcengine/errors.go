@@ -69,12 +69,16 @@ var throttleCodes = map[string]bool{
 	"APIFlowLimitExceeded": true, "RateLimitExceeded": true,
 }
 
+// codeMalformedResponse marks a reply that was not an OpenAPI envelope.
+const codeMalformedResponse = "MalformedResponse"
+
 // transientCodes are error codes of server-side trouble worth a retry even
 // when the status is not 5xx.
 var transientCodes = map[string]bool{
 	"InternalError": true, "InternalServiceError": true, "InternalServerError": true,
 	"ServiceUnavailable": true, "ServiceUnavailableException": true,
 	"InternalServiceTimeout": true, "RequestTimeout": true, "GatewayTimeout": true,
+	codeMalformedResponse: true,
 }
 
 // classify maps an HTTP status and error code to a sentinel.
@@ -83,6 +87,10 @@ func classify(status int, code string) error {
 	case status == http.StatusTooManyRequests, throttleCodes[code],
 		strings.HasPrefix(code, "RateLimitExceeded."), strings.Contains(code, "FlowLimit"), strings.HasPrefix(code, "Throttling."):
 		return actuator.ErrThrottled
+	case code == codeMalformedResponse && status >= 400 && status < 500:
+		// A 4xx page that is not an envelope (a WAF, a misrouted proxy):
+		// retrying will not fix the route.
+		return actuator.ErrRejected
 	case status >= 500, transientCodes[code], strings.HasPrefix(code, "InternalError."):
 		return actuator.ErrTransient
 	default:
@@ -110,7 +118,9 @@ func send(ctx context.Context, action string, req *request.Request) (string, err
 	return requestID, wrapSDKError(ctx, action, status, requestID, err)
 }
 
-// wrapSDKError is send's classification, separated for tests.
+// wrapSDKError classifies a failed SDK request: the caller's context
+// first, then an error envelope, then a reply that was no envelope, then no
+// reply at all.
 func wrapSDKError(ctx context.Context, action string, status int, requestID string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("volcengine %s: %w", action, ctxErr)
@@ -133,7 +143,7 @@ func wrapSDKError(ctx context.Context, action string, status int, requestID stri
 		// truncated JSON): the status decides.
 		code := http.StatusText(status)
 		if status < 300 {
-			code = "MalformedResponse"
+			code = codeMalformedResponse
 		}
 		kind := classify(status, "")
 		if status < 300 {

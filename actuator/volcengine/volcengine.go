@@ -1,8 +1,11 @@
 package volcengine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/volcengine/volcengine-go-sdk/service/ecs"
 	"github.com/volcengine/volcengine-go-sdk/volcengine"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/credentials"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/request"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/session"
 
 	"github.com/prewarm/prewarm/actuator"
@@ -87,9 +91,14 @@ func New(cfg Config, opts Options) (*Actuator, error) {
 	if err != nil {
 		return nil, err
 	}
+	as, ec := autoscaling.New(sess), ecs.New(sess)
+	for _, h := range []*request.Handlers{&as.Handlers, &ec.Handlers} {
+		h.Unmarshal.PushFrontNamed(envelopeGuard)
+		h.UnmarshalError.PushFrontNamed(envelopeGuard)
+	}
 	return &Actuator{
-		as:     autoscaling.New(sess),
-		ecs:    ecs.New(sess),
+		as:     as,
+		ecs:    ec,
 		opts:   opts,
 		log:    opts.Logger.With("backend", Name, "region", cfg.Region),
 		region: cfg.Region,
@@ -132,6 +141,37 @@ func newSession(cfg Config, client *http.Client) (*session.Session, error) {
 	}
 	return sess, nil
 }
+
+// envelopeGuard runs before the SDK's unmarshallers. A reply that is not
+// JSON (a proxy's HTML error page, a truncated body) makes the SDK print
+// "Unmarshal err" on stdout and lose the HTTP status; the guard replaces
+// such a body with an error envelope (code MalformedResponse, the status
+// and the body's first bytes), which the SDK turns into a normal
+// RequestFailure that send classifies by status.
+var envelopeGuard = request.NamedHandler{Name: "prewarm.envelopeGuard", Fn: func(r *request.Request) {
+	if r.HTTPResponse == nil || r.HTTPResponse.Body == nil {
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.HTTPResponse.Body, 4<<20))
+	r.HTTPResponse.Body.Close()
+	if err == nil && json.Valid(body) {
+		r.HTTPResponse.Body = io.NopCloser(bytes.NewReader(body))
+		return
+	}
+	snippet := strings.Map(func(c rune) rune {
+		if c < ' ' || c == 0x7f {
+			return ' '
+		}
+		return c
+	}, string(body[:min(len(body), 80)]))
+	envelope, _ := json.Marshal(map[string]any{"ResponseMetadata": map[string]any{
+		"Error": map[string]string{
+			"Code":    codeMalformedResponse,
+			"Message": fmt.Sprintf("the reply (HTTP %d) is not an OpenAPI envelope: %q", r.HTTPResponse.StatusCode, snippet),
+		},
+	}})
+	r.HTTPResponse.Body = io.NopCloser(bytes.NewReader(envelope))
+}}
 
 // transport hides the *http.Transport type from the SDK (see newSession).
 type transport struct{ http.RoundTripper }

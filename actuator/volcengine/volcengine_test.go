@@ -124,6 +124,15 @@ func TestCapacity(t *testing.T) {
 		t.Errorf("ScalingGroupIds.1 = %q, want scg-gpu", g)
 	}
 
+	// A released (stopped) member no longer counts as current capacity.
+	if err := f.act.Release(context.Background(), "i-2", "idle"); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.act.Capacity(context.Background(), "scg-gpu")
+	if want := (actuator.Capacity{Current: 2, Desired: 3, Min: 1, Max: 16}); err != nil || got != want {
+		t.Errorf("after releasing a member: Capacity = %+v, %v; want %+v", got, err, want)
+	}
+
 	_, err = f.act.Capacity(context.Background(), "scg-missing")
 	var apiErr *volcengine.APIError
 	if !errors.Is(err, actuator.ErrRejected) || !errors.As(err, &apiErr) || apiErr.Code != "InvalidScalingGroup.NotFound" {
@@ -404,6 +413,7 @@ func TestErrorMapping(t *testing.T) {
 		{"503 ServiceUnavailable", volcenginetest.Reply{Status: 503, Code: "ServiceUnavailable", Message: "try later"}, actuator.ErrTransient, []string{"try later"}},
 		{"InternalError on 400", volcenginetest.Reply{Status: 400, Code: "InternalError", Message: "oops"}, actuator.ErrTransient, []string{"oops"}},
 		{"502 HTML from a proxy", volcenginetest.Reply{Status: 502, Body: "<html>Bad Gateway</html>"}, actuator.ErrTransient, []string{"HTTP 502", "not an OpenAPI envelope"}},
+		{"403 HTML from a WAF", volcenginetest.Reply{Status: 403, Body: "<html>Forbidden</html>"}, actuator.ErrRejected, []string{"HTTP 403", "Forbidden"}},
 		{"200 garbage", volcenginetest.Reply{Status: 200, Body: "{not json"}, actuator.ErrTransient, []string{"HTTP 200"}},
 		{"400 InvalidParameter", volcenginetest.Reply{Status: 400, Code: "InvalidParameter", Message: "bad DesireInstanceNumber"}, actuator.ErrRejected, []string{"InvalidParameter: bad DesireInstanceNumber", "HTTP 400"}},
 		{"403 AccessDenied", volcenginetest.Reply{Status: 403, Code: "AccessDenied", Message: "not authorized to perform autoscaling:ModifyScalingGroup"}, actuator.ErrRejected, []string{"AccessDenied", "ModifyScalingGroup"}},

@@ -1,13 +1,29 @@
 // Command collector reads GPU telemetry (NVML, dcgm-exporter) and service
-// metrics (any Prometheus endpoint) and writes them to prewarm's store.
+// metrics (any Prometheus endpoint) and writes them to prewarm's store,
+// buffering through store outages, raising alerts and idle events, and
+// serving its own /metrics. See docs/collector.md.
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "collector: not implemented yet")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "collector:", err)
+	var uerr *usageError
+	if errors.As(err, &uerr) {
+		os.Exit(2)
+	}
 	os.Exit(1)
 }

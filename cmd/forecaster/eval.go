@@ -16,6 +16,7 @@ import (
 	"github.com/prewarm/prewarm/model"
 	"github.com/prewarm/prewarm/model/accuracy"
 	"github.com/prewarm/prewarm/model/auto"
+	"github.com/prewarm/prewarm/model/holtwinters"
 	"github.com/prewarm/prewarm/model/seasonal"
 )
 
@@ -39,8 +40,11 @@ func evalMethods() []evalMethod {
 			return seasonal.Naive2{Period: m4.HourlyPeriod}
 		}},
 		{"naive", "Naive", "last value", func() model.Forecaster { return seasonal.Naive{} }},
-		{"profile", "", "median of the same hour over the last 4 weeks", func() model.Forecaster {
-			return seasonal.Profile{Period: 168, Cycles: 4, Robust: true}
+		{"profile", "", "median daily shape of the last 7 days at the latest day's level", func() model.Forecaster {
+			return seasonal.Profile{Period: m4.HourlyPeriod, Cycles: 7, Robust: true, Relative: true}
+		}},
+		{"hw", "", "Holt-Winters, periods 24 and 168, form chosen by AICc", func() model.Forecaster {
+			return holtwinters.Forecaster{Periods: []int{m4.HourlyPeriod, 168}}
 		}},
 	}
 }

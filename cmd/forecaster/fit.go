@@ -2,11 +2,216 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/model/auto"
+	"github.com/prewarm/prewarm/model/holtwinters"
+	"github.com/prewarm/prewarm/model/seasonal"
 )
 
-// runFit implements 'forecaster fit'. Placeholder until its issue lands.
-func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("'fit' is not implemented yet")
+// fitMethods are the forecasting methods 'forecaster fit' offers, each
+// built for the series' seasonal periods (shortest first; none for a
+// non-seasonal series).
+var fitMethods = []struct {
+	name  string
+	about string
+	build func(periods []int) model.Forecaster
+}{
+	{"auto", "prewarm's default: validated robust combination with calibrated intervals", func(p []int) model.Forecaster {
+		return auto.New(auto.Config{Periods: p})
+	}},
+	{"hw", "Holt-Winters (single or double seasonal), form chosen by AICc", func(p []int) model.Forecaster {
+		return holtwinters.Forecaster{Periods: p}
+	}},
+	{"snaive", "seasonal naive at the shortest period", func(p []int) model.Forecaster {
+		if len(p) == 0 {
+			return seasonal.Naive{}
+		}
+		return seasonal.SeasonalNaive{Period: p[0]}
+	}},
+	{"profile", "median of the same step of the longest cycle over the last 4 cycles", func(p []int) model.Forecaster {
+		if len(p) == 0 {
+			return seasonal.Naive{}
+		}
+		return seasonal.Profile{Period: p[len(p)-1], Cycles: 4, Robust: true}
+	}},
+	{"naive2", "naive on seasonally adjusted data (the M4 benchmark)", func(p []int) model.Forecaster {
+		if len(p) == 0 {
+			return seasonal.Naive{}
+		}
+		return seasonal.Naive2{Period: p[0]}
+	}},
+	{"naive", "the last value", func([]int) model.Forecaster { return seasonal.Naive{} }},
 }
+
+// fitPoint is one forecast step of the JSON output.
+type fitPoint struct {
+	Timestamp string  `json:"timestamp"`
+	Forecast  float64 `json:"forecast"`
+	Lower     float64 `json:"lower"`
+	Upper     float64 `json:"upper"`
+}
+
+// fitResult is the JSON output of 'forecaster fit'.
+type fitResult struct {
+	Input    string     `json:"input"`
+	Method   string     `json:"method"`
+	Fallback string     `json:"fallback,omitempty"`
+	Periods  []int      `json:"periods"`
+	Level    float64    `json:"level"`
+	Points   []fitPoint `json:"points"`
+}
+
+// runFit implements 'forecaster fit'.
+func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var names []string
+	for _, m := range fitMethods {
+		names = append(names, fmt.Sprintf("  %-8s %s", m.name, m.about))
+	}
+	fs := newFlagSet("fit", "--input FILE.csv --horizon N [--period auto|none|24,168] [--level 95] [--format csv|json] [--method auto]",
+		"Forecast the series in a two-column CSV file (header 'timestamp,value'; timestamps RFC 3339,\n"+
+			"'2006-01-02 15:04:05', Unix seconds, or a plain integer index) and print one row per step:\n"+
+			"timestamp,forecast,lower,upper, the bounds being the --level prediction interval.\n\n"+
+			"Methods:\n"+strings.Join(names, "\n"), stderr)
+	input := fs.String("input", "", "CSV file to forecast (required)")
+	horizon := fs.Int("horizon", 0, "number of steps to forecast (required)")
+	period := fs.String("period", "auto", "seasonal periods in steps: auto (detect), none, or a list such as 24,168")
+	level := fs.Float64("level", 95, "prediction interval coverage in percent, in (0, 100)")
+	format := fs.String("format", "csv", "output format: csv or json")
+	method := fs.String("method", "auto", "forecasting method (see above)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErrorf("unexpected arguments %q", fs.Args())
+	case *input == "":
+		return usageErrorf("--input is required")
+	case *horizon < 1:
+		return usageErrorf("--horizon %d: must be at least 1", *horizon)
+	case !(*level > 0 && *level < 100):
+		return usageErrorf("--level %v: must be a percentage in (0, 100), e.g. 95", *level)
+	case *format != "csv" && *format != "json":
+		return usageErrorf("--format %q: want csv or json", *format)
+	}
+	build := -1
+	for i, m := range fitMethods {
+		if m.name == *method {
+			build = i
+		}
+	}
+	if build < 0 {
+		var known []string
+		for _, m := range fitMethods {
+			known = append(known, m.name)
+		}
+		return usageErrorf("--method %q: want one of %s", *method, strings.Join(known, ", "))
+	}
+	givenPeriods, detect, err := parsePeriods(*period)
+	if err != nil {
+		return err
+	}
+
+	series, err := datasets.LoadCSV(*input, datasets.CSVOptions{})
+	if err != nil {
+		var bad *datasets.BadRowsError
+		if errors.As(err, &bad) {
+			for i, r := range bad.Rows {
+				if i == 20 {
+					fmt.Fprintf(stderr, "... and %d more bad rows\n", len(bad.Rows)-i)
+					break
+				}
+				fmt.Fprintln(stderr, r.Error())
+			}
+			return fmt.Errorf("%s: %d bad rows; fix them and run again", *input, len(bad.Rows))
+		}
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	periods := givenPeriods
+	if detect {
+		periods = seasonal.Detect(series.Values, seasonal.DetectOptions{Snap: clockPeriods(series)})
+		if periods == nil {
+			periods = []int{}
+		}
+	}
+	fc, err := fitMethods[build].build(periods).Forecast(series.Values, *horizon, *level/100)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *input, err)
+	}
+	res := fitResult{Input: *input, Method: fc.Method, Fallback: fc.Fallback, Periods: periods, Level: *level}
+	for j := range fc.Mean {
+		res.Points = append(res.Points, fitPoint{Timestamp: stepTimestamp(series, series.Len()+j),
+			Forecast: fc.Mean[j], Lower: fc.Lower[j], Upper: fc.Upper[j]})
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	if fc.Fallback != "" {
+		fmt.Fprintf(stderr, "forecaster fit: %s fell back: %s\n", *method, fc.Fallback)
+	}
+	w := csv.NewWriter(stdout)
+	w.Write([]string{"timestamp", "forecast", "lower", "upper"})
+	for _, p := range res.Points {
+		w.Write([]string{p.Timestamp, formatFloat(p.Forecast), formatFloat(p.Lower), formatFloat(p.Upper)})
+	}
+	w.Flush()
+	return w.Error()
+}
+
+// parsePeriods reads --period: "auto" (detect), "none", or a comma list
+// of periods ≥ 2 in increasing order.
+func parsePeriods(s string) (periods []int, detect bool, err error) {
+	switch strings.TrimSpace(s) {
+	case "auto", "":
+		return nil, true, nil
+	case "none":
+		return []int{}, false, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 2 {
+			return nil, false, usageErrorf("--period %q: want auto, none, or periods ≥ 2 such as 24,168", s)
+		}
+		if len(periods) > 0 && p <= periods[len(periods)-1] {
+			return nil, false, usageErrorf("--period %q: list the periods shortest first, each once", s)
+		}
+		periods = append(periods, p)
+	}
+	return periods, false, nil
+}
+
+// clockPeriods returns the steps in a day and in a week for a series on a
+// clock whose step divides a day, for seasonal.Detect to snap to.
+func clockPeriods(s datasets.Series) []int {
+	const day = 24 * time.Hour
+	if s.Index || s.Step <= 0 || day%s.Step != 0 {
+		return nil
+	}
+	d := int(day / s.Step)
+	return []int{d, 7 * d}
+}
+
+// stepTimestamp formats the time of step i: RFC 3339 in UTC, or the plain
+// index for an indexed file.
+func stepTimestamp(s datasets.Series, i int) string {
+	if s.Index {
+		return strconv.Itoa(int(s.Start.Sub(time.Unix(0, 0))/s.Step) + i)
+	}
+	return s.Time(i).UTC().Format(time.RFC3339)
+}
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }

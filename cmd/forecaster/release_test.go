@@ -134,3 +134,21 @@ func TestReleaseCommandUsage(t *testing.T) {
 		}
 	})
 }
+
+func TestReleaseCommandCredentialsFile(t *testing.T) {
+	srv := releaseEnv(t)
+	srv.AddInstance(volcenginetest.Instance{ID: "i-abc"})
+	t.Setenv("VOLCENGINE_ACCESS_KEY", "")
+	t.Setenv("VOLCENGINE_SECRET_KEY", "")
+	t.Setenv("VOLCENGINE_ENDPOINT", "")
+	creds := filepath.Join(t.TempDir(), "volcengine.json")
+	os.WriteFile(creds, []byte(`{"access_key":"`+volcenginetest.DefaultAccessKey+`","secret_key":"`+volcenginetest.DefaultSecretKey+`"}`), 0o600)
+
+	code, _, stderr := runReleaseCLI(t, "--instance", "i-abc", "--credentials", creds, "--volcengine-endpoint", srv.URL)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr: %s", code, stderr)
+	}
+	if c := srv.Calls("StopInstances"); len(c) != 1 || c[0].SignatureErr != nil {
+		t.Errorf("StopInstances calls = %+v", c)
+	}
+}

@@ -3,10 +3,229 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/dryrun"
+	"github.com/prewarm/prewarm/actuator/keda"
+	"github.com/prewarm/prewarm/actuator/releasehook"
+	"github.com/prewarm/prewarm/actuator/simulated"
+	"github.com/prewarm/prewarm/actuator/volcengine"
+	"github.com/prewarm/prewarm/service"
+	"github.com/prewarm/prewarm/store"
+	"github.com/prewarm/prewarm/store/embedded"
+	"github.com/prewarm/prewarm/store/influx"
 )
 
-// runServe implements 'forecaster serve'. Placeholder until its issue lands.
+// serveFlags are the command line of 'forecaster serve'.
+type serveFlags struct {
+	config, listen, storeSpec, auditLog, kedaListen, releaseTokenFile string
+	influx                                                             influx.Config
+	once                                                               bool
+}
+
+// runServe implements 'forecaster serve': the long-running scaling service.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("'serve' is not implemented yet")
+	fs := newFlagSet("serve", "--config FILE [FLAGS]",
+		"Runs the scaling service: every interval, for every pool in the config, reads demand from the store,\n"+
+			"refits the forecast when due, decides capacity (forecast plan, reactive rules, schedule floors) and\n"+
+			"applies it through the pool's actuator. Serves /metrics, /healthz, /api/v1/pools and, when a release\n"+
+			"token is set ("+releasehook.EnvToken+" or --release-token-file), POST /api/v1/release.", stderr)
+	var f serveFlags
+	fs.StringVar(&f.config, "config", "", "service configuration file (YAML, see docs/forecaster.yaml); required")
+	fs.StringVar(&f.listen, "listen", "", "HTTP address for the API and /metrics (overrides the config; default 127.0.0.1:9109)")
+	fs.StringVar(&f.storeSpec, "store", "embedded:prewarm.db", "store: embedded:PATH, or use the --influx-* flags")
+	fs.StringVar(&f.influx.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
+	fs.StringVar(&f.influx.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
+	fs.StringVar(&f.influx.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
+	fs.StringVar(&f.auditLog, "audit-log", "", "append the actuators' audit lines (JSON) to this file (overrides the config)")
+	fs.StringVar(&f.kedaListen, "keda-listen", "127.0.0.1:9110", "gRPC address of the KEDA external scaler, when a pool uses the keda back-end")
+	fs.StringVar(&f.releaseTokenFile, "release-token-file", "", "file holding the release hook's bearer token (else $"+releasehook.EnvToken+")")
+	fs.BoolVar(&f.once, "once", false, "take one decision for every pool, print their state as JSON and exit")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if f.config == "" {
+		return usageErrorf("--config is required")
+	}
+	f.influx.Token = os.Getenv("INFLUX_TOKEN")
+	return serve(ctx, f, stdout, stderr)
+}
+
+func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	cfg, err := service.LoadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	if f.listen != "" {
+		cfg.Listen = f.listen
+	}
+	if f.auditLog != "" {
+		cfg.AuditLog = f.auditLog
+	}
+	db, err := openStore(ctx, f.storeSpec, f.influx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	acts, backends, closeActs, err := buildActuators(ctx, cfg, reg, log)
+	if err != nil {
+		return err
+	}
+	defer closeActs()
+	metrics, err := service.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	svc, err := service.New(cfg, service.Deps{Store: db, Actuators: acts, Logger: log, Metrics: metrics})
+	if err != nil {
+		return err
+	}
+	if f.once {
+		err := svc.Tick(ctx)
+		printJSON(stdout, svc.Status())
+		return err
+	}
+	release, err := releaseHandler(cfg, acts, backends, f.releaseTokenFile, log)
+	if err != nil {
+		return err
+	}
+	if s, ok := backends[keda.Name].(*keda.Scaler); ok {
+		go func() {
+			if err := s.ListenAndServe(ctx, f.kedaListen); err != nil {
+				log.Error("KEDA external scaler stopped", "err", err)
+			}
+		}()
+	}
+	return serveHTTP(ctx, cfg.Listen, svc.Handler(reg, release), svc.Run, log)
+}
+
+// openStore opens the store the flags name.
+func openStore(ctx context.Context, spec string, ic influx.Config) (store.Store, error) {
+	if ic.URL != "" {
+		return influx.New(ctx, ic)
+	}
+	path, ok := strings.CutPrefix(spec, "embedded:")
+	if !ok || path == "" {
+		return nil, usageErrorf("--store %q: want embedded:PATH (or --influx-url)", spec)
+	}
+	return embedded.Open(path, embedded.Options{Retention: 90 * 24 * time.Hour})
+}
+
+// buildActuators creates each pool's back-end through the registry and
+// wraps it in actuator.Safe. backends holds one instance per back-end name.
+func buildActuators(ctx context.Context, cfg service.Config, reg prometheus.Registerer, log *slog.Logger) (map[string]*actuator.Safe, map[string]actuator.Actuator, func(), error) {
+	audit := io.Discard
+	closeAudit := func() {}
+	if cfg.AuditLog != "" {
+		f, err := os.OpenFile(cfg.AuditLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("opening the audit log: %w", err)
+		}
+		audit, closeAudit = f, func() { f.Close() }
+	}
+	metrics, err := actuator.NewMetrics(reg)
+	if err != nil {
+		closeAudit()
+		return nil, nil, nil, err
+	}
+	fleet := simulated.New(simulated.Options{BootDelay: 5 * time.Minute})
+	scaler := keda.New(keda.Options{Logger: log})
+	registry := actuator.NewRegistry()
+	for name, factory := range map[string]actuator.Factory{
+		dryrun.Name:     dryrun.Factory(log),
+		simulated.Name:  fleet.Factory(),
+		keda.Name:       scaler.Factory(),
+		volcengine.Name: volcengine.NewFactory(os.Getenv, log),
+	} {
+		if err := registry.Register(name, factory); err != nil {
+			closeAudit()
+			return nil, nil, nil, err
+		}
+	}
+	acts := map[string]*actuator.Safe{}
+	backends := map[string]actuator.Actuator{}
+	secrets := []string{os.Getenv("VOLCENGINE_SECRET_KEY"), os.Getenv("INFLUX_TOKEN"), os.Getenv(releasehook.EnvToken)}
+	for _, p := range cfg.Pools {
+		inner, err := registry.New(ctx, p.Backend, p.Actuator())
+		if err != nil {
+			closeAudit()
+			return nil, nil, nil, fmt.Errorf("pool %q: %w", p.Name, err)
+		}
+		backends[p.Backend] = inner
+		acts[p.Name] = actuator.NewSafe(inner, actuator.SafetyOptions{Pools: []actuator.PoolConfig{p.Actuator()},
+			Audit: audit, Metrics: metrics, Logger: log, Secrets: nonEmpty(secrets)})
+	}
+	return acts, backends, closeAudit, nil
+}
+
+// releaseHandler builds POST /api/v1/release when a token is configured.
+// Releases go through the first pool's actuator whose back-end can release
+// (volcengine first); volcengine pools also get the membership check.
+func releaseHandler(cfg service.Config, acts map[string]*actuator.Safe, backends map[string]actuator.Actuator, tokenFile string, log *slog.Logger) (http.Handler, error) {
+	token, err := releasehook.LoadToken(os.Getenv, tokenFile)
+	if err != nil || token == "" {
+		log.Info("release hook disabled: no token", "hint", "set "+releasehook.EnvToken+" or --release-token-file")
+		return nil, nil
+	}
+	var pools []actuator.PoolConfig
+	var releaser *actuator.Safe
+	for _, p := range cfg.Pools {
+		pools = append(pools, p.Actuator())
+		if releaser == nil || (p.Backend == volcengine.Name && releaser.Name() != volcengine.Name) {
+			releaser = acts[p.Name]
+		}
+	}
+	hc := releasehook.Config{Releaser: releaser, Token: token, Logger: log}
+	if v, ok := backends[volcengine.Name].(*volcengine.Actuator); ok {
+		hc.Allow = volcengine.AllowedByPools(v, pools)
+		hc.Notes = volcengine.NoteRecorder
+	}
+	return releasehook.New(hc)
+}
+
+// serveHTTP serves h on addr while loop runs, and shuts both down with ctx.
+func serveHTTP(ctx context.Context, addr string, h http.Handler, loop func(context.Context) error, log *slog.Logger) error {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	log.Info("serving", "addr", lis.Addr().String())
+	loopErr := loop(ctx)
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return err
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return loopErr
+}
+
+func nonEmpty(values []string) []string {
+	var out []string
+	for _, v := range values {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

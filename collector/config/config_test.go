@@ -114,3 +114,16 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Each source's sample.yml (collector/*/sample.yml) is a valid config.
+func TestSourceSamples(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "*", "sample.yml"))
+	if len(files) < 3 {
+		t.Fatalf("found %d sample.yml files, want nvml, dcgm and service", len(files))
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}

@@ -33,14 +33,10 @@ func New(cfg Config) model.Forecaster {
 	if cfg.Top <= 0 {
 		cfg.Top = 2
 	}
-	return &forecaster{cfg: cfg, calOrigins: calibrationOrigins, boost: calibrationBoost}
+	return &forecaster{cfg: cfg}
 }
 
-type forecaster struct {
-	cfg        Config
-	calOrigins int
-	boost      float64
-}
+type forecaster struct{ cfg Config }
 
 // Forecast implements model.Forecaster.
 //
@@ -82,7 +78,6 @@ func (f *forecaster) Forecast(history []float64, horizon int, level float64) (mo
 			fmt.Sprintf("%d observations are too few to validate a %d-step forecast", len(x), horizon))
 	}
 	v := validate(x, horizon, origins, pool)
-	v.boost = f.boost
 	top := v.best(f.cfg.Top)
 	mean := make([]float64, horizon)
 	var names []string
@@ -95,7 +90,7 @@ func (f *forecaster) Forecast(history []float64, horizon int, level float64) (mo
 		names = append(names, c.name)
 	}
 	nonNegative := allNonNegative(x)
-	lower, upper := v.bounds(top, mean, level, periods, f.calOrigins)
+	lower, upper := v.bounds(top, mean, level, periods)
 	if nonNegative {
 		clipBelow(mean, 0)
 		clipBelow(lower, 0)

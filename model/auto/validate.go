@@ -61,7 +61,6 @@ type validation struct {
 	// fc[i][k] is candidate i's forecast from origin k.
 	fc    [][][]float64
 	score []float64
-	boost float64
 }
 
 // validate forecasts x[n−o : n−o+h] from x[:n−o] with every candidate at
@@ -133,7 +132,7 @@ func maeScale(x []float64) float64 {
 // averaged), each divided by its growth factor g_j = √(⌊j/p⌋+1), p the
 // shortest period, then multiplied back by g_j. This is split conformal
 // prediction with the recent history as calibration set.
-func (v *validation) bounds(top []int, mean []float64, level float64, periods []int, calOrigins int) (lower, upper []float64) {
+func (v *validation) bounds(top []int, mean []float64, level float64, periods []int) (lower, upper []float64) {
 	p := 1
 	if len(periods) > 0 {
 		p = periods[0]
@@ -148,7 +147,9 @@ func (v *validation) bounds(top []int, mean []float64, level float64, periods []
 				comb += f[j]
 			}
 			comb /= float64(len(forecasts))
-			scaled = append(scaled, math.Abs(v.x[n-o+j]-comb)/growth(j))
+			if e := math.Abs(v.x[n-o+j]-comb) / growth(j); !math.IsNaN(e) && !math.IsInf(e, 0) {
+				scaled = append(scaled, e)
+			}
 		}
 	}
 	for k, o := range v.origins {
@@ -164,7 +165,7 @@ func (v *validation) bounds(top []int, mean []float64, level float64, periods []
 	for _, i := range top {
 		need = max(need, v.pool[i].need)
 	}
-	for k := 0; k < calOrigins; k++ {
+	for k := 0; k < calibrationOrigins; k++ {
 		o := v.h/2 + (k+1)*v.h
 		if n-o <= need || v.h/2 == 0 {
 			break
@@ -175,10 +176,15 @@ func (v *validation) bounds(top []int, mean []float64, level float64, periods []
 		}
 		add(o, fs)
 	}
+	if len(scaled) == 0 {
+		// No usable errors (every candidate failed somewhere): the
+		// interval is non-finite and the caller falls back.
+		scaled = []float64{math.Inf(1)}
+	}
 	sort.Float64s(scaled)
 	// Finite-sample conformal correction: the ⌈(N+1)·level⌉-th smallest.
 	N := float64(len(scaled))
-	q := quantile(scaled, math.Min(1, (level+v.boost*(1-level))*(N+1)/N))
+	q := quantile(scaled, math.Min(1, (level+calibrationBoost*(1-level))*(N+1)/N))
 	lower = make([]float64, len(mean))
 	upper = make([]float64, len(mean))
 	for j, m := range mean {

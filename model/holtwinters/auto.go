@@ -26,6 +26,8 @@ type AutoOptions struct {
 	BoxCox *float64
 	// Update is the seasonal recursion form of every candidate.
 	Update Update
+	// Fit tunes the estimation of every candidate.
+	Fit FitOptions
 }
 
 // Auto fits every candidate form (the cross product of the options' trends,
@@ -70,7 +72,7 @@ func Auto(y []float64, periods []int, opts AutoOptions) (*Model, error) {
 					if season != None {
 						spec.Periods = periods
 					}
-					m, err := Fit(y, spec)
+					m, err := opts.Fit.Fit(y, spec)
 					if err != nil {
 						errs = append(errs, err)
 						continue

@@ -222,27 +222,29 @@ func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
 // multiStep holds the scratch space of the multi-step criterion.
 type multiStep struct {
-	k        int       // horizons 1..k
-	phiSum   []float64 // phiSum[j] = φ + … + φ^j
-	arCoef   []float64 // arCoef[j]: effect of e_t on the j-step forecast
-	lv, tr   []float64 // rings of post-step level and trend
-	er       []float64 // ring of post-step errors
-	sumSq    []float64 // per-horizon sum of squared errors
-	counts   []int
-	zeroSeas *state // scratch for arCoef
+	k      int       // horizons 1..k
+	phiSum []float64 // phiSum[j] = φ + … + φ^j (0 without trend)
+	arCoef []float64 // arCoef[j]: effect of e_t on the j-step forecast
+	// Rings of the post-step level, trend and error, each value written
+	// twice (at o and o+k) so that the k most recent origins are always
+	// a contiguous window.
+	lv, tr, er []float64
+	sumSq      []float64 // per-horizon sum of squared errors
+	counts     []int
+	zero       *state // scratch for arCoef
 }
 
 func newMultiStep(k int, st *state) *multiStep {
 	return &multiStep{
-		k:        k,
-		phiSum:   make([]float64, k+1),
-		arCoef:   make([]float64, k+1),
-		lv:       make([]float64, k),
-		tr:       make([]float64, k),
-		er:       make([]float64, k),
-		sumSq:    make([]float64, k+1),
-		counts:   make([]int, k+1),
-		zeroSeas: st.clone(),
+		k:      k,
+		phiSum: make([]float64, k+1),
+		arCoef: make([]float64, k+1),
+		lv:     make([]float64, 2*k),
+		tr:     make([]float64, 2*k),
+		er:     make([]float64, 2*k),
+		sumSq:  make([]float64, k+1),
+		counts: make([]int, k+1),
+		zero:   st.clone(),
 	}
 }
 
@@ -254,15 +256,19 @@ func newMultiStep(k int, st *state) *multiStep {
 // The AR term's effect is linearised: arCoef[j]·e_t.
 func (r *recursion) amse(st *state, y []float64, ms *multiStep) float64 {
 	k := ms.k
-	// φ sums and the AR response (from a zero state with e = 1).
 	pow, sum := 1.0, 0.0
 	for j := 1; j <= k; j++ {
 		pow *= r.phi
 		sum += pow
 		ms.phiSum[j] = sum
+		if !r.trend {
+			ms.phiSum[j] = 0
+		}
 		ms.sumSq[j], ms.counts[j] = 0, 0
 	}
-	z := ms.zeroSeas
+	// The AR response: from a zero state with e = 1 for the linear forms;
+	// ρ^j (as dshw) for multiplicative seasonality.
+	z := ms.zero
 	z.level, z.trend, z.err = 0, 0, 1
 	for i := range z.seas {
 		clear(z.seas[i])
@@ -278,9 +284,14 @@ func (r *recursion) amse(st *state, y []float64, ms *multiStep) float64 {
 			ms.arCoef[j], _ = r.step(z, math.NaN())
 		}
 	}
+	mult := r.season == Multiplicative
+	phiSum := ms.phiSum[1 : k+1] // phiSum[j-1] for horizon j
+	arCoef := ms.arCoef[1 : k+1]
+	sumSq := ms.sumSq[1 : k+1]
+	o := 0 // ring slot of the next origin
 	for t, v := range y {
 		if v == v && t > 0 {
-			var comb float64
+			comb := 0.0
 			switch r.season {
 			case Additive:
 				for i := range r.nSeasonal {
@@ -292,30 +303,37 @@ func (r *recursion) amse(st *state, y []float64, ms *multiStep) float64 {
 					comb *= st.seas[i][st.pos[i]]
 				}
 			}
-			for j := 1; j <= min(k, t); j++ {
-				o := (t - j) % k
-				f := ms.lv[o]
-				if r.trend {
-					f += ms.phiSum[j] * ms.tr[o]
-				}
-				switch r.season {
-				case Additive:
-					f += comb
-				case Multiplicative:
+			// Window w[i] = origin t−k+i, so horizon j reads w[k−j].
+			lv, tr, er := ms.lv[o:o+k], ms.tr[o:o+k], ms.er[o:o+k]
+			jmax := min(k, t)
+			for j := 1; j <= jmax; j++ {
+				i := k - j
+				f := lv[i] + phiSum[j-1]*tr[i]
+				if mult {
 					f *= comb
+				} else {
+					f += comb
 				}
-				f += ms.arCoef[j] * ms.er[o]
-				d := v - f
-				ms.sumSq[j] += d * d
-				ms.counts[j]++
+				d := v - f - arCoef[j-1]*er[i]
+				sumSq[j-1] += d * d
 			}
+			ms.counts[jmax]++ // turned into per-horizon counts below
 		}
 		yhat, _ := r.step(st, v)
 		if math.IsInf(yhat, 0) || yhat != yhat {
 			return math.Inf(1)
 		}
-		o := t % k
 		ms.lv[o], ms.tr[o], ms.er[o] = st.level, st.trend, st.err
+		ms.lv[o+k], ms.tr[o+k], ms.er[o+k] = st.level, st.trend, st.err
+		o++
+		if o == k {
+			o = 0
+		}
+	}
+	// counts[j] held how many scored observations had exactly j origins
+	// (j < k only near the start); horizon j is scored by all with ≥ j.
+	for j := k - 1; j >= 1; j-- {
+		ms.counts[j] += ms.counts[j+1]
 	}
 	var crit float64
 	for j := 1; j <= k; j++ {

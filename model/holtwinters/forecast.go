@@ -10,26 +10,34 @@ import (
 )
 
 // Forecast returns h point forecasts after the end of the history and a
-// central prediction interval at level (0 < level < 1).
+// central prediction interval at level (0 < level < 1), from the fitted
+// model as is (Forecaster widens it; see DefaultIntervalInflation).
 //
 // Point forecasts run the recursion forward with every future error at its
-// expectation (0, or ρ^k·e_n with the AR adjustment), which for
-// non-seasonal and additive-seasonal forms is the conditional mean.
+// expectation (0, or ρ^k·e_n with the AR adjustment, which then also
+// feeds the states): the conditional mean for the linear forms.
 //
-// Intervals for the linear forms (no or additive seasonality, with or
-// without AR(1)) are exact under Gaussian innovations: the k-step error is
-// Σ_{j<k} ψ_j·ε_{n+k−j} with ψ the model's impulse response, so
-//
-//	Var(k) = σ²·(1 + ψ₁² + … + ψ²_{k−1}),
-//
-// which for the ETS forms is Hyndman et al. (2008, Table 6.1, class 1):
-// ψ_j = α + αβ·(φ + … + φ^j) + Σᵢ γᵢ·1{j mod mᵢ = 0}. Multiplicative
-// seasonality has no closed form; its intervals are the empirical
-// quantiles of 1000 simulated paths with Gaussian innovations (a fixed
-// seed, so forecasts are reproducible). With a Box-Cox transform the
-// bounds are computed on the transformed scale and mapped back, which
-// preserves their coverage; the point forecast is then the median.
+// The interval is mean ± z·√v(k) under Gaussian errors. The model's
+// k-step variance is V(k) = σ²·(1 + ψ₁² + … + ψ²_{k−1}), ψ the response of
+// the forecasts to one innovation, which for the ETS forms is Hyndman et
+// al. (2008, Table 6.1, class 1): ψ_j = α + αβ·(φ + … + φ^j) +
+// Σᵢ γᵢ·1{j mod mᵢ = 0}. ψ is computed by perturbing the forecast path, so
+// it is exact for the linear forms (no or additive seasonality, with or
+// without AR(1)) and the delta method's linearisation for multiplicative
+// seasonality. Where the in-sample mean squared j-step errors E_j are
+// known (j up to the shortest period, at most 48) they are used instead,
+// and beyond, E_J·V(k)/V(J); for a correctly specified model the two
+// agree, and when the model misses structure the empirical errors keep the
+// interval honest. With a Box-Cox transform the bounds are computed on the
+// transformed scale and mapped back, which preserves their coverage; the
+// point forecast is then the median.
 func (m *Model) Forecast(h int, level float64) (model.Forecast, error) {
+	return m.forecast(h, level, 1)
+}
+
+// forecast is Forecast with the interval's standard deviations multiplied
+// by inflate (on the model scale).
+func (m *Model) forecast(h int, level, inflate float64) (model.Forecast, error) {
 	if h < 1 {
 		return model.Forecast{}, fmt.Errorf("holtwinters: horizon %d must be at least 1", h)
 	}
@@ -44,7 +52,7 @@ func (m *Model) Forecast(h int, level float64) (model.Forecast, error) {
 	}
 	lower := make([]float64, h)
 	upper := make([]float64, h)
-	z := distuv.UnitNormal.Quantile(0.5 + level/2)
+	z := inflate * distuv.UnitNormal.Quantile(0.5+level/2)
 	for k, v := range m.variances(mean) {
 		sd := math.Sqrt(v)
 		lower[k], upper[k] = mean[k]-z*sd, mean[k]+z*sd

@@ -25,9 +25,26 @@ type Forecaster struct {
 	// Spec, when non-nil, is the form to fit (its Periods are replaced by
 	// the Forecaster's). Nil selects a form with Auto.
 	Spec *Spec
-	// Options tunes Auto when Spec is nil.
+	// Options tunes Auto when Spec is nil, and Options.Fit the
+	// estimation either way. Options.Fit.Horizon 0 means the forecast
+	// horizon: parameters are estimated by the in-sample errors at the
+	// horizons asked for (capped at the shortest period; see FitOptions).
+	// Set it to 1 for one-step estimation.
 	Options AutoOptions
+	// IntervalInflation multiplies the half-width of the fitted model's
+	// prediction interval; 0 means DefaultIntervalInflation, 1 leaves the
+	// model's interval as is. Fallback intervals are not inflated.
+	IntervalInflation float64
 }
+
+// DefaultIntervalInflation widens the model's prediction intervals to
+// make up for in-sample errors understating out-of-sample ones (the
+// parameters were chosen to make them small). It was calibrated on M4
+// Hourly's training data alone: fitting each of the 414 series without its
+// last 48 points and forecasting those, ×1.3 brought the coverage of the
+// 95% interval from 0.90 to 0.943 and minimised MSIS. On the real test
+// period it gives 0.961 (see TestM4HourlySample).
+const DefaultIntervalInflation = 1.3
 
 var _ model.Forecaster = Forecaster{}
 
@@ -82,20 +99,28 @@ func (f Forecaster) fit(y []float64, periods []int, horizon int, level float64) 
 		m   *Model
 		err error
 	)
+	opts := f.Options
+	if opts.Fit.Horizon == 0 {
+		opts.Fit.Horizon = horizon
+	}
 	if f.Spec != nil {
 		spec := *f.Spec
 		spec.Periods = periods
 		if len(periods) == 0 {
 			spec.Seasonality = None
 		}
-		m, err = Fit(y, spec)
+		m, err = opts.Fit.Fit(y, spec)
 	} else {
-		m, err = Auto(y, periods, f.Options)
+		m, err = Auto(y, periods, opts)
 	}
 	if err != nil {
 		return model.Forecast{}, err
 	}
-	return m.Forecast(horizon, level)
+	inflate := f.IntervalInflation
+	if inflate <= 0 || isNaNOrInf(inflate) {
+		inflate = DefaultIntervalInflation
+	}
+	return m.forecast(horizon, level, inflate)
 }
 
 // fitPeriods keeps the periods for which y holds two full cycles and

@@ -29,15 +29,16 @@ type Model struct {
 	resid  []float64 // one-step errors on the model scale, NaN where y is
 	final  *state    // state after the last observation
 
-	nObs      int     // finite observations
-	sse       float64 // on the model scale
-	sigma2    float64 // innovation variance used for intervals
+	nObs      int       // finite observations
+	sse       float64   // on the model scale
+	sigma2    float64   // innovation variance used for intervals
 	stepMSE   []float64 // in-sample mean squared j-step error, j = 1..len
-	nFree     int     // estimated smoothing parameters
+	nFree     int       // estimated smoothing parameters
 	logLik    float64
 	aicc      float64
 	jacobian  float64 // log-Jacobian of the transform, Σ(λ−1)·log y
 	converged string  // optimiser status, "" for fixed parameters
+	evals     int
 }
 
 // Spec returns the model's form.
@@ -136,11 +137,6 @@ type FitOptions struct {
 	// Start, when non-nil, overrides the starting smoothing parameters
 	// of the search (only Alpha, Beta, Phi, Gamma and AR are read).
 	Start *Params
-	// RefineInitial re-estimates the initial states by least squares
-	// after the first search and then searches the smoothing parameters
-	// again (see refineInitial); skipped when the history × states² is
-	// too large.
-	RefineInitial bool
 }
 
 // Fit estimates spec's parameters from y as the package-level Fit does,
@@ -183,11 +179,12 @@ func (o FitOptions) Fit(y []float64, spec Spec) (*Model, error) {
 		return rec.sse(st, z, nil)
 	}
 	status := "fixed"
+	var m0evals int
 	if len(x0) > 0 {
 		settings := &optimize.Settings{
 			Converger: &optimize.FunctionConverge{
-				Relative:   1e-8,
-				Iterations: 20 * len(x0),
+				Relative:   convRel,
+				Iterations: convIter * len(x0),
 			},
 			FuncEvaluations: 400 * len(x0),
 		}
@@ -202,20 +199,32 @@ func (o FitOptions) Fit(y []float64, spec Spec) (*Model, error) {
 		}
 		status = res.Status.String()
 		b.fromFree(res.X, &p)
-		if o.RefineInitial {
+		m0evals = res.FuncEvaluations
+		// Alternate: least-squares initial states for the parameters
+		// found, then search the parameters again from there, while the
+		// criterion improves (the refinement is skipped for models with
+		// many states; see refineInitial).
+		for round := 0; round < refineRounds; round++ {
 			rec = newRecursionInto(rec, spec, p)
-			if sse := refineInitial(rec, spec, &p, z); !math.IsNaN(sse) {
-				start = p.clone()
-				res2, err := optimize.Minimize(optimize.Problem{Func: obj}, res.X, settings, &optimize.NelderMead{})
-				if res2 != nil && (err == nil || res2.Status == optimize.FunctionEvaluationLimit) && !math.IsInf(res2.F, 0) {
-					b.fromFree(res2.X, &p)
-				} else {
-					b.fromFree(res.X, &p)
-				}
+			if sse := refineInitial(rec, spec, &p, z); math.IsNaN(sse) {
+				break
+			}
+			start = p.clone()
+			res2, err := optimize.Minimize(optimize.Problem{Func: obj}, res.X, settings, &optimize.NelderMead{})
+			if res2 == nil || err != nil && res2.Status != optimize.FunctionEvaluationLimit || math.IsInf(res2.F, 0) {
+				b.fromFree(res.X, &p)
+				break
+			}
+			m0evals += res2.FuncEvaluations
+			b.fromFree(res2.X, &p)
+			improved := res2.F < res.F*(1-1e-4)
+			res = res2
+			if !improved {
+				break
 			}
 		}
 	}
-	m := &Model{spec: cloneSpec(spec), params: p, jacobian: jac, converged: status, nFree: len(x0)}
+	m := &Model{spec: cloneSpec(spec), params: p, jacobian: jac, converged: status, nFree: len(x0), evals: m0evals}
 	m.finish(z)
 	return m, nil
 }
@@ -379,3 +388,11 @@ func cloneSpec(s Spec) Spec {
 	}
 	return s
 }
+
+// Convergence of the parameter search: stop when convIter·dim iterations
+// in a row improve the criterion by less than convRel relative.
+var convRel, convIter = 1e-5, 5
+
+// refineRounds bounds the alternation of initial-state refinement and
+// parameter search.
+const refineRounds = 4

@@ -9,7 +9,7 @@ import (
 // maxRefineWork bounds the cost of refineInitial: observations × states².
 // Above it (e.g. per-minute data with daily and weekly periods) the
 // decomposition's initial states are kept.
-const maxRefineWork = 5e7
+const maxRefineWork = 2e6
 
 // stateVector flattens p's initial states: l₀, b₀ (with a trend), then
 // every seasonal index.
@@ -72,7 +72,7 @@ func refineInitial(rec recursion, s Spec, p *Params, z []float64) float64 {
 	jac := mat.NewDense(n, k, nil)
 	col := make([]float64, n)
 	xq := make([]float64, k)
-	for iter := 0; iter < 2; iter++ {
+	for iter := 0; iter < 6; iter++ {
 		// Columns by forward differences: ∂e_t/∂x_j.
 		for j := range k {
 			h := 1e-4 * math.Max(math.Abs(x[j]), 1e-2*math.Max(math.Abs(x[0]), 1))
@@ -104,7 +104,7 @@ func refineInitial(rec recursion, s Spec, p *Params, z []float64) float64 {
 		if err := chol.SolveVecTo(&step, &jte); err != nil {
 			break
 		}
-		improved := false
+		prev := best
 		for scale := 1.0; scale > 1e-3; scale /= 4 {
 			for j := range k {
 				xq[j] = x[j] - scale*step.AtVec(j)
@@ -114,11 +114,10 @@ func refineInitial(rec recursion, s Spec, p *Params, z []float64) float64 {
 				best = sse
 				copy(x, xq)
 				copy(e0, col)
-				improved = true
 				break
 			}
 		}
-		if !improved || s.Seasonality != Multiplicative {
+		if best > prev*(1-1e-6) || s.Seasonality != Multiplicative {
 			break
 		}
 	}

@@ -87,6 +87,9 @@ func (p Profile) cycles(n int) int {
 }
 
 func (p Profile) name(cycles int) string {
+	if !p.Relative && cycles == 1 {
+		return fmt.Sprintf("snaive(%d)", p.Period)
+	}
 	s := "profile"
 	if p.Relative {
 		s = "shape"

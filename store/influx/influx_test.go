@@ -3,6 +3,7 @@ package influx_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -169,6 +170,7 @@ func TestConnectionRefusedIsUnavailable(t *testing.T) {
 func TestTimeoutIsUnavailable(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -185,7 +187,11 @@ func TestTimeoutIsUnavailable(t *testing.T) {
 }
 
 func TestCancelledIsNotUnavailable(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The server notices a client hanging up only once the body is read.
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
 	defer srv.Close()
 	s := newStore(t, influx.Config{URL: srv.URL, Bucket: "b"})
 	defer s.Close()
@@ -204,16 +210,8 @@ func TestWriteSplitsBatches(t *testing.T) {
 	var bodies []string
 	failSecond := false
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var b strings.Builder
-		buf := make([]byte, 4096)
-		for {
-			n, err := r.Body.Read(buf)
-			b.Write(buf[:n])
-			if err != nil {
-				break
-			}
-		}
-		bodies = append(bodies, b.String())
+		body, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(body))
 		if len(bodies) == 2 && failSecond {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return

@@ -587,10 +587,22 @@ func (s *Server) describeScalingGroups(p url.Values) (any, *apiFailure) {
 			"MaxInstanceNumber":    g.Max,
 			"DesireInstanceNumber": g.Desired,
 			"TotalInstanceCount":   len(g.InstanceIDs),
+			"StoppedInstanceCount": s.stoppedIn(g),
 			"LifecycleState":       g.LifecycleState,
 		})
 	}
 	return map[string]any{"ScalingGroups": out, "TotalCount": len(groups), "PageNumber": number, "PageSize": size}, nil
+}
+
+// stoppedIn counts the group's members that are stopped. Called with s.mu held.
+func (s *Server) stoppedIn(g *Group) int {
+	n := 0
+	for _, id := range g.InstanceIDs {
+		if in, ok := s.instances[id]; ok && in.Status == "STOPPED" {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Server) group(p url.Values) (*Group, *apiFailure) {
@@ -677,8 +689,9 @@ func (s *Server) describeScalingPolicies(p url.Values) (any, *apiFailure) {
 		return nil, err
 	}
 	var ps []*Policy
+	typ := p.Get("ScalingPolicyType")
 	for _, pol := range s.policies {
-		if pol.GroupID == g.ID {
+		if pol.GroupID == g.ID && (typ == "" || pol.Type == typ) {
 			ps = append(ps, pol)
 		}
 	}

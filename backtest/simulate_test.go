@@ -1,0 +1,257 @@
+package backtest
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/model/seasonal"
+	"github.com/prewarm/prewarm/planner"
+)
+
+var start = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC) // a Monday
+
+// squareWave is demand of low req/s with a busy block of high req/s from
+// 09:00 to 17:00 every day, at a 30-minute step.
+func squareWave(days int, low, high float64) Trace {
+	tr := Trace{Name: "square", Start: start, Step: 30 * time.Minute}
+	for i := 0; i < days*48; i++ {
+		v := low
+		if h := (i % 48) / 2; h >= 9 && h < 17 {
+			v = high
+		}
+		tr.RPS = append(tr.RPS, v)
+	}
+	return tr
+}
+
+// testConfig: 10 req/s per instance at 100% target utilisation, 10-minute
+// boot, 2.5 an hour.
+func testConfig() Config {
+	cfg := DefaultConfig()
+	c := &cfg.Planner
+	c.Fleet.RPSPerInstance = 10
+	c.TargetUtilisation = 1
+	c.Fleet.BootDelay = 10 * time.Minute
+	return cfg
+}
+
+func result(t *testing.T, rep Report, name string) Result {
+	t.Helper()
+	for _, r := range rep.Policies {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no result for %s", name)
+	return Result{}
+}
+
+func TestStaticPolicy(t *testing.T) {
+	tr := squareWave(2, 10, 45)
+	rep, err := Run(context.Background(), tr, testConfig(), PolicyStatic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := result(t, rep, PolicyStatic)
+	// Peak 45 req/s needs 5 instances for 48 hours at 2.5/h.
+	if rep.Static != 5 || math.Abs(r.GPUHours-240) > 1e-6 || math.Abs(r.Cost-600) > 1e-6 || r.CostVsStatic != 1 {
+		t.Errorf("static: %d instances, %.3f GPU-h, cost %.3f (x%.2f); want 5, 240, 600 (x1)", rep.Static, r.GPUHours, r.Cost, r.CostVsStatic)
+	}
+	if r.SLOAttainment != 1 || r.UnderprovisionedMinutes != 0 || r.Dropped != 0 || r.P99LatencyS != 0 {
+		t.Errorf("static is never short, got SLO %v, under %v min, dropped %v, p99 %v", r.SLOAttainment, r.UnderprovisionedMinutes, r.Dropped, r.P99LatencyS)
+	}
+	// 10 req/s for 32 h plus 45 req/s for 16 h.
+	if want := (10*32 + 45*16) * 3600.0; math.Abs(r.Requests-want) > 1e-6*want {
+		t.Errorf("requests %v, want %v", r.Requests, want)
+	}
+}
+
+func TestReactiveLagsARise(t *testing.T) {
+	tr := squareWave(1, 8, 45)
+	rep, err := Run(context.Background(), tr, testConfig(), PolicyReactive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := result(t, rep, PolicyReactive)
+	// At 09:00 demand jumps from 0.8 to 4.5 instances' worth: the queue
+	// rule notices after 2 minutes, and the boot takes 10, so at least 12
+	// minutes short.
+	if r.UnderprovisionedMinutes < 12 || r.SLOAttainment >= 1 {
+		t.Errorf("reactive was short %v minutes (SLO %v), want at least 12 and below 1", r.UnderprovisionedMinutes, r.SLOAttainment)
+	}
+	// Queue rule first, sized by the load but capped at MaxStep 4.
+	if r.Actions < 2 || !strings.HasPrefix(r.Decisions[0].Reason, "reactive: queue") || r.Decisions[0].Desired != 5 {
+		t.Errorf("decisions %v", r.Decisions)
+	}
+	if got := r.Decisions[0].At; !got.Equal(start.Add(9*time.Hour + 2*time.Minute)) {
+		t.Errorf("first scale-out at %s, want 09:02", got.Format("15:04"))
+	}
+}
+
+// With a forecaster that knows the (exactly periodic) pattern, the
+// predictive plan asks for capacity a boot delay ahead and is never short
+// once it has a day of history, where reactive is short at every rise.
+func TestPredictivePreWarms(t *testing.T) {
+	tr := squareWave(4, 10, 45)
+	cfg := testConfig()
+	cfg.Forecast.NewModel = func(periods []int) model.Forecaster { return seasonal.SeasonalNaive{Period: 48} }
+	rep, err := Run(context.Background(), tr, cfg, PolicyPredictive, PolicyReactive, PolicyHybrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{PolicyPredictive, PolicyHybrid} {
+		r := result(t, rep, name)
+		for _, cp := range r.Capacity[48:] {
+			if cp.Underprovisioned > 0 {
+				t.Errorf("%s short %v at %s", name, cp.Underprovisioned, cp.At.Format("Mon 15:04"))
+			}
+		}
+		var prewarm bool
+		for _, d := range r.Decisions {
+			if d.At.Equal(start.Add(24*time.Hour+8*time.Hour+50*time.Minute)) && d.Desired == 5 &&
+				strings.Contains(d.Reason, "(pre-warm 10m)") {
+				prewarm = true
+			}
+		}
+		if !prewarm {
+			t.Errorf("%s did not ask for 5 instances at 08:50 on day 2 with a pre-warm reason: %v", name, r.Decisions[:min(6, len(r.Decisions))])
+		}
+	}
+	if r := result(t, rep, PolicyReactive); r.UnderprovisionedMinutes < 4*15 {
+		t.Errorf("reactive short %v minutes over 4 rises, want at least 60", r.UnderprovisionedMinutes)
+	}
+}
+
+// Walk-forward: two traces equal up to a cut and different after it must
+// give every policy the same decisions before the cut.
+func TestWalkForwardFutureCannotChangeThePast(t *testing.T) {
+	s := datasets.DefaultSynthetic().Generate(start, time.Hour, 18*24)
+	a := Trace{Name: "a", Start: s.Start, Step: s.Step, RPS: s.Values}
+	b := a
+	b.RPS = append([]float64(nil), a.RPS...)
+	cut := 15 * 24
+	for i := cut; i < len(b.RPS); i++ {
+		b.RPS[i] = 3*b.RPS[i] + 50*float64(i%7)
+	}
+	cutTime := a.Start.Add(time.Duration(cut) * a.Step)
+	// Fix the fleet size so the static peak (the only policy allowed to
+	// know the future, by definition) does not change the others' units.
+	cfg := barConfig(a, 20)
+	cfg.Forecast.RefitEvery = 3 * time.Hour // fewer refits keep the test quick
+	policies := []string{PolicyReactive, PolicyScheduled, PolicyPredictive, PolicyHybrid}
+	ra, err := Run(context.Background(), a, cfg, policies...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := Run(context.Background(), b, cfg, policies...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range policies {
+		da, db := before(ra.Policies[i].Decisions, cutTime), before(rb.Policies[i].Decisions, cutTime)
+		if len(da) != len(db) {
+			t.Errorf("%s: %d decisions before the cut with the original future, %d with another", name, len(da), len(db))
+			continue
+		}
+		for k := range da {
+			if da[k] != db[k] {
+				t.Errorf("%s: decision %d differs: %+v vs %+v", name, k, da[k], db[k])
+				break
+			}
+		}
+		// The test can fail: after the cut the decisions do differ.
+		if len(ra.Policies[i].Decisions) == len(rb.Policies[i].Decisions) &&
+			ra.Policies[i].Actions == rb.Policies[i].Actions && ra.Policies[i].Cost == rb.Policies[i].Cost {
+			t.Errorf("%s: a different future changed nothing at all; the test is not sensitive", name)
+		}
+	}
+}
+
+func before(s planner.Schedule, t time.Time) planner.Schedule {
+	var out planner.Schedule
+	for _, st := range s {
+		if st.At.Before(t) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func TestSpotInterruptions(t *testing.T) {
+	tr := squareWave(2, 30, 45)
+	run := func(share float64, seed uint64) Result {
+		cfg := testConfig()
+		cfg.Spot = Spot{Share: share, InterruptionsPerHour: 0.5, Seed: seed}
+		rep, err := Run(context.Background(), tr, cfg, PolicyStatic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result(t, rep, PolicyStatic)
+	}
+	onDemand, spot, again, other := run(0, 1), run(1, 1), run(1, 1), run(1, 2)
+	if spot.SpotInterruptions == 0 || spot.SpotInterruptions != again.SpotInterruptions || spot.SLOAttainment != again.SLOAttainment {
+		t.Errorf("same seed: %d and %d interruptions, want equal and > 0", spot.SpotInterruptions, again.SpotInterruptions)
+	}
+	if spot.SpotInterruptions == other.SpotInterruptions && spot.SLOAttainment == other.SLOAttainment {
+		t.Errorf("another seed gave the same run")
+	}
+	// 5 spot instances at 0.5/h for 48 h: about 120 interruptions, each
+	// replaced after a 10-minute boot, so the static fleet is sometimes
+	// short at its 45 req/s peak (it needs all 5).
+	if spot.SpotInterruptions < 80 || spot.SpotInterruptions > 170 {
+		t.Errorf("%d interruptions, want about 120", spot.SpotInterruptions)
+	}
+	if spot.Cost >= onDemand.Cost || spot.SLOAttainment >= onDemand.SLOAttainment {
+		t.Errorf("spot: cost %.1f SLO %.4f; on demand: cost %.1f SLO %.4f; want spot cheaper and worse",
+			spot.Cost, spot.SLOAttainment, onDemand.Cost, onDemand.SLOAttainment)
+	}
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	good := squareWave(1, 10, 45)
+	cases := []struct {
+		name     string
+		trace    func(*Trace)
+		cfg      func(*Config)
+		policies []string
+		want     string
+	}{
+		{"unknown policy", nil, nil, []string{"psychic"}, `unknown policy "psychic"`},
+		{"empty trace", func(t *Trace) { t.RPS = nil }, nil, nil, "has no steps"},
+		{"negative demand", func(t *Trace) { t.RPS[3] = -1 }, nil, nil, "step 3 (2026-01-05T01:30:00Z): rate -1"},
+		{"tick does not divide the step", nil, func(c *Config) { c.Tick = 7 * time.Minute }, nil, "Tick 7m0s must be positive and divide"},
+		{"refit not a multiple", nil, func(c *Config) { c.Forecast.RefitEvery = 45 * time.Minute }, nil, "Forecast.RefitEvery 45m0s"},
+		{"planner field", nil, func(c *Config) { c.Planner.Fleet.RPSPerInstance = -1 }, nil, "Fleet.RPSPerInstance -1"},
+		{"spot share", nil, func(c *Config) { c.Spot.Share = 2 }, nil, "Spot.Share 2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := good
+			tr.RPS = append([]float64(nil), good.RPS...)
+			if tc.trace != nil {
+				tc.trace(&tr)
+			}
+			cfg := testConfig()
+			if tc.cfg != nil {
+				tc.cfg(&cfg)
+			}
+			_, err := Run(context.Background(), tr, cfg, tc.policies...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want ~%q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunHonoursCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, squareWave(3, 10, 45), testConfig()); err == nil {
+		t.Error("a cancelled run returned no error")
+	}
+}

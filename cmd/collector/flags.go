@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/prewarm/prewarm/collector/config"
+	"github.com/prewarm/prewarm/collector/notify"
+)
+
+// usageError marks a mistake on the command line (exit status 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// options are the command-line flags.
+type options struct {
+	configFile   string
+	interval     time.Duration
+	nvml         bool
+	dcgmURLs     []string
+	scrapes      []string
+	storeSpec    string
+	influxURL    string
+	influxToken  string
+	influxOrg    string
+	influxBucket string
+	listen       string
+	host         string
+	instanceID   string
+	spoolDir     string
+	bufferPoints int
+	webhooks     []string
+	once         bool
+	print        bool
+	logLevel     string
+}
+
+const defaultEmbeddedPath = "prewarm-collector.db"
+
+func newFlagSet(o *options) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("collector", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.StringVar(&o.configFile, "config", "", "YAML configuration file; flags override it")
+	fs.DurationVar(&o.interval, "interval", 10*time.Second, "time between collection cycles")
+	fs.BoolVar(&o.nvml, "nvml", false, "read the local GPUs through NVML")
+	fs.StringArrayVar(&o.dcgmURLs, "dcgm-url", nil, "dcgm-exporter /metrics URL to scrape (repeatable)")
+	fs.StringArrayVar(&o.scrapes, "scrape", nil, "service endpoint NAME=URL, read with the default metric names "+
+		config.DefaultRequestsCounter+", "+config.DefaultQueueGauge+", "+config.DefaultLatencyHistogram+" (repeatable)")
+	fs.StringVar(&o.storeSpec, "store", "", "embedded:PATH for the embedded store (default embedded:"+defaultEmbeddedPath+" when no InfluxDB is set)")
+	fs.StringVar(&o.influxURL, "influx-url", "", "InfluxDB URL, e.g. http://127.0.0.1:8086")
+	fs.StringVar(&o.influxToken, "influx-token", "", "InfluxDB token; prefer the INFLUX_TOKEN environment variable (flags show in ps)")
+	fs.StringVar(&o.influxOrg, "influx-org", "", "InfluxDB 2.x organisation (1.8: ignored)")
+	fs.StringVar(&o.influxBucket, "influx-bucket", "", "InfluxDB 2.x bucket, or database/retention-policy for 1.8")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:9108", `address serving /metrics; "" disables it`)
+	fs.StringVar(&o.host, "host", "", "host tag for points that lack one (default: the hostname)")
+	fs.StringVar(&o.instanceID, "instance-id", "", "this host's cloud instance ID, sent in idle events")
+	fs.StringVar(&o.spoolDir, "spool-dir", "", "directory spooling points beyond --buffer-points while the store is down (default: next to the embedded store, or ./prewarm-spool)")
+	fs.IntVar(&o.bufferPoints, "buffer-points", 0, "points held in memory while the store is down (default 100000)")
+	fs.StringArrayVar(&o.webhooks, "webhook", nil, "[json|wecom|dingtalk=]URL receiving events (repeatable); a bearer token comes from PREWARM_WEBHOOK_TOKEN")
+	fs.BoolVar(&o.once, "once", false, "run one collection cycle and exit")
+	fs.BoolVar(&o.print, "print", false, "print each cycle's points to stdout (line-protocol-like)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	return fs
+}
+
+// apply overrides cfg with the flags the user set. List flags replace the
+// file's list.
+func (o *options) apply(fs *pflag.FlagSet, cfg *config.Config, getenv func(string) string) error {
+	set := fs.Changed
+	if set("interval") {
+		cfg.Interval = o.interval
+	}
+	if set("nvml") {
+		cfg.NVML.Enabled = o.nvml
+	}
+	if set("dcgm-url") {
+		cfg.DCGM = nil
+		for _, u := range o.dcgmURLs {
+			cfg.DCGM = append(cfg.DCGM, config.DCGM{URL: u})
+		}
+	}
+	if set("scrape") {
+		cfg.Scrape = nil
+		for _, s := range o.scrapes {
+			name, u, ok := strings.Cut(s, "=")
+			if !ok || name == "" || u == "" {
+				return usageErrorf("--scrape %q: want NAME=URL", s)
+			}
+			cfg.Scrape = append(cfg.Scrape, config.Scrape{Name: name, URL: u, RequestsCounter: config.DefaultRequestsCounter,
+				QueueGauge: config.DefaultQueueGauge, LatencyHistogram: config.DefaultLatencyHistogram})
+		}
+	}
+	if set("store") {
+		path, ok := strings.CutPrefix(o.storeSpec, "embedded:")
+		if !ok || path == "" {
+			return usageErrorf("--store %q: want embedded:PATH (for InfluxDB use --influx-url)", o.storeSpec)
+		}
+		cfg.Store.Embedded, cfg.Store.Influx = path, nil
+	}
+	if set("influx-url") || set("influx-bucket") || set("influx-org") || set("influx-token") {
+		if set("store") {
+			return usageErrorf("--store and --influx-* both given: choose one store")
+		}
+		in := cfg.Store.Influx
+		if in == nil {
+			in = &config.Influx{}
+		}
+		cfg.Store.Embedded = ""
+		if set("influx-url") {
+			in.URL = o.influxURL
+		}
+		if set("influx-bucket") {
+			in.Bucket = o.influxBucket
+		}
+		if set("influx-org") {
+			in.Org = o.influxOrg
+		}
+		cfg.Store.Influx = in
+	}
+	if set("listen") {
+		cfg.Listen = o.listen
+	}
+	if set("host") {
+		cfg.Host = o.host
+	}
+	if set("instance-id") {
+		cfg.InstanceID = o.instanceID
+	}
+	if set("spool-dir") {
+		cfg.Buffer.SpoolDir = o.spoolDir
+	}
+	if set("buffer-points") {
+		cfg.Buffer.MemoryPoints = o.bufferPoints
+	}
+	if set("webhook") {
+		cfg.Webhooks = nil
+		for i, w := range o.webhooks {
+			format, u := notify.FormatJSON, w
+			if f, rest, ok := strings.Cut(w, "="); ok && !strings.Contains(f, "/") {
+				format, u = f, rest
+			}
+			hook := config.Webhook{Name: fmt.Sprintf("%s-%d", format, i), URL: u, Format: format}
+			if format == notify.FormatJSON && getenv("PREWARM_WEBHOOK_TOKEN") != "" {
+				hook.TokenEnv = "PREWARM_WEBHOOK_TOKEN"
+			}
+			cfg.Webhooks = append(cfg.Webhooks, hook)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/collector/promscrape"
+)
+
+// dcgmPage renders a dcgm-exporter page for n GPUs on host; values vary
+// with seq so every scrape differs.
+func dcgmPage(host string, n, seq int) string {
+	var b strings.Builder
+	fields := []struct{ name, help string }{
+		{"DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)."},
+		{"DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)."},
+		{"DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB)."},
+		{"DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."},
+		{"DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)."},
+		{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active."},
+		{"DCGM_FI_PROF_SM_ACTIVE", "The ratio of cycles an SM has at least 1 warp assigned."},
+	}
+	for fi, f := range fields {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", f.name, f.help, f.name)
+		for g := range n {
+			v := float64((seq*7+g*13+fi)%100) / 1
+			if strings.HasPrefix(f.name, "DCGM_FI_PROF") {
+				v /= 100
+			}
+			fmt.Fprintf(&b, "%s{gpu=\"%d\",UUID=\"GPU-%08d-e2e\",device=\"nvidia%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"%s\",DCGM_FI_DRIVER_VERSION=\"550.54.15\"} %g\n",
+				f.name, g, g, g, host, v)
+		}
+	}
+	return b.String()
+}
+
+const fieldsPerGPU = 7
+
+// fakeExporter serves dcgmPage and counts the pages it served.
+type fakeExporter struct {
+	mu     sync.Mutex
+	host   string
+	gpus   int
+	served int
+	closed bool // answer 503 (no more data) once set
+	srv    *httptest.Server
+}
+
+func newFakeExporter(t *testing.T, host string, gpus int) *fakeExporter {
+	e := &fakeExporter{host: host, gpus: gpus}
+	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.closed {
+			http.Error(w, "stopped", http.StatusServiceUnavailable)
+			return
+		}
+		e.served++
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprint(w, dcgmPage(e.host, e.gpus, e.served))
+	}))
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+func (e *fakeExporter) stop() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
+	return e.served
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// metricValue reads one sample (summed over label sets matching labels)
+// from a /metrics page.
+func metricValue(t *testing.T, addr, name string, labels map[string]string) (float64, bool) {
+	t.Helper()
+	fams, err := promscrape.Fetch(context.Background(), nil, "http://"+addr+"/metrics")
+	if err != nil {
+		return 0, false
+	}
+	fam, ok := fams[name]
+	if !ok {
+		return 0, false
+	}
+	sum, found := 0.0, false
+	for _, m := range fam.GetMetric() {
+		if promscrape.Matches(m, labels) {
+			v, _ := promscrape.Value(m)
+			sum += v
+			found = true
+		}
+	}
+	return sum, found
+}
+
+type runResult struct {
+	stdout, stderr *syncBuffer
+	done           chan error
+	cancel         context.CancelFunc
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func startRun(args ...string) *runResult {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runResult{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1), cancel: cancel}
+	go func() { r.done <- run(ctx, args, r.stdout, r.stderr) }()
+	return r
+}
+
+func (r *runResult) stop(t *testing.T) {
+	t.Helper()
+	r.cancel()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, r.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("run did not stop\n%s", r.stderr.String())
+	}
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestRunOncePrint(t *testing.T) {
+	exp := newFakeExporter(t, "gpu-node-9", 2)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"--dcgm-url", exp.srv.URL + "/metrics", "--nvml", "--once", "--print", "--listen", ""}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if n := strings.Count(stdout.String(), "\n"); n != 2*fieldsPerGPU {
+		t.Errorf("printed %d lines, want %d:\n%s", n, 2*fieldsPerGPU, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "gpu_util,gpu=0,host=gpu-node-9,model=NVIDIA\\ H100\\ 80GB\\ HBM3,source=dcgm,uuid=GPU-00000000-e2e value=") {
+		t.Errorf("unexpected output:\n%s", stdout.String())
+	}
+	// No driver on CI machines: NVML says so once and dcgm still works.
+	if _, err := os.Stat("/dev/nvidiactl"); err != nil && !strings.Contains(stderr.String(), "NVIDIA driver not found") {
+		t.Errorf("no-driver message missing:\n%s", stderr.String())
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus"}, "unknown flag"},
+		{[]string{"--dcgm-url", "http://x/metrics", "--store", "influx:foo"}, "want embedded:PATH"},
+		{[]string{"--dcgm-url", "http://x/metrics", "--store", "embedded:a.db", "--influx-url", "http://x"}, "choose one store"},
+		{[]string{"--scrape", "nourl"}, "want NAME=URL"},
+		{[]string{"--dcgm-url", "http://x/metrics", "--interval", "10ms"}, "interval"},
+		{[]string{"--dcgm-url", "http://x/metrics", "--influx-url", "http://x"}, "bucket"},
+		{[]string{}, "no sources"},
+		{[]string{"extra"}, "unexpected arguments"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			dir := t.TempDir()
+			err := run(context.Background(), append(tc.args, "--once", "--listen", "", "--spool-dir", filepath.Join(dir, "s")), &bytes.Buffer{}, &stderr)
+			var uerr *usageError
+			if err == nil || !strings.Contains(err.Error()+stderr.String(), tc.want) {
+				t.Fatalf("err = %v, want one mentioning %q", err, tc.want)
+			}
+			if !errors.As(err, &uerr) {
+				t.Errorf("err %v is not a usage error (exit 2)", err)
+			}
+		})
+	}
+}
+
+// Flags override the config file; INFLUX_TOKEN is read but never logged.
+func TestRunConfigFileAndSecrets(t *testing.T) {
+	exp := newFakeExporter(t, "gpu-node-3", 1)
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "collector.yml")
+	os.WriteFile(cfgFile, []byte(fmt.Sprintf(`
+interval: 30s
+dcgm:
+  - url: %s/metrics
+    tags: {pool: from-file}
+store:
+  embedded: %s
+`, exp.srv.URL, filepath.Join(dir, "c.db"))), 0o600)
+	t.Setenv("INFLUX_TOKEN", "very-secret-token")
+	addr := freeAddr(t)
+	r := startRun("--config", cfgFile, "--interval", "1s", "--listen", addr, "--log-level", "debug")
+	waitFor(t, "two cycles", 20*time.Second, func() bool {
+		v, _ := metricValue(t, addr, "prewarm_collector_cycles_total", nil)
+		return v >= 2
+	})
+	v, ok := metricValue(t, addr, "prewarm_gpu_util", map[string]string{"pool": "from-file", "host": "gpu-node-3"})
+	if !ok {
+		t.Errorf("GPU gauge with the file's pool tag missing from /metrics")
+	}
+	_ = v
+	r.stop(t)
+	if strings.Contains(r.stderr.String(), "very-secret-token") {
+		t.Error("token in the log")
+	}
+}

@@ -1,0 +1,216 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/simulated"
+	"github.com/prewarm/prewarm/backtest"
+	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/service"
+	"github.com/prewarm/prewarm/store"
+	"github.com/prewarm/prewarm/store/embedded"
+)
+
+// Options configure a demo run; the zero value is the documented default.
+type Options struct {
+	// StorePath is the embedded store file; "" uses a temporary file that
+	// is removed afterwards.
+	StorePath string
+	// HistoryDays of synthetic demand are written before the live replay
+	// (default 28: four weeks, enough for the weekly season twice over).
+	HistoryDays int
+	// LiveHours are replayed minute by minute through the service
+	// (default 24).
+	LiveHours int
+	// Seed makes the synthetic demand reproducible (default 1).
+	Seed uint64
+	// BootDelay is the instances' boot + model-load time (default 10m).
+	BootDelay time.Duration
+	// Logger receives the service's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+const (
+	poolName    = "demo"
+	measurement = "requests_rps"
+	step        = time.Minute
+)
+
+// Run executes the demo and writes its report to w.
+func Run(ctx context.Context, opts Options, w io.Writer) error {
+	opts = withDefaults(opts)
+	start := time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC) // a Monday
+	gen := datasets.DefaultSynthetic()
+	gen.Seed = opts.Seed
+	total := (opts.HistoryDays*24 + opts.LiveHours) * 60
+	demand := gen.Generate(start, step, total)
+	peak := 0.0
+	for _, v := range demand.Values {
+		peak = math.Max(peak, v)
+	}
+	rpsPerInstance := math.Ceil(peak / 20) // the static peak needs ~20 instances
+
+	db, cleanup, err := openStore(opts.StorePath)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	history := opts.HistoryDays * 24 * 60
+	if err := writeDemand(ctx, db, demand, 0, history); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "prewarm demo: %d days of synthetic demand (peak %.0f req/s) in the embedded store; "+
+		"one instance serves %.0f req/s, boots in %v.\n", opts.HistoryDays, peak, rpsPerInstance, opts.BootDelay)
+	fmt.Fprintf(w, "Replaying the next %d hours minute by minute through the scaling service on a simulated fleet.\n\n", opts.LiveHours)
+
+	live, err := replay(ctx, opts, db, demand, history, rpsPerInstance, w)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nLive replay: %.1f GPU-hours (static peak fleet: %.1f), %d under-provisioned minutes of %d.\n\n",
+		live.gpuHours, 20*float64(opts.LiveHours), live.underMinutes, opts.LiveHours*60)
+	return compare(ctx, demand, rpsPerInstance, opts.BootDelay, w)
+}
+
+func withDefaults(o Options) Options {
+	if o.HistoryDays <= 0 {
+		o.HistoryDays = 28
+	}
+	if o.LiveHours <= 0 {
+		o.LiveHours = 24
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.BootDelay <= 0 {
+		o.BootDelay = 10 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+func openStore(path string) (*embedded.Store, func(), error) {
+	remove := func() {}
+	if path == "" {
+		dir, err := os.MkdirTemp("", "prewarm-demo-")
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating a temporary store: %w", err)
+		}
+		path = filepath.Join(dir, "prewarm.db")
+		remove = func() { os.RemoveAll(dir) }
+	}
+	db, err := embedded.Open(path, embedded.Options{NoSync: true})
+	if err != nil {
+		remove()
+		return nil, nil, fmt.Errorf("opening the embedded store %s: %w", path, err)
+	}
+	return db, func() { db.Close(); remove() }, nil
+}
+
+// writeDemand writes demand.Values[from:to] as the pool's request rate.
+func writeDemand(ctx context.Context, db store.Writer, demand datasets.Series, from, to int) error {
+	const batch = 10000
+	points := make([]store.Point, 0, batch)
+	for i := from; i < to; i++ {
+		points = append(points, store.Point{Measurement: measurement, Tags: map[string]string{"pool": poolName},
+			Value: demand.Values[i], Time: demand.Time(i)})
+		if len(points) == batch || i == to-1 {
+			if err := db.Write(ctx, points); err != nil {
+				return fmt.Errorf("writing demand to the store: %w", err)
+			}
+			points = points[:0]
+		}
+	}
+	return nil
+}
+
+type liveStats struct {
+	gpuHours     float64
+	underMinutes int
+}
+
+// replay drives the real service minute by minute on a simulated clock,
+// writing each minute's demand first as the collector would.
+func replay(ctx context.Context, opts Options, db store.Store, demand datasets.Series, from int, rpsPerInstance float64, w io.Writer) (liveStats, error) {
+	clock := demand.Time(from)
+	now := func() time.Time { return clock }
+	fleet := simulated.New(simulated.Options{Now: now, BootDelay: opts.BootDelay})
+	fleet.AddPool(poolName, 4, 1, 40)
+	cfg := service.DefaultConfig()
+	cfg.Interval = step
+	cfg.Pools = []service.PoolConfig{{Name: poolName, Backend: simulated.Name, Min: 1, Max: 40, MaxStep: 8,
+		Demand: service.SeriesRef{Measurement: measurement, Match: map[string]string{"pool": poolName}},
+		RPSPerInstance: rpsPerInstance, BootDelay: opts.BootDelay}}
+	safe := actuator.NewSafe(fleet, actuator.SafetyOptions{Pools: []actuator.PoolConfig{cfg.Pools[0].Actuator()},
+		Now: now, Logger: opts.Logger})
+	svc, err := service.New(cfg, service.Deps{Store: db, Actuators: map[string]*actuator.Safe{poolName: safe},
+		Now: now, Logger: opts.Logger})
+	if err != nil {
+		return liveStats{}, err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "time (UTC)\tdemand req/s\tready\tdesired\tgate\treason")
+	var st liveStats
+	for i := from; i < demand.Len(); i++ {
+		clock = demand.Time(i).Add(step) // the minute has passed; its demand is known
+		if err := writeDemand(ctx, db, demand, i, i+1); err != nil {
+			return st, err
+		}
+		if err := svc.Tick(ctx); err != nil {
+			return st, err
+		}
+		ready := fleet.Ready(poolName)
+		capa, _ := fleet.Capacity(ctx, poolName)
+		st.gpuHours += float64(capa.Current) / 60
+		if demand.Values[i] > float64(ready)*rpsPerInstance {
+			st.underMinutes++
+		}
+		if (i-from)%60 == 0 {
+			p := svc.Status()[0]
+			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%d\t%s\t%s\n", clock.Format("Mon 15:04"), demand.Values[i], ready,
+				p.Desired, p.Gate, shorten(p.Reason, 70))
+		}
+	}
+	return st, tw.Flush()
+}
+
+// compare backtests every policy on the same demand and prints the table.
+func compare(ctx context.Context, demand datasets.Series, rpsPerInstance float64, boot time.Duration, w io.Writer) error {
+	cfg := backtest.DefaultConfig()
+	cfg.Planner.Fleet.RPSPerInstance = rpsPerInstance
+	cfg.Planner.Fleet.BootDelay = boot
+	cfg.Planner.Fleet.MaxInstances = 40
+	rep, err := backtest.Run(ctx, backtest.Trace{Name: "synthetic", Start: demand.Start, Step: demand.Step, RPS: demand.Values}, cfg)
+	if err != nil {
+		return fmt.Errorf("backtest: %w", err)
+	}
+	fmt.Fprintf(w, "Backtest of every policy on the same %d days (walk-forward, refits hourly):\n",
+		int(demand.End().Sub(demand.Start).Hours()/24))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tGPU-hours\tcost\tvs static\tSLO met\tP99 wait s\tunder-prov. min\tactions\t")
+	for _, r := range rep.Policies {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f%%\t%.2f%%\t%.1f\t%.0f\t%d\t\n", r.Name, r.GPUHours, r.Cost,
+			100*r.CostVsStatic, 100*r.SLOAttainment, r.P99LatencyS, r.UnderprovisionedMinutes, r.Actions)
+	}
+	return tw.Flush()
+}
+
+func shorten(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}

@@ -1,0 +1,6 @@
+// Package demo runs prewarm end to end on one machine with nothing to set
+// up: synthetic inference demand goes into the embedded store, the real
+// scaling service (package service) forecasts, plans and drives a
+// simulated GPU fleet on a simulated clock, and the backtest compares the
+// policies on the same demand. It is what `make demo` runs.
+package demo

@@ -1,0 +1,205 @@
+package service
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/store"
+)
+
+// Config is the forecaster service's configuration file. See
+// docs/forecaster.yaml for an annotated example.
+type Config struct {
+	// Interval is the decision tick (default 1m).
+	Interval time.Duration `yaml:"interval"`
+	// Listen is the HTTP address for /metrics and the API
+	// (default 127.0.0.1:9109).
+	Listen string `yaml:"listen"`
+	// AuditLog is the actuators' JSON-lines audit file ("" = none).
+	AuditLog string `yaml:"audit_log"`
+	// Pools are the fleets the service scales.
+	Pools []PoolConfig `yaml:"pools"`
+}
+
+// PoolConfig is one pool: where its demand is read, how it is planned, and
+// which actuator applies the plan.
+type PoolConfig struct {
+	// Name is the pool's name: the back-end's pool (scaling group ID, KEDA
+	// pool) and the `pool` tag of its series in the store.
+	Name string `yaml:"name"`
+	// Backend is the registered actuator: dryrun, simulated, keda,
+	// volcengine.
+	Backend string `yaml:"backend"`
+	// Min, Max, MaxStep and MinInterval bound what the actuator may do.
+	Min         int               `yaml:"min"`
+	Max         int               `yaml:"max"`
+	MaxStep     int               `yaml:"max_step"`
+	MinInterval time.Duration     `yaml:"min_interval"`
+	Options     map[string]string `yaml:"options"`
+	// PublishSchedule hands the plan's future steps to back-ends that can
+	// act on them themselves (scheduled scaling policies).
+	PublishSchedule bool `yaml:"publish_schedule"`
+
+	// Demand is the series of the pool's request rate (requests/s).
+	Demand SeriesRef `yaml:"demand"`
+	// Utilisation is the series of GPU utilisation in percent; when unset
+	// it is derived from demand and ready capacity.
+	Utilisation *SeriesRef `yaml:"utilisation"`
+	// Queue is the series of waiting requests; unset means 0.
+	Queue *SeriesRef `yaml:"queue"`
+
+	// RPSPerInstance is the request rate one instance serves within the
+	// SLO. Required.
+	RPSPerInstance float64 `yaml:"rps_per_instance"`
+	// BootDelay is boot plus model load: the pre-warm lead time.
+	BootDelay time.Duration `yaml:"boot_delay"`
+	// SLOLatency and SLOQuantile: the latency objective (default 10s P99).
+	SLOLatency  time.Duration `yaml:"slo_latency"`
+	SLOQuantile float64       `yaml:"slo_quantile"`
+	// TargetUtilisation is the planned share of each instance's throughput.
+	TargetUtilisation float64 `yaml:"target_utilisation"`
+	// Windows are schedule floors, one per line, e.g.
+	// "weekdays 09:45-12:00 at least 6".
+	Windows string `yaml:"windows"`
+	// TimeZone for Windows (default UTC), an IANA name.
+	TimeZone string `yaml:"time_zone"`
+	// Forecast tunes the forecast grid and refits.
+	Forecast ForecastConfig `yaml:"forecast"`
+}
+
+// SeriesRef selects a series in the store.
+type SeriesRef struct {
+	Measurement string            `yaml:"measurement"`
+	Match       map[string]string `yaml:"match"`
+	// Aggregate folds points within a step (default mean).
+	Aggregate store.Aggregate `yaml:"aggregate"`
+}
+
+// ForecastConfig is control.Settings in YAML.
+type ForecastConfig struct {
+	Step       time.Duration   `yaml:"step"`
+	RefitEvery time.Duration   `yaml:"refit_every"`
+	Horizon    time.Duration   `yaml:"horizon"`
+	History    time.Duration   `yaml:"history"`
+	Periods    []time.Duration `yaml:"periods"`
+}
+
+// DefaultConfig returns the defaults every file starts from.
+func DefaultConfig() Config {
+	return Config{Interval: time.Minute, Listen: "127.0.0.1:9109"}
+}
+
+// LoadConfig reads a configuration file; errors name the file and line.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("reading config: %w", err)
+	}
+	return ParseConfig(data, path)
+}
+
+// ParseConfig parses and validates YAML; source names it in errors.
+// Unknown fields are errors, with their line.
+func ParseConfig(data []byte, source string) (Config, error) {
+	cfg := DefaultConfig()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("%s: %w", source, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", source, err)
+	}
+	return cfg, nil
+}
+
+// Validate names the first field that cannot work.
+func (c Config) Validate() error {
+	if c.Interval <= 0 {
+		return fmt.Errorf("interval: must be positive, got %v", c.Interval)
+	}
+	if len(c.Pools) == 0 {
+		return errors.New("pools: at least one pool is required")
+	}
+	seen := map[string]bool{}
+	for i, p := range c.Pools {
+		if seen[p.Name] {
+			return fmt.Errorf("pools[%d].name: %q defined twice", i, p.Name)
+		}
+		seen[p.Name] = true
+		if _, err := p.Planner(); err != nil {
+			return fmt.Errorf("pools[%d] (%s): %w", i, p.Name, err)
+		}
+		if err := p.Actuator().Validate(); err != nil {
+			return fmt.Errorf("pools[%d]: %w", i, err)
+		}
+		if p.Demand.Measurement == "" {
+			return fmt.Errorf("pools[%d] (%s): demand.measurement: is required", i, p.Name)
+		}
+		if err := p.Settings().WithDefaults().Validate(); err != nil {
+			return fmt.Errorf("pools[%d] (%s): %w", i, p.Name, err)
+		}
+	}
+	return nil
+}
+
+// Actuator returns the pool's actuator configuration.
+func (p PoolConfig) Actuator() actuator.PoolConfig {
+	return actuator.PoolConfig{Name: p.Name, Backend: p.Backend, Min: p.Min, Max: p.Max,
+		MaxStep: p.MaxStep, MinInterval: p.MinInterval, Options: p.Options}
+}
+
+// Planner returns the pool's planner configuration: planner.DefaultConfig
+// with the file's settings on top, validated.
+func (p PoolConfig) Planner() (planner.Config, error) {
+	c := planner.DefaultConfig()
+	c.Fleet.RPSPerInstance = p.RPSPerInstance
+	if p.BootDelay > 0 {
+		c.Fleet.BootDelay = p.BootDelay
+	}
+	c.Fleet.MinInstances, c.Fleet.MaxInstances = p.Min, p.Max
+	if p.SLOLatency > 0 {
+		c.SLO.Latency = p.SLOLatency
+	}
+	if p.SLOQuantile > 0 {
+		c.SLO.Quantile = p.SLOQuantile
+		c.ForecastQuantile = p.SLOQuantile
+	}
+	if p.TargetUtilisation > 0 {
+		c.TargetUtilisation = p.TargetUtilisation
+	}
+	if p.Windows != "" {
+		loc := time.UTC
+		if p.TimeZone != "" {
+			var err error
+			if loc, err = time.LoadLocation(p.TimeZone); err != nil {
+				return c, fmt.Errorf("time_zone: %w", err)
+			}
+		}
+		w, err := planner.ParseWindows(p.Windows, loc)
+		if err != nil {
+			return c, fmt.Errorf("windows: %w", err)
+		}
+		c.Windows = w
+	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// Settings returns the pool's forecast settings (zero fields: defaults).
+func (p PoolConfig) Settings() control.Settings {
+	f := p.Forecast
+	return control.Settings{Step: f.Step, RefitEvery: f.RefitEvery, Horizon: f.Horizon,
+		History: f.History, Periods: f.Periods}
+}
