@@ -78,7 +78,7 @@ func Run(ctx context.Context, opts Options, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nLive replay: %.1f GPU-hours (static peak fleet: %.1f), %d under-provisioned minutes of %d.\n\n",
-		live.gpuHours, 20*float64(opts.LiveHours), live.underMinutes, opts.LiveHours*60)
+		live.gpuHours, math.Ceil(peak/rpsPerInstance)*float64(opts.LiveHours), live.underMinutes, opts.LiveHours*60)
 	return compare(ctx, demand, rpsPerInstance, opts.BootDelay, w)
 }
 

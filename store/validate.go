@@ -29,25 +29,28 @@ var (
 // Validate reports why p cannot be stored, or nil. The rules are the
 // intersection of what every Store (and InfluxDB's line protocol and Flux)
 // can represent:
-//   - Measurement is non-empty and has no control characters;
+//   - Measurement is non-empty;
 //   - tag keys are non-empty, do not start with "_" and are not "time",
-//     "result" or "table" (Flux's own columns); keys and values have no
-//     control characters; a tag with an empty value is the same as no tag;
+//     "result" or "table" (Flux's own columns); a tag with an empty value is
+//     the same as no tag;
+//   - measurement, tag keys and values are valid UTF-8 without control
+//     characters and do not end in a backslash (line protocol cannot
+//     escape one there);
 //   - Value is finite (not NaN or ±Inf);
 //   - Time is set and within int64 nanoseconds of the Unix epoch.
 func (p Point) Validate() error {
 	if p.Measurement == "" {
 		return fmt.Errorf("%w: empty measurement", ErrInvalidPoint)
 	}
-	if hasControl(p.Measurement) {
-		return fmt.Errorf("%w: measurement %q has control characters or invalid UTF-8", ErrInvalidPoint, p.Measurement)
+	if unrepresentable(p.Measurement) {
+		return fmt.Errorf("%w: measurement %q has control characters, a trailing backslash or invalid UTF-8", ErrInvalidPoint, p.Measurement)
 	}
 	for k, v := range p.Tags {
 		if err := validTagKey(k); err != nil {
 			return fmt.Errorf("%w: measurement %q: %w", ErrInvalidPoint, p.Measurement, err)
 		}
-		if hasControl(v) {
-			return fmt.Errorf("%w: measurement %q: tag %q value %q has control characters or invalid UTF-8", ErrInvalidPoint, p.Measurement, k, v)
+		if unrepresentable(v) {
+			return fmt.Errorf("%w: measurement %q: tag %q value %q has control characters, a trailing backslash or invalid UTF-8", ErrInvalidPoint, p.Measurement, k, v)
 		}
 	}
 	if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) {
@@ -84,16 +87,20 @@ func validTagKey(k string) error {
 		return fmt.Errorf("tag key %q starts with '_', which InfluxDB reserves", k)
 	case k == "time" || k == "result" || k == "table":
 		return fmt.Errorf("tag key %q is reserved by InfluxDB", k)
-	case hasControl(k):
-		return fmt.Errorf("tag key %q has control characters or invalid UTF-8", k)
+	case unrepresentable(k):
+		return fmt.Errorf("tag key %q has control characters, a trailing backslash or invalid UTF-8", k)
 	}
 	return nil
 }
 
-// hasControl reports whether s has control characters (which line protocol
-// cannot carry) or is not valid UTF-8 (which would make CanonicalTags
-// ambiguous).
-func hasControl(s string) bool {
+// unrepresentable reports whether s has characters InfluxDB's line protocol
+// cannot carry (control characters; a trailing backslash, which would escape
+// the separator after it) or is not valid UTF-8 (which would make
+// CanonicalTags ambiguous).
+func unrepresentable(s string) bool {
+	if strings.HasSuffix(s, `\`) {
+		return true
+	}
 	return !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 

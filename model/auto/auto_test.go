@@ -253,3 +253,36 @@ func BenchmarkForecastM4(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEvaluateM4 is the whole 'forecaster eval m4' run of auto: all
+// 414 M4 Hourly series, in parallel over GOMAXPROCS (the goal:
+// within 30 s on 2 cores). Run with -benchtime=1x.
+func BenchmarkEvaluateM4(b *testing.B) {
+	series, err := m4.LoadHourly(m4Dir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := New(Config{})
+	for b.Loop() {
+		if _, err := m4.Evaluate(b.Context(), f, series, m4.EvalOptions{Horizon: m4.HourlyHorizon}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkForecastPerMinute times auto on four weeks of per-minute
+// demand (40,320 points, periods 1440 and 10080), forecasting an hour.
+func BenchmarkForecastPerMinute(b *testing.B) {
+	x := make([]float64, 40320)
+	hourly := demand(40320/60+1, 10)
+	for i := range x {
+		x[i] = hourly[i/60]
+	}
+	f := New(Config{Periods: []int{1440, 10080}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.Forecast(x, 60, 0.95); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

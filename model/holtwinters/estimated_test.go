@@ -5,13 +5,14 @@ import (
 )
 
 // sseMargin is how much larger than the reference's SSE an estimated fit's
-// SSE may be. The references also optimise the initial states (statsmodels
-// "estimated", ets) or use their own (dshw); Fit takes them from a
-// decomposition, which costs a little on short series.
-const sseMargin = 1.10
+// SSE may be: 1%. Like statsmodels ("estimated") and ets, Fit estimates
+// the initial states too (by least squares, alternating with the
+// parameter search).
+const sseMargin = 1.01
 
 // TestFitSSEComparableToReferences compares the SSE of estimated fits with
-// statsmodels' (initialization_method="estimated") and R ets' on the
+// statsmodels' (initialization_method="estimated") and R ets' (restrict =
+// FALSE, so the A,·,M forms are allowed) on the
 // 144-point monthly series, and with dshw's on the 4-week hourly series
 // (fixtures: testdata/statsmodels_fixed.py, testdata/r_reference.R).
 func TestFitSSEComparableToReferences(t *testing.T) {
@@ -37,6 +38,10 @@ func TestFitSSEComparableToReferences(t *testing.T) {
 				t.Fatal(err)
 			}
 			ref := min(sm.EstimatedSSE[name], r.ETSSSE[name])
+			if spec.Trend == DampedTrend {
+				// statsmodels lets φ reach 0.995; ets and Fit stop at 0.98.
+				ref = r.ETSSSE[name]
+			}
 			t.Logf("%s: SSE %.2f, statsmodels %.2f, ets %.2f", name, m.SSE(), sm.EstimatedSSE[name], r.ETSSSE[name])
 			if m.SSE() > sseMargin*ref {
 				t.Errorf("SSE %.2f > %.2f × best reference %.2f", m.SSE(), sseMargin, ref)
@@ -51,8 +56,10 @@ func TestFitSSEComparableToReferences(t *testing.T) {
 		}
 		ref := r.DSHWEstimated.MSE * float64(len(r.Y))
 		t.Logf("dshw form: SSE %.3f, dshw %.3f; params %+v", m.SSE(), ref, m.Params().Gamma)
-		if m.SSE() > sseMargin*ref {
-			t.Errorf("SSE %.3f > %.2f × dshw's %.3f", m.SSE(), sseMargin, ref)
+		// dshw's search starts at small α and stops in a local minimum
+		// far above Fit's.
+		if m.SSE() > ref {
+			t.Errorf("SSE %.3f > dshw's %.3f", m.SSE(), ref)
 		}
 	})
 }

@@ -11,10 +11,16 @@ import (
 // decomposition's initial states are kept.
 const maxRefineWork = 2e6
 
-// stateVector flattens p's initial states: l₀, b₀ (with a trend), then
-// every seasonal index.
+// stateVector flattens p's free initial states: l₀ (only without
+// seasonality), b₀ (with a trend), then every seasonal index. With
+// seasonality l₀ stays fixed: shifting it (additive) or scaling it
+// (multiplicative) against all the indices leaves every forecast
+// unchanged, so it is not identified.
 func stateVector(s Spec, p Params) []float64 {
-	x := []float64{p.Level0}
+	var x []float64
+	if !s.seasonal() {
+		x = append(x, p.Level0)
+	}
 	if s.Trend != NoTrend {
 		x = append(x, p.Trend0)
 	}
@@ -26,10 +32,13 @@ func stateVector(s Spec, p Params) []float64 {
 
 // setStateVector is the inverse of stateVector.
 func setStateVector(s Spec, p *Params, x []float64) {
-	p.Level0 = x[0]
-	k := 1
+	k := 0
+	if !s.seasonal() {
+		p.Level0 = x[0]
+		k++
+	}
 	if s.Trend != NoTrend {
-		p.Trend0 = x[1]
+		p.Trend0 = x[k]
 		k++
 	}
 	for _, idx := range p.Seasonal0 {
@@ -75,7 +84,7 @@ func refineInitial(rec recursion, s Spec, p *Params, z []float64) float64 {
 	for iter := 0; iter < 6; iter++ {
 		// Columns by forward differences: ∂e_t/∂x_j.
 		for j := range k {
-			h := 1e-4 * math.Max(math.Abs(x[j]), 1e-2*math.Max(math.Abs(x[0]), 1))
+			h := 1e-4 * math.Max(math.Abs(x[j]), 1e-2*math.Max(math.Abs(p.Level0), 1))
 			copy(xq, x)
 			xq[j] += h
 			setStateVector(s, &q, xq)

@@ -210,6 +210,10 @@ func TestWriteSplitsBatches(t *testing.T) {
 	var bodies []string
 	failSecond := false
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v2/write" {
+			w.WriteHeader(http.StatusNoContent) // New's ping
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		bodies = append(bodies, string(body))
 		if len(bodies) == 2 && failSecond {
@@ -232,7 +236,7 @@ func TestWriteSplitsBatches(t *testing.T) {
 	if len(bodies) != 3 {
 		t.Fatalf("sent %d requests, want 3: %q", len(bodies), bodies)
 	}
-	if want := "m,k=v\\ w value=0 1767571200000000000\nm,k=v\\ w value=1 1767571200000000001"; bodies[0] != want {
+	if want := "m,k=v\\ w value=0 1767571200000000000\nm,k=v\\ w value=1 1767571200000000001\n"; bodies[0] != want {
 		t.Errorf("first body = %q, want %q", bodies[0], want)
 	}
 	bodies, failSecond = nil, true

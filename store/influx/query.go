@@ -82,6 +82,10 @@ func buildFlux(bucket string, q store.Query) string {
 		fmt.Fprintf(&b, " and r[%s] == %s", fluxString(k), fluxString(q.Match[k]))
 	}
 	b.WriteString(")\n")
+	// InfluxDB 1.8 treats range's stop as inclusive; 2.x as exclusive. This
+	// second filter (kept apart so that 2.x still pushes the first one down
+	// to storage) makes the end exclusive on both.
+	fmt.Fprintf(&b, "  |> filter(fn: (r) => r._time < %s)\n", fluxTime(q.End))
 	if q.Step > 0 {
 		fmt.Fprintf(&b, "  |> aggregateWindow(every: %dns, fn: %s, timeSrc: \"_start\", createEmpty: false)\n",
 			int64(q.Step), fluxAggregates[q.Aggregate])

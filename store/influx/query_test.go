@@ -98,6 +98,7 @@ func TestBuildFlux(t *testing.T) {
 	want := `from(bucket: "prewarm/autogen")
   |> range(start: 2026-01-05T00:00:00Z, stop: 2026-01-05T01:00:00.000000001Z)
   |> filter(fn: (r) => r._measurement == "gpu_util" and r._field == "value" and r["gpu"] == "0" and r["pool"] == "a\"b")
+  |> filter(fn: (r) => r._time < 2026-01-05T01:00:00.000000001Z)
   |> aggregateWindow(every: 60000000000ns, fn: mean, timeSrc: "_start", createEmpty: false)
 `
 	if got != want {

@@ -424,6 +424,8 @@ func testRejectsInvalid(t *testing.T, s store.Store, m string) {
 		{"empty tag key", func(p *store.Point) { p.Tags = map[string]string{"": "x"} }},
 		{"newline in tag value", func(p *store.Point) { p.Tags = map[string]string{"pool": "a\nb"} }},
 		{"invalid UTF-8", func(p *store.Point) { p.Tags = map[string]string{"pool": "\xff"} }},
+		{"trailing backslash in tag value", func(p *store.Point) { p.Tags = map[string]string{"pool": `a\`} }},
+		{"trailing backslash in measurement", func(p *store.Point) { p.Measurement += `\` }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -510,7 +512,7 @@ func testEscapedTags(t *testing.T, s store.Store, m string) {
 		`comma,equals=`,
 		`quote"inside`,
 		`back\slash`,
-		`trailing\`,
+		`inner\\double`,
 		`dollar${1+1}`,
 		`") or true or r._value == ("`,
 		`日本語`,

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/store"
+	"github.com/prewarm/prewarm/store/embedded"
+)
+
+func TestServeOnce(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "prewarm.db")
+	db, err := embedded.Open(dbPath, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Truncate(time.Minute)
+	var pts []store.Point
+	for ts := now.Add(-3 * 24 * time.Hour); ts.Before(now); ts = ts.Add(5 * time.Minute) {
+		pts = append(pts, store.Point{Measurement: "requests_rps", Tags: map[string]string{"pool": "p"}, Value: 42, Time: ts})
+	}
+	if err := db.Write(context.Background(), pts); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	cfg := filepath.Join(dir, "forecaster.yaml")
+	os.WriteFile(cfg, []byte(`pools:
+  - name: p
+    backend: dryrun
+    max: 20
+    demand: {measurement: requests_rps, match: {pool: p}}
+    rps_per_instance: 10
+`), 0o600)
+
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"once", []string{"serve", "--config", cfg, "--store", "embedded:" + dbPath, "--once"}, 0, ""},
+		{"no config", []string{"serve"}, 2, "--config is required"},
+		{"bad store", []string{"serve", "--config", cfg, "--store", "sqlite:x", "--once"}, 2, "want embedded:PATH"},
+		{"missing config file", []string{"serve", "--config", filepath.Join(dir, "nope.yaml"), "--once"}, 1, "reading config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.wantErr) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tt.wantErr)
+			}
+			if tt.wantCode != 0 {
+				return
+			}
+			var pools []struct {
+				Name    string
+				Desired int
+				Reason  string
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &pools); err != nil || len(pools) != 1 {
+				t.Fatalf("stdout is not the pools' JSON: %v\n%s", err, stdout.String())
+			}
+			// 42 req/s at 10 per instance: at least 5 instances.
+			if pools[0].Desired < 5 || pools[0].Reason == "" {
+				t.Errorf("pool = %+v, want ≥ 5 instances with a reason", pools[0])
+			}
+		})
+	}
+}
