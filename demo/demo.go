@@ -151,7 +151,7 @@ func replay(ctx context.Context, opts Options, db store.Store, demand datasets.S
 	cfg := service.DefaultConfig()
 	cfg.Interval = step
 	cfg.Pools = []service.PoolConfig{{Name: poolName, Backend: simulated.Name, Min: 1, Max: 40, MaxStep: 8,
-		Demand: service.SeriesRef{Measurement: measurement, Match: map[string]string{"pool": poolName}},
+		Demand:         service.SeriesRef{Measurement: measurement, Match: map[string]string{"pool": poolName}},
 		RPSPerInstance: rpsPerInstance, BootDelay: opts.BootDelay}}
 	safe := actuator.NewSafe(fleet, actuator.SafetyOptions{Pools: []actuator.PoolConfig{cfg.Pools[0].Actuator()},
 		Now: now, Logger: opts.Logger})

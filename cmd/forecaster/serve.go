@@ -30,8 +30,8 @@ import (
 // serveFlags are the command line of 'forecaster serve'.
 type serveFlags struct {
 	config, listen, storeSpec, auditLog, kedaListen, releaseTokenFile string
-	influx                                                             influx.Config
-	once                                                               bool
+	influx                                                            influx.Config
+	once                                                              bool
 }
 
 // runServe implements 'forecaster serve': the long-running scaling service.
