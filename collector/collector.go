@@ -101,6 +101,7 @@ type Collector struct {
 	lastWall   time.Time
 	lastMono   time.Duration
 	lastSeen   map[string]time.Time // series key -> newest accepted time
+	lastPrune  time.Time
 	loggedOnce map[string]bool      // source+reason already logged
 	sourceUp   map[string]bool
 
@@ -225,6 +226,7 @@ func (c *Collector) Cycle(ctx context.Context) CycleResult {
 	res := CycleResult{Rejected: map[string]int{}}
 	c.mu.Lock()
 	jumped := c.detectClockJump(now, mono)
+	c.pruneSeries(now)
 	var accepted []store.Point
 	for i, in := range c.cfg.Inputs {
 		ok := c.acceptInput(in, results[i], now, jumped, &res)
@@ -266,6 +268,25 @@ func (c *Collector) detectClockJump(now time.Time, mono time.Duration) bool {
 	}
 	drift := now.Round(0).Sub(c.lastWall.Round(0)) - (mono - c.lastMono)
 	return drift > c.cfg.ClockJumpTolerance || drift < -c.cfg.ClockJumpTolerance
+}
+
+// seriesMemory is how long a series that stopped reporting (a finished
+// process, a removed GPU) is remembered for the out-of-order check.
+const seriesMemory = time.Hour
+
+// pruneSeries forgets series unseen for seriesMemory, every 10 minutes, so
+// the map does not grow with every process ID ever seen. Called with c.mu
+// held.
+func (c *Collector) pruneSeries(now time.Time) {
+	if now.Sub(c.lastPrune) < 10*time.Minute {
+		return
+	}
+	c.lastPrune = now
+	for k, last := range c.lastSeen {
+		if now.Sub(last) > seriesMemory {
+			delete(c.lastSeen, k)
+		}
+	}
 }
 
 // acceptInput handles one source's result: its up/down state, then each

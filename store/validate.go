@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -167,14 +168,45 @@ func NormalizeTags(tags map[string]string) map[string]string {
 }
 
 // CanonicalTags returns the canonical string of a tag set: a JSON object
-// with keys sorted and empty values dropped, e.g. {"gpu":"0","pool":"a"}.
-// Two tag sets are the same series exactly when their canonical strings
-// are equal, and Query results are sorted by it.
+// with keys sorted and empty values dropped, e.g. {"gpu":"0","pool":"a"},
+// byte for byte what encoding/json makes of the normalized map. Two tag sets
+// are the same series exactly when their canonical strings are equal, and
+// Query results are sorted by it.
 func CanonicalTags(tags map[string]string) string {
-	b, err := json.Marshal(NormalizeTags(tags))
-	if err != nil || string(b) == "null" {
-		// A map[string]string always marshals; nil marshals to null.
-		return "{}"
+	keys := make([]string, 0, len(tags))
+	size := 2
+	for k, v := range tags {
+		if v != "" {
+			keys = append(keys, k)
+			size += len(k) + len(v) + 6
+		}
 	}
+	slices.Sort(keys)
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = appendJSONString(b, tags[k])
+	}
+	b = append(b, '}')
 	return string(b)
+}
+
+// appendJSONString appends s as encoding/json writes it: plain ASCII
+// without characters JSON or HTML escape is copied as is (the common case,
+// and fast); anything else goes through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -178,10 +178,10 @@ func TestScheduleServedAtRequestTime(t *testing.T) {
 
 func TestStreamIsActivePushesOnChange(t *testing.T) {
 	clock := actuatortest.NewClock(t0)
-	stepDue := make(chan time.Time)
-	var waited []time.Duration
+	stepDue := make(chan time.Time, 1)
+	waits := make(chan time.Duration, 10) // what the stream is waiting for
 	s := keda.New(keda.Options{Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
-		After: func(d time.Duration) <-chan time.Time { waited = append(waited, d); return stepDue }})
+		After: func(d time.Duration) <-chan time.Time { waits <- d; return stepDue }})
 	c := serve(t, s)
 	ctx := callCtx(t)
 	if err := s.SetDesired(ctx, "sd-pool", 0, "night"); err != nil {
@@ -209,14 +209,19 @@ func TestStreamIsActivePushesOnChange(t *testing.T) {
 	if err := s.PublishSchedule(ctx, "sd-pool", planner.Schedule{{At: t0.Add(time.Hour), Desired: 0}}); err != nil {
 		t.Fatal(err)
 	}
-	// The schedule changed but the plan in force did not: nothing is sent
-	// until the step's time comes.
+	// The schedule changed but the plan in force did not: nothing is sent;
+	// the stream waits for the step's time.
+	select {
+	case d := <-waits:
+		if d != time.Hour {
+			t.Errorf("stream waits %v for the step, want 1h", d)
+		}
+	case <-ctx.Done():
+		t.Fatal("the stream never waited for the scheduled step")
+	}
 	clock.Advance(time.Hour)
 	stepDue <- t0.Add(time.Hour)
 	recv("scheduled step in force", false)
-	if len(waited) == 0 || waited[0] != time.Hour {
-		t.Errorf("waited for the step %v, want first wait 1h", waited)
-	}
 }
 
 func TestScalerBehindSafe(t *testing.T) {

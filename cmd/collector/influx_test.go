@@ -52,7 +52,7 @@ func TestDCGMToInfluxDB(t *testing.T) {
 	waitFor(t, "3 points per GPU written", 30*time.Second, func() bool {
 		v, _ := metricValue(t, addr, "prewarm_collector_points_written_total", nil)
 		return v >= 3*2*fieldsPerGPU
-	})
+	}, r)
 	r.stop(t)
 
 	ctx := context.Background()
@@ -97,7 +97,7 @@ func TestInfluxOutageLosesNothing(t *testing.T) {
 		"--interval", "1s", "--listen", addr, "--spool-dir", spool, "--buffer-points", "10000")
 
 	written := func() float64 { v, _ := metricValue(t, addr, "prewarm_collector_points_written_total", nil); return v }
-	waitFor(t, "writes flowing", 30*time.Second, func() bool { return written() > 0 })
+	waitFor(t, "writes flowing", 30*time.Second, func() bool { return written() > 0 }, r)
 
 	srv.Stop()
 	t.Logf("influxd stopped at %s", time.Now().Format(time.TimeOnly))
@@ -116,7 +116,7 @@ func TestInfluxOutageLosesNothing(t *testing.T) {
 	time.Sleep(5 * time.Second)
 	scrapes := exp.stop() // no more data from here on
 	want := scrapes * gpus * fieldsPerGPU
-	waitFor(t, "the backlog written", 3*time.Minute, func() bool { return written() >= float64(want) })
+	waitFor(t, "the backlog written", 3*time.Minute, func() bool { return written() >= float64(want) }, r)
 	t.Logf("backlog of %d points written %s after restart", want, time.Since(restarted).Round(time.Second))
 	if dropped, ok := metricValue(t, addr, "prewarm_collector_dropped_points_total", nil); dropped != 0 {
 		t.Errorf("dropped_points_total = %v (present %v)", dropped, ok)

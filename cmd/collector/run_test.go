@@ -152,12 +152,13 @@ func (r *runResult) stop(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+// waitFor polls cond; on timeout it fails, showing r's log.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool, r *runResult) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+			t.Fatalf("timed out after %s waiting for %s; collector log:\n%s", timeout, what, r.stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -231,7 +232,7 @@ store:
 	waitFor(t, "two cycles", 20*time.Second, func() bool {
 		v, _ := metricValue(t, addr, "prewarm_collector_cycles_total", nil)
 		return v >= 2
-	})
+	}, r)
 	v, ok := metricValue(t, addr, "prewarm_gpu_util", map[string]string{"pool": "from-file", "host": "gpu-node-3"})
 	if !ok {
 		t.Errorf("GPU gauge with the file's pool tag missing from /metrics")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -31,7 +32,7 @@ type evalMethod struct {
 // evalMethods lists the methods by name, the default one first.
 func evalMethods() []evalMethod {
 	return []evalMethod{
-		{"auto", "", "prewarm's default: robust combination with calibrated intervals",
+		{"auto", "", "prewarm's default: best two of a validated pool (seasonal shapes, Holt-Winters), conformal intervals",
 			func() model.Forecaster { return auto.New(auto.Config{}) }},
 		{"snaive", "sNaive", "seasonal naive, period 24", func() model.Forecaster {
 			return seasonal.SeasonalNaive{Period: m4.HourlyPeriod}
@@ -66,19 +67,23 @@ type evalRow struct {
 
 // runEval implements 'forecaster eval m4'.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var names []string
+	var names, about []string
 	for _, m := range evalMethods() {
 		names = append(names, m.name)
+		about = append(about, fmt.Sprintf("  %-8s %s", m.name, m.about))
 	}
 	fs := newFlagSet("eval", "m4 [--data DIR] [--format table|json] [--series N] [--methods LIST]",
 		"Forecast every M4 Hourly series (horizon 48) with each method and print sMAPE, MASE,\n"+
 			"OWA (relative to the official Naive2), MSIS and coverage of the 95% interval, and the\n"+
 			"wall-clock seconds, beside the competition's official figures.\n\n"+
-			"Methods: "+strings.Join(names, ", "), stderr)
+			"Methods:\n"+strings.Join(about, "\n"), stderr)
 	dataDir := fs.String("data", filepath.Join("..", "shared", "datasets", "m4-hourly"), "folder holding Hourly-train.csv, Hourly-test.csv and m4-hourly-point-results.csv")
 	format := fs.String("format", "table", "output format: table or json")
 	limit := fs.Int("series", 0, "evaluate only the first N series (0 = all 414)")
-	methodList := fs.StringSlice("methods", []string{"auto", "snaive", "naive2"}, "comma-separated methods to run")
+	// hw fits every Holt-Winters form to every series and takes minutes;
+	// it runs when asked for.
+	defaults := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "hw" })
+	methodList := fs.StringSlice("methods", defaults, "comma-separated methods to run (hw, slow, only when named)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -55,10 +55,15 @@ func New(rawURL string, client *http.Client) (*Source, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("dcgm: %q is not an http(s) URL", rawURL)
 	}
-	return &Source{name: "dcgm:" + u.Host, url: rawURL, client: client}, nil
+	name := "dcgm:" + u.Host
+	if uri := u.RequestURI(); uri != "/metrics" {
+		name += uri
+	}
+	return &Source{name: name, url: rawURL, client: client}, nil
 }
 
-// Name is "dcgm:" and the exporter's host:port.
+// Name is "dcgm:" and the exporter's host:port, followed by the path when it
+// is not /metrics.
 func (s *Source) Name() string { return s.name }
 
 // Gather scrapes the exporter once.

@@ -1,6 +1,7 @@
 package promscrape
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -45,7 +46,13 @@ func Fetch(ctx context.Context, client *http.Client, url string) (Families, erro
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return nil, fmt.Errorf("scrape %s: HTTP %s", url, resp.Status)
 	}
-	fams, err := Parse(io.LimitReader(resp.Body, MaxBodyBytes))
+	// Read the whole page first: a connection cut mid-page means the target
+	// is down, not that it served bad data.
+	page, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes))
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: reading the page: %w", url, err)
+	}
+	fams, err := Parse(bytes.NewReader(page))
 	if err != nil {
 		return nil, fmt.Errorf("scrape %s: %w", url, err)
 	}

@@ -3,6 +3,7 @@ package auto
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/prewarm/prewarm/model"
@@ -53,7 +54,7 @@ func (f *forecaster) Forecast(history []float64, horizon int, level float64) (mo
 	if !(level > 0 && level < 1) {
 		return model.Forecast{}, fmt.Errorf("auto: level %v must be in (0, 1), e.g. 0.95", level)
 	}
-	periods := f.cfg.Periods
+	periods := cleanPeriods(f.cfg.Periods)
 	short := 0
 	if len(periods) > 0 {
 		short = periods[0]
@@ -122,6 +123,22 @@ func fallback(x []float64, periods []int, horizon int, level float64, why string
 	}
 	fc.Fallback = reason
 	return fc, nil
+}
+
+// cleanPeriods drops periods below 2 and sorts the rest, shortest first;
+// nil stays nil (detect).
+func cleanPeriods(periods []int) []int {
+	if periods == nil {
+		return nil
+	}
+	out := []int{}
+	for _, p := range periods {
+		if p >= 2 && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func isConstant(x []float64) bool {

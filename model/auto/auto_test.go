@@ -105,6 +105,7 @@ func TestForecastAwkwardInput(t *testing.T) {
 		{"constant", []float64{4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, Config{}, true},
 		{"too short to validate", demand(30, 5), Config{Periods: []int{24}}, true},
 		{"single value", []float64{3}, Config{}, true},
+		{"bad periods", demand(24*30, 11), Config{Periods: []int{0, 168, 1, 24, 24}}, false},
 		{"leading NaN", append([]float64{nan, nan}, demand(24*30, 6)...), Config{}, false},
 		{"negative values", func() []float64 {
 			x := demand(24*30, 7)

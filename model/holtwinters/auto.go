@@ -5,90 +5,123 @@ import (
 	"math"
 )
 
-// AutoOptions narrows or widens the candidate forms Auto compares. The zero
-// value compares every trend and seasonality on the untransformed series,
-// without the AR(1) adjustment.
+// AutoOptions chooses the candidate forms Auto compares. Nil fields take
+// the defaults below, which were the best simple set on M4 Hourly
+// (additive seasonality on the raw and the log scale, level or damped
+// trend, AR(1) errors: OWA 0.424 over the 414 series, against 0.432 for
+// all 8 combinations with multiplicative seasonality added); ETSOptions
+// gives the wider set R's ets searches.
 type AutoOptions struct {
-	// Trends to consider; nil means NoTrend, AdditiveTrend and DampedTrend.
+	// Trends to consider; nil means NoTrend and DampedTrend (an undamped
+	// trend extrapolates without limit, rarely wise for capacity).
 	Trends []Trend
-	// Seasonalities to consider; nil means None, Additive and
-	// Multiplicative. Multiplicative is skipped for series with a value
-	// ≤ 0.
+	// Seasonalities to consider; nil means Additive. Multiplicative is
+	// skipped for series with a value ≤ 0. Without periods only None is
+	// fitted.
 	Seasonalities []Seasonality
-	// TryAR1 also fits every form with the AR(1) error adjustment.
-	TryAR1 bool
-	// TryLog also fits every form to log y (positive series only). The
-	// criterion includes the transform's Jacobian, so transformed and
-	// untransformed fits compare fairly.
-	TryLog bool
-	// BoxCox, when non-nil, fits every candidate to this transform
-	// instead (TryLog is then ignored).
-	BoxCox *float64
+	// AR1 lists the choices of the AR(1) error adjustment to try; nil
+	// means {true} with periods and {false} without.
+	AR1 []bool
+	// BoxCox lists the transforms to try, nil standing for none; nil
+	// means {nil, Lambda(0)} (untransformed and log) for a strictly
+	// positive series and {nil} otherwise. Transforms needing positive
+	// data are skipped for other series. The criterion includes the
+	// transform's Jacobian, so the scales compare fairly.
+	BoxCox []*float64
 	// Update is the seasonal recursion form of every candidate.
 	Update Update
 	// Fit tunes the estimation of every candidate.
 	Fit FitOptions
 }
 
-// Auto fits every candidate form (the cross product of the options' trends,
-// seasonalities, AR(1) and transform choices, with the given periods) and
-// returns the one with the smallest AICc, as R's forecast::ets does. Forms
-// that cannot be fitted (a multiplicative form on a series with zeros, a
-// history too short) are skipped; the error lists why when none can be.
-func Auto(y []float64, periods []int, opts AutoOptions) (*Model, error) {
-	trends := opts.Trends
-	if trends == nil {
-		trends = []Trend{NoTrend, AdditiveTrend, DampedTrend}
+// ETSOptions returns the candidate set of R's forecast::ets with additive
+// errors: every trend (none, additive, damped) and seasonality (none,
+// additive, multiplicative), untransformed, without the AR(1) adjustment.
+func ETSOptions() AutoOptions {
+	return AutoOptions{
+		Trends:        []Trend{NoTrend, AdditiveTrend, DampedTrend},
+		Seasonalities: []Seasonality{None, Additive, Multiplicative},
+		AR1:           []bool{false},
+		BoxCox:        []*float64{nil},
 	}
-	seasons := opts.Seasonalities
+}
+
+// candidates expands o into the specs to fit to y with the given periods.
+func (o AutoOptions) candidates(y []float64, periods []int) []Spec {
+	positive := allPositive(y)
+	trends := o.Trends
+	if trends == nil {
+		trends = []Trend{NoTrend, DampedTrend}
+	}
+	seasons := o.Seasonalities
 	if seasons == nil {
-		seasons = []Seasonality{None, Additive, Multiplicative}
+		seasons = []Seasonality{Additive}
 	}
 	if len(periods) == 0 {
 		seasons = []Seasonality{None}
 	}
-	positive := allPositive(y)
-	lambdas := []*float64{nil}
-	switch {
-	case opts.BoxCox != nil:
-		lambdas = []*float64{opts.BoxCox}
-	case opts.TryLog && positive:
-		lambdas = append(lambdas, Lambda(0))
+	ars := o.AR1
+	if ars == nil {
+		ars = []bool{len(periods) > 0}
 	}
-	ars := []bool{false}
-	if opts.TryAR1 {
-		ars = append(ars, true)
+	lambdas := o.BoxCox
+	if lambdas == nil {
+		lambdas = []*float64{nil}
+		if positive {
+			lambdas = append(lambdas, Lambda(0))
+		}
 	}
-	var best *Model
-	var errs []error
+	var specs []Spec
 	for _, lambda := range lambdas {
+		if lambda != nil && !positive {
+			continue
+		}
 		for _, season := range seasons {
 			if season == Multiplicative && !positive {
 				continue
 			}
 			for _, trend := range trends {
 				for _, ar := range ars {
-					spec := Spec{Trend: trend, Seasonality: season, AR1: ar, BoxCox: lambda, Update: opts.Update}
+					spec := Spec{Trend: trend, Seasonality: season, AR1: ar, BoxCox: lambda, Update: o.Update}
 					if season != None {
 						spec.Periods = periods
 					}
-					m, err := opts.Fit.Fit(y, spec)
-					if err != nil {
-						errs = append(errs, err)
-						continue
-					}
-					if best == nil || m.AICc() < best.AICc() || math.IsInf(best.AICc(), 1) && m.SSE() < best.SSE() {
-						best = m
-					}
+					specs = append(specs, spec)
 				}
 			}
 		}
 	}
+	return specs
+}
+
+// Auto fits every candidate form of opts with the given periods and
+// returns the one with the smallest AICc, as R's forecast::ets does. Forms
+// that cannot be fitted (a history too short for the longest period, a
+// transform of a series with zeros) are skipped; the error says why when
+// none can be.
+func Auto(y []float64, periods []int, opts AutoOptions) (*Model, error) {
+	specs := opts.candidates(y, periods)
+	var best *Model
+	var firstErr error
+	failed := 0
+	for _, spec := range specs {
+		m, err := opts.Fit.Fit(y, spec)
+		if err != nil {
+			failed++
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if best == nil || m.AICc() < best.AICc() || math.IsInf(best.AICc(), 1) && m.SSE() < best.SSE() {
+			best = m
+		}
+	}
 	if best == nil {
-		if len(errs) == 0 {
+		if firstErr == nil {
 			return nil, fmt.Errorf("holtwinters: no candidate form to fit")
 		}
-		return nil, fmt.Errorf("holtwinters: none of %d candidate forms could be fitted; first failure: %w", len(errs), errs[0])
+		return nil, fmt.Errorf("holtwinters: none of %d candidate forms could be fitted; first failure: %w", failed, firstErr)
 	}
 	return best, nil
 }

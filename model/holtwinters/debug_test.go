@@ -17,31 +17,44 @@ func TestDebugM4(t *testing.T) {
 	step, _ := strconv.Atoi(os.Getenv("STEP"))
 	off, _ := strconv.Atoi(os.Getenv("OFF"))
 	p := []int{24, 168}
-	fcs := []struct {
-		name string
-		f    model.Forecaster
-	}{
-		{"snaive", snaiveForecaster{24}},
-		{"ANA", Forecaster{Periods: p, Spec: &Spec{Seasonality: Additive, AR1: true}}},
-
-		{"logANA", Forecaster{Periods: p, Spec: &Spec{Seasonality: Additive, AR1: true, BoxCox: Lambda(0)}}},
+	specs := []Spec{
+		{Seasonality: Additive, AR1: true, Periods: p},
 	}
-	out := "\n"
-	for _, fc := range fcs {
-		var sc m4Scores
-		start := time.Now()
-		for i := off; i < off+n*step; i += step {
-			f, err := fc.f.Forecast(train[i], 48, 0.95)
+	names := []string{"ANA", "AAdA", "ANM", "logANA", "sel-aicc", "sel-amse", "snaive"}
+	sc := make([]m4Scores, len(names))
+	start := time.Now()
+	for i := off; i < off+n*step && i < len(train); i += step {
+		var fcs []model.Forecast
+		var ms []*Model
+		for _, s := range specs {
+			m, err := FitOptions{Horizon: 24}.Fit(train[i], s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for k := range f.Mean {
-				f.Lower[k] = f.Mean[k] - 1.3*(f.Mean[k]-f.Lower[k])
-				f.Upper[k] = f.Mean[k] + 1.3*(f.Upper[k]-f.Mean[k])
+			f, err := m.forecast(48, 0.95, 1.3)
+			if err != nil {
+				t.Fatal(err)
 			}
-			sc.add(train[i], test[i], f)
+			fcs = append(fcs, f)
+			ms = append(ms, m)
 		}
-		out += fmt.Sprintf("%-8s %v %v\n", fc.name, &sc, time.Since(start).Round(time.Millisecond))
+		ba, bm := 0, 0
+		for j := range ms {
+			if ms[j].AICc() < ms[ba].AICc() {
+				ba = j
+			}
+			if ms[j].amseAt() < ms[bm].amseAt() {
+				bm = j
+			}
+		}
+		fcs = append(fcs, fcs[ba], fcs[bm], seasonalNaive(train[i], 24, 48, 0.95))
+		for j := range fcs {
+			sc[j].add(train[i], test[i], fcs[j])
+		}
+	}
+	out := fmt.Sprintf("\n%v\n", time.Since(start))
+	for j := range sc {
+		out += fmt.Sprintf("%-8s %v\n", names[j], &sc[j])
 	}
 	t.Log(out)
 }

@@ -42,11 +42,35 @@
 //
 // # Estimation
 //
-// Initial states come from a classical decomposition of the first cycles
-// (see Fit); the smoothing parameters minimise the one-step sum of squared
-// errors, equivalently maximise the Gaussian likelihood, with gonum's
-// Nelder-Mead inside the admissible bounds. AICc counts the smoothing
-// parameters, the initial states and the variance, like R's ets.
+// Fit takes initial states from a classical decomposition of the first
+// cycles, then searches the smoothing parameters with gonum's Nelder-Mead
+// inside the admissible bounds (on logit-scaled values, so every point
+// tried is admissible), minimising the one-step sum of squared errors (the
+// Gaussian likelihood) or, with FitOptions.Horizon, the mean in-sample
+// squared error over horizons 1..H (R ets' "amse"). When the model has
+// few enough initial states it alternates with a least-squares fit of the
+// initial states, as statsmodels and ets estimate them. AICc counts the
+// smoothing parameters, the initial states and the variance, like R's ets.
+//
+// One-step estimation suits short horizons; on smooth hourly data it
+// drives α towards 1 and the seasonal γ towards 0, and the forecasts
+// decay to a stale seasonal shape after a day. Multi-step estimation
+// avoids that: on the 414 M4 Hourly series, ets(A,N,A)[24,168]+ar1
+// estimated over 24 horizons scores OWA 0.477 (MSIS 7.1) against 0.78
+// estimated one step ahead; seasonal naive scores 0.628. Forecaster uses
+// the requested horizon by default.
+//
+// # Prediction intervals
+//
+// Model.Forecast's interval is Gaussian around the point forecast with the
+// model's k-step variance (Hyndman et al. 2008, class 1 for the linear
+// forms; the delta method for multiplicative seasonality), replaced where
+// available by the in-sample k-step mean squared error, which stays
+// honest when the model misses structure. On data simulated from the
+// model the 95% interval covers 93.5–95.5% of futures. Forecaster widens
+// it by DefaultIntervalInflation, calibrated on held-out ends of the M4
+// Hourly training series, because out-of-sample errors on real demand
+// exceed in-sample ones.
 //
 // # References
 //

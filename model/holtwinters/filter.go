@@ -223,6 +223,7 @@ func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 // multiStep holds the scratch space of the multi-step criterion.
 type multiStep struct {
 	k      int       // horizons 1..k
+	stride int       // score horizons 1, 1+stride, 1+2·stride, …
 	phiSum []float64 // phiSum[j] = φ + … + φ^j (0 without trend)
 	arCoef []float64 // arCoef[j]: effect of e_t on the j-step forecast
 	// Rings of the post-step level, trend and error, each value written
@@ -237,6 +238,7 @@ type multiStep struct {
 func newMultiStep(k int, st *state) *multiStep {
 	return &multiStep{
 		k:      k,
+		stride: 1,
 		phiSum: make([]float64, k+1),
 		arCoef: make([]float64, k+1),
 		lv:     make([]float64, 2*k),
@@ -306,7 +308,7 @@ func (r *recursion) amse(st *state, y []float64, ms *multiStep) float64 {
 			// Window w[i] = origin t−k+i, so horizon j reads w[k−j].
 			lv, tr, er := ms.lv[o:o+k], ms.tr[o:o+k], ms.er[o:o+k]
 			jmax := min(k, t)
-			for j := 1; j <= jmax; j++ {
+			for j := 1; j <= jmax; j += ms.stride {
 				i := k - j
 				f := lv[i] + phiSum[j-1]*tr[i]
 				if mult {
@@ -336,7 +338,7 @@ func (r *recursion) amse(st *state, y []float64, ms *multiStep) float64 {
 		ms.counts[j] += ms.counts[j+1]
 	}
 	var crit float64
-	for j := 1; j <= k; j++ {
+	for j := 1; j <= k; j += ms.stride {
 		if ms.counts[j] > 0 {
 			crit += ms.sumSq[j] / float64(ms.counts[j])
 		}

@@ -104,11 +104,19 @@ func (s *m4Scores) String() string {
 	return fmt.Sprintf("sMAPE %.3f MASE %.3f OWA≈%.3f MSIS %.2f coverage %.3f", smape, mase, owa, s.msis/n, s.covered/s.steps)
 }
 
-// TestM4HourlySample runs the package on the first series of M4 Hourly
-// (PREWARM_M4_SERIES, default 20; all 414 with -m4all) and logs the M4
-// metrics beside seasonal naive. OWA≈ uses the whole-set Naive2 averages,
-// so it is approximate on a subset. It fails if the default Forecaster is
-// worse than seasonal naive on sMAPE and MASE together.
+// TestM4HourlySample runs the default Forecaster (periods 24 and 168) on
+// the first PREWARM_M4_SERIES series of M4 Hourly (default 20; 414 is the
+// whole set) and logs the M4 metrics beside one fixed form and seasonal
+// naive. OWA≈ divides by the whole-set Naive2 averages, so it is exact
+// only for the whole set. The test fails if the default is worse than
+// seasonal naive on both sMAPE and MASE, and, on the whole set, if it
+// misses the bar: OWA ≤ 0.60, MSIS ≤ 9, 95% coverage in
+// [0.93, 0.97].
+//
+// Measured on the whole set (PREWARM_M4_SERIES=414 go test -run
+// TestM4HourlySample -v): default OWA 0.424, MSIS 6.39, coverage 0.959;
+// ets(A,N,A)[24,168]+ar1 OWA 0.476; seasonal naive 0.628 (the official
+// figure is 0.627).
 func TestM4HourlySample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("M4 sample skipped in -short mode")
@@ -123,14 +131,9 @@ func TestM4HourlySample(t *testing.T) {
 		name string
 		f    model.Forecaster
 	}{
-		{"auto[24,168]", Forecaster{Periods: []int{24, 168}}},
-		{"A,N,A[24,168]+ar1", Forecaster{Periods: []int{24, 168}, Spec: &Spec{Seasonality: Additive, AR1: true}}},
-		{"A,N,M[24,168]+ar1", Forecaster{Periods: []int{24, 168}, Spec: &Spec{Seasonality: Multiplicative, AR1: true}}},
-		{"dshw-like", Forecaster{Periods: []int{24, 168}, Spec: &Spec{Trend: AdditiveTrend, Seasonality: Multiplicative, AR1: true, Update: Taylor}}},
+		{"default[24,168]", Forecaster{Periods: []int{24, 168}}},
+		{"ets(A,N,A)[24,168]+ar1", Forecaster{Periods: []int{24, 168}, Spec: &Spec{Seasonality: Additive, AR1: true}}},
 		{"snaive", snaiveForecaster{24}},
-	}
-	if os.Getenv("PREWARM_M4_METHODS") == "auto" {
-		methods = methods[:1]
 	}
 	scores := make([]m4Scores, len(methods))
 	for j, meth := range methods {
@@ -142,11 +145,19 @@ func TestM4HourlySample(t *testing.T) {
 			}
 			scores[j].add(train[i], test[i], fc)
 		}
-		t.Logf("%-20s %v  (%v)", meth.name, &scores[j], time.Since(start).Round(time.Millisecond))
+		t.Logf("%-24s %v  (%v)", meth.name, &scores[j], time.Since(start).Round(time.Millisecond))
 	}
-	snaive := scores[len(scores)-1]
-	if scores[0].smape > snaive.smape && scores[0].mase > snaive.mase {
-		t.Errorf("default Forecaster worse than seasonal naive: %v vs %v", &scores[0], &snaive)
+	def, snaive := scores[0], scores[len(scores)-1]
+	if def.smape > snaive.smape && def.mase > snaive.mase {
+		t.Errorf("default Forecaster worse than seasonal naive: %v vs %v", &def, &snaive)
+	}
+	if n == len(train) {
+		owa := (def.smape/float64(def.n)/18.383 + def.mase/float64(def.n)/2.395) / 2
+		msis := def.msis / float64(def.n)
+		cov := def.covered / def.steps
+		if owa > 0.60 || msis > 9 || cov < 0.93 || cov > 0.97 {
+			t.Errorf("default Forecaster misses the bar (OWA ≤ 0.60, MSIS ≤ 9, coverage 0.93–0.97): %v", &def)
+		}
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 //	r(k) = Σ_{t=k}^{n-1} (x_t − x̄)(x_{t−k} − x̄) / Σ_t (x_t − x̄)²
 //
 // through the FFT of the zero-padded, centred series, so it costs
-// O(n log n) whatever maxLag is. Missing values (NaN) count as the mean.
+// O(n log n) whatever maxLag is. Missing values (NaN, ±Inf) count as the
+// mean.
 // maxLag is clipped to len(x)−1. A constant or empty series has no
 // autocorrelation and yields nil.
 func ACF(x []float64, maxLag int) []float64 {
@@ -25,7 +26,7 @@ func ACF(x []float64, maxLag int) []float64 {
 	}
 	mean, count := 0.0, 0
 	for _, v := range x {
-		if !math.IsNaN(v) {
+		if finite(v) {
 			mean += v
 			count++
 		}
@@ -37,7 +38,7 @@ func ACF(x []float64, maxLag int) []float64 {
 	m := fftLen(2 * n)
 	padded := make([]float64, m)
 	for i, v := range x {
-		if !math.IsNaN(v) {
+		if finite(v) {
 			padded[i] = v - mean
 		}
 	}

@@ -170,11 +170,12 @@ func strongestDivisor(p int, isPeak func(int) bool, r []float64) int {
 	return best
 }
 
-// detrend returns x minus its least-squares line, NaN kept as NaN.
+// detrend returns x minus its least-squares line, missing values (NaN,
+// ±Inf) as NaN.
 func detrend(x []float64) []float64 {
 	var st, sy, stt, sty, n float64
 	for t, v := range x {
-		if math.IsNaN(v) {
+		if !finite(v) {
 			continue
 		}
 		ft := float64(t)
@@ -192,7 +193,10 @@ func detrend(x []float64) []float64 {
 	}
 	intercept := (sy - slope*st) / n
 	for t, v := range x {
-		out[t] = v - (intercept + slope*float64(t))
+		out[t] = math.NaN()
+		if finite(v) {
+			out[t] = v - (intercept + slope*float64(t))
+		}
 	}
 	return out
 }

@@ -177,6 +177,12 @@ func TestProfile(t *testing.T) {
 		{"last cycle", Profile{Period: 4, Cycles: 1}, []float64{1, 2, 3, 4, 1}},
 		{"last two", Profile{Period: 4, Cycles: 2}, []float64{1, 2, 16.5, 4, 1}},
 	}
+	if got := (Profile{Period: 0}).Point(x, 2); got[1] != 4 {
+		t.Errorf("period 0: Point = %v, want the last value", got)
+	}
+	if got := (Profile{Period: 40}).Point(x, 2); got[1] != 4 {
+		t.Errorf("history shorter than the period: Point = %v, want the last value", got)
+	}
 	for _, tc := range tests {
 		got := tc.p.Point(x, 5)
 		for j := range tc.want {

@@ -105,13 +105,23 @@ func (p Profile) name(cycles int) string {
 }
 
 // Point returns the point forecasts for horizon steps after the gap-free
-// history x (at least one period long); it is Forecast without the
-// interval, for callers that score many variants quickly.
+// history x; it is Forecast without the interval, for callers that score
+// many variants quickly. With less than one period of history it repeats
+// the last value.
 func (p Profile) Point(x []float64, horizon int) []float64 {
 	m := p.Period
 	n := len(x)
-	cycles := p.cycles(n)
 	out := make([]float64, horizon)
+	if n == 0 {
+		return out
+	}
+	if m < 1 || n < m {
+		for j := range out {
+			out[j] = x[n-1]
+		}
+		return out
+	}
+	cycles := p.cycles(n)
 	if cycles < 1 {
 		for j := range out {
 			out[j] = x[n-1]

@@ -147,6 +147,14 @@ func TestDetectSynthetic(t *testing.T) {
 			return x
 		}(), nil},
 		{"too short", []float64{1, 2, 3}, nil},
+		{"gaps and infinities", func() []float64 {
+			x := synthetic(24*7*6, 24, true, 5, 8)
+			for i := 100; i < 130; i++ {
+				x[i] = math.NaN()
+			}
+			x[400] = math.Inf(1)
+			return x
+		}(), []int{24, 168}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,6 +143,36 @@ func TestRetention(t *testing.T) {
 	}
 }
 
+func TestRetentionRunsPeriodically(t *testing.T) {
+	ctx := context.Background()
+	var nowNS atomic.Int64
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	nowNS.Store(start.UnixNano())
+	clock := func() time.Time { return time.Unix(0, nowNS.Load()) }
+	s, _ := openTemp(t, embedded.Options{Now: clock, Retention: time.Hour, RetentionInterval: 10 * time.Millisecond})
+	defer s.Close()
+	if err := s.Write(ctx, []store.Point{{Measurement: "m", Value: 1, Time: start}}); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		got, err := s.Query(ctx, store.Query{Measurement: "m", Start: start, End: start.Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(got)
+	}
+	time.Sleep(50 * time.Millisecond) // a few sweeps: the point is not yet old
+	if count() != 1 {
+		t.Fatal("point deleted before it expired")
+	}
+	nowNS.Store(start.Add(2 * time.Hour).UnixNano())
+	for deadline := time.Now().Add(10 * time.Second); count() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("expired point still there 10 s after it expired")
+		}
+	}
+}
+
 func TestDeleteBeforeInChunks(t *testing.T) {
 	// More expired points than one retention transaction deletes, spread
 	// over several series, all must go.
@@ -213,5 +244,18 @@ func TestBeforeEpoch(t *testing.T) {
 	want := []store.Sample{{Time: time.Unix(-120, 0).UTC(), Value: 0}, {Time: time.Unix(-60, 0).UTC(), Value: 3}, {Time: time.Unix(0, 0).UTC(), Value: 3}}
 	if len(got) != 1 || fmt.Sprint(got[0].Samples) != fmt.Sprint(want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// BenchmarkWrite: go test ./store/embedded -run '^$' -bench Write -benchtime 20x
+func BenchmarkWrite(b *testing.B) {
+	for _, noSync := range []bool{false, true} {
+		for _, batch := range []int{1000, 10_000} {
+			b.Run(fmt.Sprintf("batch=%d/nosync=%v", batch, noSync), func(b *testing.B) {
+				s, _ := openTemp(b, embedded.Options{NoSync: noSync})
+				defer s.Close()
+				storetest.BenchWrite(b, s, 200, batch)
+			})
+		}
 	}
 }

@@ -3,6 +3,7 @@ package influx_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -84,7 +85,9 @@ func TestOutage(t *testing.T) {
 	if err := s.Write(ctx, batch(0)); err != nil {
 		t.Fatal(err)
 	}
+	t0 := time.Now()
 	srv.Stop()
+	t.Logf("stopped in %s", time.Since(t0))
 	err := s.Write(ctx, batch(1))
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("Write while down = %v, want store.ErrUnavailable", err)
@@ -92,9 +95,11 @@ func TestOutage(t *testing.T) {
 	if _, err := s.Query(ctx, store.Query{Measurement: "outage", Start: at, End: at.Add(time.Hour)}); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("Query while down = %v, want store.ErrUnavailable", err)
 	}
+	t0 = time.Now()
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("restarted in %s", time.Since(t0))
 	if err := s.Write(ctx, batch(1)); err != nil {
 		t.Fatalf("retry after restart: %v", err)
 	}
@@ -188,6 +193,10 @@ func TestTimeoutIsUnavailable(t *testing.T) {
 
 func TestCancelledIsNotUnavailable(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ping" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		// The server notices a client hanging up only once the body is read.
 		_, _ = io.Copy(io.Discard, r.Body)
 		<-r.Context().Done()
@@ -249,6 +258,45 @@ func TestWriteSplitsBatches(t *testing.T) {
 	}
 }
 
+// TestV2Request checks what an InfluxDB 2.x server would receive: the
+// token in the Authorization header, org and bucket in the URL, nanosecond
+// precision, and a Flux query for reads.
+func TestV2Request(t *testing.T) {
+	type req struct{ method, path, auth, org, bucket, precision, body string }
+	var got []req
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		q := r.URL.Query()
+		got = append(got, req{r.Method, r.URL.Path, r.Header.Get("Authorization"), q.Get("org"), q.Get("bucket"), q.Get("precision"), string(body)})
+		if r.URL.Path == "/api/v2/query" {
+			w.Header().Set("Content-Type", "text/csv")
+			_, _ = io.WriteString(w, "\r\n")
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	s := newStore(t, influx.Config{URL: srv.URL, Token: "tok", Org: "acme", Bucket: "metrics"})
+	defer s.Close()
+	at := time.Unix(1767571200, 0)
+	if err := s.Write(context.Background(), []store.Point{{Measurement: "m", Value: 1, Time: at}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Query(context.Background(), store.Query{Measurement: "m", Start: at, End: at.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("got %d requests, want ping, write, query: %+v", len(got), got)
+	}
+	w, q := got[1], got[2]
+	if w.path != "/api/v2/write" || w.auth != "Token tok" || w.org != "acme" || w.bucket != "metrics" || w.precision != "ns" {
+		t.Errorf("write request = %+v", w)
+	}
+	if q.path != "/api/v2/query" || q.auth != "Token tok" || q.org != "acme" || !strings.Contains(q.body, `from(bucket: \"metrics\")`) {
+		t.Errorf("query request = %+v", q)
+	}
+}
+
 func TestNewValidatesConfig(t *testing.T) {
 	tests := []struct {
 		name string
@@ -266,6 +314,20 @@ func TestNewValidatesConfig(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("New = %v, want an error containing %q", err, tc.want)
 			}
+		})
+	}
+}
+
+// BenchmarkWrite writes to the shared InfluxDB 1.8 on loopback:
+// go test ./store/influx -run '^$' -bench Write -benchtime 20x (with the
+// environment scripts/influxd.sh start prints).
+func BenchmarkWrite(b *testing.B) {
+	url := influxtest.URL(b)
+	for _, batch := range []int{1000, 10_000} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			s := newStore(b, influx.Config{URL: url, Bucket: influxtest.Bucket})
+			defer s.Close()
+			storetest.BenchWrite(b, s, 200, batch)
 		})
 	}
 }

@@ -533,6 +533,12 @@ func testEscapedTags(t *testing.T, s store.Store, m string) {
 	if len(all) != len(values) {
 		t.Fatalf("got %d series, want %d: %s", len(all), len(values), describe(all))
 	}
+
+	// Measurement names need escaping too.
+	odd := m + ` with space,comma="quote"\x`
+	mustWrite(t, s, []store.Point{pt(odd, nil, 0, 42)})
+	got := mustQuery(t, s, store.Query{Measurement: odd, Start: base, End: base.Add(time.Hour)})
+	equalSeries(t, got, []store.Series{{Measurement: odd, Samples: []store.Sample{sample(0, 42)}}})
 }
 
 func testEmptyTagValue(t *testing.T, s store.Store, m string) {

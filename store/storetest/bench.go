@@ -1,0 +1,44 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/store"
+)
+
+// BenchWrite measures s.Write with batches of batchSize points spread over
+// series series (a collector cycle writes one point per series), and
+// reports points/s. Each iteration writes the next batchSize/series time
+// steps, 10 s apart, so the store grows as it would in production.
+func BenchWrite(b *testing.B, s store.Store, series, batchSize int) {
+	ctx := context.Background()
+	points := make([]store.Point, batchSize)
+	for i := range points {
+		points[i] = store.Point{
+			Measurement: "bench_write",
+			Tags: map[string]string{
+				"pool": fmt.Sprintf("pool%d", i%series%4),
+				"host": fmt.Sprintf("host%03d", i%series/8),
+				"gpu":  fmt.Sprint(i % series % 8),
+			},
+			Value: float64(i % 100),
+		}
+	}
+	steps := batchSize / series
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	written := 0
+	b.ResetTimer()
+	for iter := 0; b.Loop(); iter++ {
+		for i := range points {
+			points[i].Time = start.Add(time.Duration(iter*steps+i/series) * 10 * time.Second)
+		}
+		if err := s.Write(ctx, points); err != nil {
+			b.Fatal(err)
+		}
+		written += len(points)
+	}
+	b.ReportMetric(float64(written)/b.Elapsed().Seconds(), "points/s")
+}
