@@ -121,3 +121,19 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
 func intPtr(v int) *int { return &v }
+
+// NewSyncWriter returns a writer that serialises writes to w, so one audit
+// file can be shared by several Safe wrappers without interleaving lines
+// (each Safe writes a line in one Write call).
+func NewSyncWriter(w io.Writer) io.Writer { return &syncWriter{w: w} }
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

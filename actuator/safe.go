@@ -76,8 +76,9 @@ type SafetyOptions struct {
 	MaxSaneDesired int
 	Retry          RetryPolicy
 	Breaker        BreakerPolicy
-	// Audit receives one JSON line per call (see AuditRecord). Nil: no
-	// audit log. In production, an append-only file.
+	// Audit receives one JSON line per call (see AuditRecord), each in one
+	// Write. Nil: no audit log. In production, an append-only file; wrap a
+	// writer shared by several Safe wrappers in NewSyncWriter.
 	Audit io.Writer
 	// Metrics, from NewMetrics, shared by all Safe wrappers. Nil: none.
 	Metrics *Metrics
@@ -298,9 +299,13 @@ func (s *Safe) SetDesired(ctx context.Context, pool string, desired int, reason 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 
+	// The rate limit counts from when a change was decided, not from when
+	// its retries ended, so a service ticking every min_interval is not
+	// refused every other tick.
+	decided := s.opts.Now()
 	rec := AuditRecord{Op: OpSetDesired, Pool: pool, Requested: intPtr(desired), Reason: reason}
-	if !p.breaker.allow(s.opts.Now()) {
-		return s.circuitOpen(&rec, p.cfg.Name)
+	if !s.admit(p.breaker, pool) {
+		return s.circuitOpen(&rec, pool)
 	}
 	ctx, rec.RequestID = s.withToken(ctx)
 
@@ -308,34 +313,32 @@ func (s *Safe) SetDesired(ctx context.Context, pool string, desired int, reason 
 	if err != nil {
 		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("reading pool %q before changing it: %w", pool, err))
 	}
-	from := capacity.Desired
-	if !known { // the back-end cannot report its size; trust what we set last
-		from = desired + 1 // anything different from desired: we must call
-		if p.applied {
-			from = p.lastApplied
-		}
+	// The size to step from: the back-end's, or, for a back-end that cannot
+	// report it, the last one Safe applied.
+	from, fromKnown := capacity.Desired, known
+	if !known && p.applied {
+		from, fromKnown = p.lastApplied, true
 	}
-	target, limitedBy, err := s.limit(p.cfg, capacity, from, known || p.applied, desired)
+	target, limitedBy, err := s.limit(p.cfg, capacity, from, fromKnown, desired)
 	if err != nil {
 		p.breaker.abandon()
 		s.refuse(OpSetDesired, pool, reason, err)
 		return err
 	}
-	if known || p.applied {
-		rec.From = intPtr(from)
-	}
 	rec.To, rec.LimitedBy = intPtr(target), limitedBy
-
-	if rec.From != nil && target == from {
-		p.breaker.success()
-		s.finish(&rec, OutcomeNoop, nil)
-		s.log.Debug("pool already at desired size", "pool", pool, "desired", target)
-		return nil
+	if fromKnown {
+		rec.From = intPtr(from)
+		if target == from {
+			p.breaker.success()
+			s.finish(&rec, OutcomeNoop, nil)
+			s.log.Debug("pool already at desired size", "pool", pool, "desired", target)
+			return nil
+		}
 	}
-	if now := s.opts.Now(); p.cfg.MinInterval > 0 && !p.lastChange.IsZero() && now.Sub(p.lastChange) < p.cfg.MinInterval {
+	if since := decided.Sub(p.lastChange); p.cfg.MinInterval > 0 && !p.lastChange.IsZero() && since < p.cfg.MinInterval {
 		p.breaker.abandon()
 		err := fmt.Errorf("%w: pool %q changed %s ago, min_interval is %s; %d → %d not applied",
-			ErrRateLimited, pool, now.Sub(p.lastChange).Round(time.Millisecond), p.cfg.MinInterval, from, target)
+			ErrRateLimited, pool, since.Round(time.Millisecond), p.cfg.MinInterval, from, target)
 		s.finish(&rec, OutcomeRateLimited, err)
 		return err
 	}
@@ -348,7 +351,7 @@ func (s *Safe) SetDesired(ctx context.Context, pool string, desired int, reason 
 	if err != nil {
 		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("setting pool %q to %d: %w", pool, target, err))
 	}
-	p.lastChange, p.lastApplied, p.applied = s.opts.Now(), target, true
+	p.lastChange, p.lastApplied, p.applied = decided, target, true
 	s.succeed(p.breaker, pool)
 	if m := s.opts.Metrics; m != nil {
 		m.desired.WithLabelValues(s.backend, pool).Set(float64(target))
@@ -412,7 +415,7 @@ func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.S
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.breaker.allow(s.opts.Now()) {
+	if !s.admit(p.breaker, pool) {
 		return s.circuitOpen(&rec, pool)
 	}
 	ctx, rec.RequestID = s.withToken(ctx)
@@ -496,7 +499,7 @@ func (s *Safe) Release(ctx context.Context, instanceID, reason string) error {
 		s.refuse(OpRelease, "", reason, err)
 		return err
 	}
-	if !s.release.allow(s.opts.Now()) {
+	if !s.admit(s.release, "") {
 		return s.circuitOpen(&rec, "")
 	}
 	ctx, rec.RequestID = s.withToken(ctx)
@@ -656,6 +659,17 @@ func (s *Safe) fail(ctx context.Context, rec *AuditRecord, b *breaker, err error
 		}
 	}
 	return err
+}
+
+// admit asks the breaker whether a call may proceed, publishing a move to
+// half-open.
+func (s *Safe) admit(b *breaker, pool string) bool {
+	ok := b.allow(s.opts.Now())
+	if ok && b.current() == BreakerHalfOpen {
+		s.setCircuitMetric(pool, BreakerHalfOpen)
+		s.log.Info("circuit breaker half-open: trying one call", "pool", pool)
+	}
+	return ok
 }
 
 // succeed feeds a success to the breaker, logging a recovery.

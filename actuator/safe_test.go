@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
@@ -32,6 +31,7 @@ type harness struct {
 	safe    *actuator.Safe
 	clock   *actuatortest.Clock
 	audit   *bytes.Buffer
+	logs    *bytes.Buffer // JSON log lines
 	reg     *prometheus.Registry
 	metrics *actuator.Metrics
 	alerts  []actuator.Alert
@@ -46,6 +46,7 @@ func newHarness(t *testing.T, cfg actuator.PoolConfig, current, beMin, beMax int
 		fake:  actuatortest.New("fake").AddPool("p", current, beMin, beMax),
 		clock: actuatortest.NewClock(t0),
 		audit: &bytes.Buffer{},
+		logs:  &bytes.Buffer{},
 		reg:   prometheus.NewRegistry(),
 	}
 	var err error
@@ -58,7 +59,7 @@ func newHarness(t *testing.T, cfg actuator.PoolConfig, current, beMin, beMax int
 		Pools:   []actuator.PoolConfig{cfg},
 		Audit:   h.audit,
 		Metrics: h.metrics,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:  slog.New(slog.NewJSONHandler(h.logs, nil)),
 		OnAlert: func(a actuator.Alert) { h.alerts = append(h.alerts, a) },
 		Now:     h.clock.Now,
 		Sleep:   h.clock.Sleep,
@@ -167,7 +168,8 @@ func TestSafeSetDesiredLimits(t *testing.T) {
 						deref(tt.wantRequested), deref(tt.wantFrom), deref(tt.wantTo))
 				}
 			}
-			if got := testutil.ToFloat64(mustCounter(t, h, actuator.OpSetDesired, tt.wantOutcome)); got != 1 {
+			if got := metricValue(t, h.reg, "prewarm_actuator_calls_total",
+				map[string]string{"backend": "fake", "op": "set_desired", "outcome": tt.wantOutcome}); got != 1 {
 				t.Errorf("prewarm_actuator_calls_total{outcome=%q} = %v, want 1", tt.wantOutcome, got)
 			}
 		})
@@ -182,28 +184,33 @@ func deref(p *int) any {
 	return *p
 }
 
-func mustCounter(t *testing.T, h *harness, op, outcome string) prometheus.Collector {
+// metricValue returns the value of the counter or gauge series name whose
+// labels include labels (0 if there is none).
+func metricValue(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
 	t.Helper()
-	mfs, err := h.reg.Gather()
+	mfs, err := g.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "prewarm_actuator_calls_total" {
+		if mf.GetName() != name {
 			continue
 		}
+	series:
 		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
+			have := map[string]string{}
 			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
+				have[l.GetName()] = l.GetValue()
 			}
-			if labels["op"] == op && labels["outcome"] == outcome && labels["backend"] == "fake" {
-				return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "x", Help: "x"},
-					func() float64 { return m.GetCounter().GetValue() })
+			for k, v := range labels {
+				if have[k] != v {
+					continue series
+				}
 			}
+			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		}
 	}
-	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "x", Help: "x"}, func() float64 { return 0 })
+	return 0
 }
 
 func TestSafeApplyFloat(t *testing.T) {
@@ -390,29 +397,15 @@ func TestSafeCircuitBreaker(t *testing.T) {
 		!a.RetryAt.Equal(a.Time.Add(coolOff)) || !strings.Contains(a.LastError, "InvalidParameter") {
 		t.Errorf("first alert = %+v", a)
 	}
-	if got := testutil.ToFloat64(mustGauge(t, h, "prewarm_actuator_circuit_opened_total")); got != 2 {
+	if n := strings.Count(h.logs.String(), `"level":"ERROR","msg":"circuit breaker open`); n != 2 {
+		t.Errorf("Error-level alert log lines = %d, want 2:\n%s", n, h.logs.String())
+	}
+	if got := metricValue(t, h.reg, "prewarm_actuator_circuit_opened_total", map[string]string{"pool": "p"}); got != 2 {
 		t.Errorf("prewarm_actuator_circuit_opened_total = %v, want 2", got)
 	}
-	if got := testutil.ToFloat64(mustGauge(t, h, "prewarm_actuator_circuit_state")); got != 0 {
+	if got := metricValue(t, h.reg, "prewarm_actuator_circuit_state", map[string]string{"pool": "p"}); got != 0 {
 		t.Errorf("prewarm_actuator_circuit_state = %v, want 0 (closed)", got)
 	}
-}
-
-func mustGauge(t *testing.T, h *harness, name string) prometheus.Collector {
-	t.Helper()
-	mfs, err := h.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			m := mf.GetMetric()[0]
-			v := m.GetGauge().GetValue() + m.GetCounter().GetValue()
-			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "x", Help: "x"}, func() float64 { return v })
-		}
-	}
-	t.Fatalf("metric %s not found (or not one series)", name)
-	return nil
 }
 
 func TestSafeRateLimit(t *testing.T) {
@@ -500,6 +493,9 @@ func TestSafeAuditLine(t *testing.T) {
 	}
 	if strings.Contains(h.audit.String(), fakeKey) {
 		t.Errorf("audit log leaks the access key: %s", h.audit.String())
+	}
+	if strings.Contains(h.logs.String(), fakeKey) {
+		t.Errorf("log leaks the access key: %s", h.logs.String())
 	}
 
 	h.fake.OnScale = nil
@@ -657,4 +653,28 @@ func TestSafeConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestSafeRateLimitCountsFromDecision(t *testing.T) {
+	// A change whose retries took time does not push the next allowed
+	// change later: a service ticking every min_interval is not refused.
+	h := newHarness(t, actuator.PoolConfig{Max: 10, MinInterval: time.Minute}, 1, 0, 0, func(o *actuator.SafetyOptions) {
+		o.Retry = actuator.RetryPolicy{BaseDelay: 10 * time.Second, MaxDelay: 10 * time.Second}
+	})
+	first := true
+	h.fake.OnScale = func(string, int, int) error {
+		if first {
+			first = false
+			return actuator.ErrTransient // retried after 5 s (jitter 0.5)
+		}
+		return nil
+	}
+	ctx := context.Background()
+	if err := h.safe.SetDesired(ctx, "p", 3, "tick 1"); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(time.Minute - 5*time.Second) // the next tick, one minute after the first
+	if err := h.safe.SetDesired(ctx, "p", 4, "tick 2"); err != nil {
+		t.Errorf("next tick: %v, want applied", err)
+	}
 }

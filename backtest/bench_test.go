@@ -10,8 +10,8 @@ import (
 
 // BenchmarkRun30DaysPerMinute replays 30 days of per-minute synthetic demand
 // (43,200 steps) through all five policies, walk-forward refits included:
-// the forecasting policies refit model/auto every hour on a 30-minute
-// aggregate (max) of the last 28 days. The goal is under 5 s an
+// the forecasting policies refit model/auto every three hours (the
+// default) on a 30-minute aggregate (max) of the last 28 days. The goal is under 5 s an
 // operation on 2 cores:
 //
 //	go test ./backtest -run '^$' -bench Run30Days -benchtime 3x -cpu 2

@@ -89,7 +89,11 @@ type ForecastOptions struct {
 	// (the default: size for the busiest part of the step) or "mean".
 	Aggregate string
 	// RefitEvery is how often the model is refitted and the plan redone;
-	// 0 means one hour (at least Step). It must be a multiple of Step.
+	// 0 means three hours (at least Step). It must be a multiple of Step.
+	// Each refit fits model/auto afresh (tens of milliseconds on four weeks
+	// of history), so this sets the backtest's cost; between refits the
+	// plan made at the last one holds and the reactive rules cover
+	// surprises.
 	RefitEvery time.Duration
 	// Horizon is how far each refit forecasts; 0 means 6 hours. The plan
 	// needs only RefitEvery plus the boot delay, but a longer horizon gives
@@ -109,8 +113,8 @@ type ForecastOptions struct {
 }
 
 // DefaultConfig returns the defaults of planner.DefaultConfig, a 60-second
-// queue timeout, no spot instances and hourly walk-forward refits of
-// model/auto over the last 28 days with daily and weekly periods.
+// queue timeout, no spot instances and walk-forward refits of model/auto
+// every three hours over the last 28 days with daily and weekly periods.
 func DefaultConfig() Config {
 	return Config{
 		Planner:      planner.DefaultConfig(),
@@ -138,7 +142,7 @@ func (c Config) withDefaults(t Trace) Config {
 	}
 	if f.RefitEvery == 0 {
 		f.RefitEvery = f.Step
-		for f.RefitEvery < time.Hour {
+		for f.RefitEvery < 3*time.Hour {
 			f.RefitEvery += f.Step
 		}
 	}

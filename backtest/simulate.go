@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -110,8 +111,13 @@ func Run(ctx context.Context, t Trace, cfg Config, policies ...string) (Report, 
 	rep := Report{Trace: t.Name, Static: static, Tick: cfg.Tick, ForecastStep: cfg.Forecast.Step,
 		RefitEvery: cfg.Forecast.RefitEvery}
 
-	// static always runs: the others are priced against it.
-	names := append([]string{PolicyStatic}, policies...)
+	// static always runs first: the others are priced against it.
+	names := []string{PolicyStatic}
+	for _, p := range policies {
+		if p != PolicyStatic {
+			names = append(names, p)
+		}
+	}
 	results := make([]Result, len(names))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -129,7 +135,8 @@ func Run(ctx context.Context, t Trace, cfg Config, policies ...string) (Report, 
 		return Report{}, err
 	}
 	staticCost := results[0].Cost
-	for _, r := range results[1:] {
+	for _, p := range policies {
+		r := results[slices.Index(names, p)]
 		if staticCost > 0 {
 			r.CostVsStatic = r.Cost / staticCost
 		}

@@ -102,7 +102,7 @@ type Collector struct {
 	lastMono   time.Duration
 	lastSeen   map[string]time.Time // series key -> newest accepted time
 	lastPrune  time.Time
-	loggedOnce map[string]bool      // source+reason already logged
+	loggedOnce map[string]bool // source+reason already logged
 	sourceUp   map[string]bool
 
 	// state is the writer's view of the store, used by one goroutine at a

@@ -100,12 +100,14 @@ func (g *gpuGauges) set(source string, points []store.Point) {
 	g.bySource[source] = keep
 }
 
+// Describe implements prometheus.Collector.
 func (g *gpuGauges) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range g.descs {
 		ch <- d
 	}
 }
 
+// Collect implements prometheus.Collector.
 func (g *gpuGauges) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

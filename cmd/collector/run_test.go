@@ -228,18 +228,22 @@ store:
 `, exp.srv.URL, filepath.Join(dir, "c.db"))), 0o600)
 	t.Setenv("INFLUX_TOKEN", "very-secret-token")
 	addr := freeAddr(t)
-	r := startRun("--config", cfgFile, "--interval", "1s", "--listen", addr, "--log-level", "debug")
-	waitFor(t, "two cycles", 20*time.Second, func() bool {
+	r := startRun("--config", cfgFile, "--interval", "1s", "--listen", addr, "--log-level", "debug", "--nvml")
+	waitFor(t, "three cycles", 20*time.Second, func() bool {
 		v, _ := metricValue(t, addr, "prewarm_collector_cycles_total", nil)
-		return v >= 2
+		return v >= 3
 	}, r)
-	v, ok := metricValue(t, addr, "prewarm_gpu_util", map[string]string{"pool": "from-file", "host": "gpu-node-3"})
-	if !ok {
+	if _, ok := metricValue(t, addr, "prewarm_gpu_util", map[string]string{"pool": "from-file", "host": "gpu-node-3"}); !ok {
 		t.Errorf("GPU gauge with the file's pool tag missing from /metrics")
 	}
-	_ = v
 	r.stop(t)
 	if strings.Contains(r.stderr.String(), "very-secret-token") {
 		t.Error("token in the log")
+	}
+	// The real NVML without a driver: said once, over three cycles.
+	if _, err := os.Stat("/dev/nvidiactl"); err != nil {
+		if n := strings.Count(r.stderr.String(), "NVIDIA driver not found"); n != 1 {
+			t.Errorf("no-driver message logged %d times, want once:\n%s", n, r.stderr.String())
+		}
 	}
 }

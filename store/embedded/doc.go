@@ -13,8 +13,9 @@
 // # Layout
 //
 // The only format this package defines is its key encoding; everything else
-// is bbolt's. The file holds a bucket "measurements" with one nested bucket
-// per measurement, which holds two buckets:
+// is bbolt's. A bucket "meta" holds the layout's version ("format"), which
+// Open checks. A bucket "measurements" holds one nested bucket per
+// measurement, which holds two buckets:
 //
 //	series: CanonicalTags(tags) (JSON)        -> series id (uint64, big-endian)
 //	points: series id (8 bytes) + time (8 bytes) -> value (float64 bits, big-endian)

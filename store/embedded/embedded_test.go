@@ -259,3 +259,35 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQuery reads four weeks of one GPU sampled every 10 s (241,920
+// points) back as hourly means, as the forecaster does:
+// go test ./store/embedded -run '^$' -bench Query -benchtime 10x
+func BenchmarkQuery(b *testing.B) {
+	ctx := context.Background()
+	s, _ := openTemp(b, embedded.Options{NoSync: true})
+	defer s.Close()
+	at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	const n = 4 * 7 * 24 * 360
+	tags := map[string]string{"pool": "a", "gpu": "0"}
+	points := make([]store.Point, 0, 10_000)
+	for i := range n {
+		points = append(points, store.Point{Measurement: "gpu_util", Tags: tags, Value: float64(i % 100), Time: at.Add(time.Duration(i) * 10 * time.Second)})
+		if len(points) == cap(points) || i == n-1 {
+			if err := s.Write(ctx, points); err != nil {
+				b.Fatal(err)
+			}
+			points = points[:0]
+		}
+	}
+	q := store.Query{Measurement: "gpu_util", Match: map[string]string{"pool": "a"}, Start: at, End: at.Add(4 * 7 * 24 * time.Hour),
+		Step: time.Hour, Aggregate: store.Mean}
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := s.Query(ctx, q)
+		if err != nil || len(got) != 1 || len(got[0].Samples) != 4*7*24 {
+			b.Fatalf("Query = %d series, %v", len(got), err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "points/s")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
@@ -32,7 +33,8 @@ type Config struct {
 	// URL is the server's base URL, e.g. http://127.0.0.1:8086.
 	URL string
 	// Token authenticates: an API token for 2.x; "" or "user:password" for
-	// 1.8. It never appears in errors or logs.
+	// 1.8 (without spaces: 1.8 splits the header on them). It never appears
+	// in errors or logs.
 	Token string
 	// Org is the 2.x organisation; 1.8 ignores it. Empty means "-".
 	Org string
@@ -64,6 +66,10 @@ func (c *Config) validate() error {
 	}
 	if c.Bucket == "" {
 		return errors.New("influx: Bucket is required (2.x bucket, or database/retention-policy for 1.8)")
+	}
+	if strings.ContainsAny(c.Token, " \t\r\n") {
+		// 1.8 splits the Authorization header on spaces; 2.x tokens have none.
+		return errors.New("influx: Token has a space or control character, which InfluxDB cannot parse (for 1.8 choose a password without spaces)")
 	}
 	if c.BatchSize < 0 || c.Timeout < 0 {
 		return fmt.Errorf("influx: negative BatchSize (%d) or Timeout (%s)", c.BatchSize, c.Timeout)

@@ -74,6 +74,7 @@ func TestUnknownDatabaseIsNotUnavailable(t *testing.T) {
 // ErrUnavailable while it is down, the same batch succeeds once it is back,
 // and nothing written before the outage is lost.
 func TestOutage(t *testing.T) {
+	t.Parallel()
 	srv := influxtest.StartServer(t)
 	ctx := context.Background()
 	s := newStore(t, influx.Config{URL: srv.URL, Bucket: influxtest.Bucket, Timeout: 2 * time.Second})
@@ -109,6 +110,38 @@ func TestOutage(t *testing.T) {
 	}
 	if len(got) != 1 || len(got[0].Samples) != 2 {
 		t.Fatalf("after restart got %+v, want 2 samples", got)
+	}
+}
+
+// TestAuthentication: against a 1.8 server with authentication on, the
+// token is "user:password"; a wrong one is a permanent error, not an outage.
+func TestAuthentication(t *testing.T) {
+	t.Parallel()
+	srv := influxtest.StartServer(t, influxtest.WithAuth("prewarm", "it's-s3cret"))
+	ctx := context.Background()
+	at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	points := []store.Point{{Measurement: "auth", Value: 1, Time: at}}
+
+	s := newStore(t, influx.Config{URL: srv.URL, Token: srv.Token, Org: "-", Bucket: influxtest.Bucket})
+	defer s.Close()
+	if err := s.Write(ctx, points); err != nil {
+		t.Fatalf("Write with the right token: %v", err)
+	}
+	got, err := s.Query(ctx, store.Query{Measurement: "auth", Start: at, End: at.Add(time.Second)})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Query with the right token = %v, %v; want one series", got, err)
+	}
+
+	for _, token := range []string{"", "prewarm:wrong"} {
+		bad := newStore(t, influx.Config{URL: srv.URL, Token: token, Bucket: influxtest.Bucket})
+		defer bad.Close()
+		err := bad.Write(ctx, points)
+		if err == nil || errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "token") {
+			t.Errorf("Write with token %q = %v, want a permanent error about the token", token, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "wrong") {
+			t.Errorf("error %q leaks the token", err)
+		}
 	}
 }
 
@@ -307,6 +340,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"bad url", influx.Config{URL: "127.0.0.1:8086", Bucket: "b"}, "not an http(s) URL"},
 		{"no bucket", influx.Config{URL: "http://127.0.0.1:8086"}, "Bucket is required"},
 		{"negative batch", influx.Config{URL: "http://127.0.0.1:8086", Bucket: "b", BatchSize: -1}, "negative"},
+		{"space in token", influx.Config{URL: "http://127.0.0.1:8086", Bucket: "b", Token: "user:pass word"}, "Token has a space"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Overwrite", testOverwrite},
 		{"EscapedTags", testEscapedTags},
 		{"EmptyTagValue", testEmptyTagValue},
+		{"ConcurrentUse", testConcurrentUse},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -560,4 +562,52 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+func testConcurrentUse(t *testing.T, s store.Store, m string) {
+	// Four writers (one series each, 10 batches of 100 points) and a reader
+	// at the same time; afterwards every point is there.
+	const writers, batches, perBatch = 4, 10, 100
+	c := ctx(t)
+	errs := make(chan error, writers+1)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for b := range batches {
+				points := make([]store.Point, perBatch)
+				for i := range points {
+					points[i] = pt(m, map[string]string{"writer": fmt.Sprint(w)}, time.Duration(b*perBatch+i)*time.Second, 1)
+				}
+				if err := s.Write(c, points); err != nil {
+					errs <- fmt.Errorf("writer %d batch %d: %w", w, b, err)
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 10 {
+			if _, err := s.Query(c, store.Query{Measurement: m, Start: base, End: base.Add(time.Hour), Step: time.Minute, Aggregate: store.Sum}); err != nil {
+				errs <- fmt.Errorf("reader: %w", err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	<-done
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got := mustQuery(t, s, store.Query{Measurement: m, Start: base, End: base.Add(time.Hour), Step: time.Hour, Aggregate: store.Count})
+	if len(got) != writers {
+		t.Fatalf("got %d series, want %d", len(got), writers)
+	}
+	for _, ser := range got {
+		if len(ser.Samples) != 1 || ser.Samples[0].Value != batches*perBatch {
+			t.Fatalf("series %s: %v, want one window counting %d", store.CanonicalTags(ser.Tags), ser.Samples, batches*perBatch)
+		}
+	}
 }

@@ -68,18 +68,37 @@ type Server struct {
 	URL string
 	// Dir holds the config, the data and influxd.log.
 	Dir string
+	// Token is what a client passes as its token: "" without WithAuth,
+	// "user:password" with it.
+	Token string
 
 	bin    string
 	cmd    *exec.Cmd
 	exited chan struct{}
 }
 
+// Option changes how StartServer sets up its server.
+type Option func(*options)
+
+type options struct{ user, password string }
+
+// WithAuth turns on authentication with one admin user, as a production
+// 1.8 server would have it; clients then use the token "user:password"
+// (Server.Token).
+func WithAuth(user, password string) Option {
+	return func(o *options) { o.user, o.password = user, password }
+}
+
 // StartServer launches influxd from $PREWARM_INFLUXD on free loopback ports
 // with Flux enabled and a data dir under t.TempDir, waits until it answers,
 // creates Database and registers its shutdown with t.Cleanup. It skips (or
 // fails) the test when PREWARM_INFLUXD is unset.
-func StartServer(t testing.TB) *Server {
+func StartServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	bin := os.Getenv(EnvBinary)
 	if bin == "" {
 		skip(t, EnvBinary+" is not set")
@@ -89,7 +108,11 @@ func StartServer(t testing.TB) *Server {
 	}
 	dir := t.TempDir()
 	httpAdr, rpcAdr := freeAddr(t), freeAddr(t)
-	if err := os.WriteFile(filepath.Join(dir, "influxdb.conf"), []byte(Config(dir, httpAdr, rpcAdr)), 0o644); err != nil {
+	conf := Config(dir, httpAdr, rpcAdr)
+	if o.user != "" {
+		conf = strings.Replace(conf, "[http]\n", "[http]\n  auth-enabled = true\n", 1)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "influxdb.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatalf("influxtest: %v", err)
 	}
 	s := &Server{URL: "http://" + httpAdr, Dir: dir, bin: bin}
@@ -97,10 +120,24 @@ func StartServer(t testing.TB) *Server {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := post(s.URL+"/query", url.Values{"q": {"CREATE DATABASE " + Database}}); err != nil {
+	if o.user != "" {
+		// The first user may be created without credentials.
+		q := fmt.Sprintf("CREATE USER %s WITH PASSWORD '%s' WITH ALL PRIVILEGES",
+			quoteIdent(o.user), strings.ReplaceAll(o.password, "'", `\'`))
+		if err := post(s.URL+"/query", url.Values{"q": {q}}, "", ""); err != nil {
+			t.Fatalf("influxtest: create user: %v", err)
+		}
+		s.Token = o.user + ":" + o.password
+	}
+	if err := post(s.URL+"/query", url.Values{"q": {"CREATE DATABASE " + Database}}, o.user, o.password); err != nil {
 		t.Fatalf("influxtest: create database: %v", err)
 	}
 	return s
+}
+
+// quoteIdent quotes an InfluxQL identifier.
+func quoteIdent(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
 // Start (re)starts the server on its ports and data dir and waits until it
@@ -226,11 +263,15 @@ func ping(base string) bool {
 	return resp.StatusCode == http.StatusNoContent
 }
 
-func post(u string, form url.Values) error {
+// post sends an InfluxQL form, with basic auth when user is set.
+func post(u string, form url.Values, user, password string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if user != "" {
+		req.SetBasicAuth(user, password)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

@@ -1,0 +1,285 @@
+package kubescale
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/planner"
+)
+
+// Name is the back-end's registered name.
+const Name = "kubescale"
+
+// Where Kubernetes mounts a pod's service account credentials.
+const (
+	serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+	defaultTokenFile  = serviceAccountDir + "/token"
+	defaultCAFile     = serviceAccountDir + "/ca.crt"
+	defaultNSFile     = serviceAccountDir + "/namespace"
+)
+
+// Config says which workload one pool is and how to reach the API server.
+type Config struct {
+	// APIServer is the API server's base URL, e.g. https://10.0.0.1:443.
+	APIServer string
+	// Namespace and Workload name the Deployment (or StatefulSet).
+	Namespace, Workload string
+	// Resource is "deployments" (default) or "statefulsets".
+	Resource string
+	// Token returns the bearer token for each request (read from a file
+	// each time, as service account tokens rotate). Nil: no Authorization
+	// header. The token never appears in logs or errors.
+	Token func() (string, error)
+	// HTTPClient, with the API server's CA. Nil: http.DefaultClient.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+}
+
+// Scaler sizes one workload. It is safe for concurrent use.
+type Scaler struct {
+	pool   string
+	cfg    Config
+	scale  string // the scale subresource URL
+	client *http.Client
+	log    *slog.Logger
+}
+
+var _ actuator.Actuator = (*Scaler)(nil)
+
+// New returns a Scaler for pool.
+func New(pool string, cfg Config) (*Scaler, error) {
+	if cfg.Resource == "" {
+		cfg.Resource = "deployments"
+	}
+	if cfg.Resource != "deployments" && cfg.Resource != "statefulsets" {
+		return nil, fmt.Errorf("kubescale: pool %q: options.resource: want deployments or statefulsets, got %q", pool, cfg.Resource)
+	}
+	base, err := url.Parse(cfg.APIServer)
+	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+		return nil, fmt.Errorf("kubescale: pool %q: options.api_server: want an http(s) URL, got %q", pool, cfg.APIServer)
+	}
+	if cfg.Namespace == "" || cfg.Workload == "" {
+		return nil, fmt.Errorf("kubescale: pool %q: options.namespace and options.workload are required", pool)
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = http.DefaultClient
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	scale := base.JoinPath("apis", "apps", "v1", "namespaces", cfg.Namespace, cfg.Resource, cfg.Workload, "scale")
+	return &Scaler{pool: pool, cfg: cfg, scale: scale.String(), client: cfg.HTTPClient,
+		log: cfg.Logger.With("backend", Name, "pool", pool)}, nil
+}
+
+// NewFactory returns the actuator.Factory to register under Name. Pool
+// options:
+//
+//	workload    the Deployment/StatefulSet name (default: the pool name)
+//	namespace   default: the pod's own namespace
+//	resource    deployments (default) or statefulsets
+//	api_server  default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
+//	token_file  default: the service account token
+//	ca_file     default: the service account CA; "" with an http:// server
+//
+// getenv is os.Getenv outside tests.
+func NewFactory(getenv func(string) string, logger *slog.Logger) actuator.Factory {
+	return func(ctx context.Context, pool actuator.PoolConfig) (actuator.Actuator, error) {
+		opt := func(key, def string) string {
+			if v, ok := pool.Options[key]; ok {
+				return v
+			}
+			return def
+		}
+		api := opt("api_server", "")
+		if api == "" {
+			host, port := getenv("KUBERNETES_SERVICE_HOST"), getenv("KUBERNETES_SERVICE_PORT")
+			if host == "" || port == "" {
+				return nil, fmt.Errorf("kubescale: pool %q: options.api_server not set and not running in a cluster (KUBERNETES_SERVICE_HOST unset)", pool.Name)
+			}
+			api = "https://" + net.JoinHostPort(host, port)
+		}
+		ns := opt("namespace", "")
+		if ns == "" {
+			b, err := os.ReadFile(defaultNSFile)
+			if err != nil {
+				return nil, fmt.Errorf("kubescale: pool %q: options.namespace not set and %w", pool.Name, err)
+			}
+			ns = strings.TrimSpace(string(b))
+		}
+		client := http.DefaultClient
+		if caFile := opt("ca_file", defaultCAFile); strings.HasPrefix(api, "https://") && caFile != "" {
+			pem, err := os.ReadFile(caFile)
+			if err != nil {
+				return nil, fmt.Errorf("kubescale: pool %q: options.ca_file: %w", pool.Name, err)
+			}
+			roots := x509.NewCertPool()
+			if !roots.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("kubescale: pool %q: options.ca_file %s: no PEM certificate", pool.Name, caFile)
+			}
+			client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}},
+				Timeout: 30 * time.Second}
+		}
+		tokenFile := opt("token_file", defaultTokenFile)
+		var token func() (string, error)
+		if tokenFile != "" {
+			token = func() (string, error) {
+				b, err := os.ReadFile(tokenFile)
+				if err != nil {
+					return "", fmt.Errorf("reading the token file: %w", err)
+				}
+				return strings.TrimSpace(string(b)), nil
+			}
+		}
+		return New(pool.Name, Config{APIServer: api, Namespace: ns, Workload: opt("workload", pool.Name),
+			Resource: opt("resource", "deployments"), Token: token, HTTPClient: client, Logger: logger})
+	}
+}
+
+// Name returns "kubescale".
+func (s *Scaler) Name() string { return Name }
+
+// scaleObject is the autoscaling/v1 Scale the subresource speaks.
+type scaleObject struct {
+	Spec   struct{ Replicas int } `json:"spec"`
+	Status struct{ Replicas int } `json:"status"`
+}
+
+// Capacity reads the workload's scale: Desired is spec.replicas, Current
+// status.replicas. Kubernetes has no bounds of its own (Max 0).
+func (s *Scaler) Capacity(ctx context.Context, pool string) (actuator.Capacity, error) {
+	if err := s.check(pool); err != nil {
+		return actuator.Capacity{}, err
+	}
+	var sc scaleObject
+	if err := s.do(ctx, http.MethodGet, nil, &sc); err != nil {
+		return actuator.Capacity{}, err
+	}
+	return actuator.Capacity{Current: sc.Status.Replicas, Desired: sc.Spec.Replicas}, nil
+}
+
+// SetDesired patches spec.replicas.
+func (s *Scaler) SetDesired(ctx context.Context, pool string, desired int, reason string) error {
+	if err := s.check(pool); err != nil {
+		return err
+	}
+	body := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, desired)
+	if err := s.do(ctx, http.MethodPatch, body, nil); err != nil {
+		return err
+	}
+	s.log.InfoContext(ctx, "workload scaled", "workload", s.cfg.Namespace+"/"+s.cfg.Workload, "replicas", desired, "reason", reason)
+	return nil
+}
+
+// PublishSchedule is not supported: Kubernetes has no scheduled scaling.
+func (s *Scaler) PublishSchedule(ctx context.Context, pool string, steps planner.Schedule) error {
+	return fmt.Errorf("kubescale: %w", actuator.ErrNotImplemented)
+}
+
+// Release is not supported: Kubernetes picks which pod to remove.
+func (s *Scaler) Release(ctx context.Context, instanceID, reason string) error {
+	return fmt.Errorf("kubescale: %w", actuator.ErrNotImplemented)
+}
+
+func (s *Scaler) check(pool string) error {
+	if pool != s.pool {
+		return fmt.Errorf("kubescale: configured for pool %q, asked for %q: %w", s.pool, pool, actuator.ErrRejected)
+	}
+	return nil
+}
+
+// do sends one request to the scale subresource and decodes the reply into
+// out (if not nil), mapping HTTP statuses onto the actuator's errors.
+func (s *Scaler) do(ctx context.Context, method string, body []byte, out any) error {
+	what := fmt.Sprintf("kubescale: %s %s/%s/%s/scale", method, s.cfg.Namespace, s.cfg.Resource, s.cfg.Workload)
+	req, err := http.NewRequestWithContext(ctx, method, s.scale, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+	}
+	if s.cfg.Token != nil {
+		token, err := s.cfg.Token()
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		return fmt.Errorf("%s: %w: %s", what, actuator.ErrTransient, redactURLError(err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("%s: reading the reply: %w: %v", what, actuator.ErrTransient, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s: HTTP %d: %s: %w", what, resp.StatusCode, statusMessage(data), classify(resp.StatusCode))
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("%s: decoding the Scale object: %w: %v", what, actuator.ErrRejected, err)
+		}
+	}
+	return nil
+}
+
+// classify maps an HTTP status to the actuator's error kinds.
+func classify(code int) error {
+	switch {
+	case code == http.StatusTooManyRequests:
+		return actuator.ErrThrottled
+	case code == http.StatusConflict, code >= 500:
+		return actuator.ErrTransient
+	}
+	return actuator.ErrRejected
+}
+
+// statusMessage extracts the message of a Kubernetes Status reply.
+func statusMessage(data []byte) string {
+	var st struct {
+		Message string `json:"message"`
+		Reason  string `json:"reason"`
+	}
+	if json.Unmarshal(data, &st) == nil && st.Message != "" {
+		if st.Reason != "" {
+			return st.Reason + ": " + st.Message
+		}
+		return st.Message
+	}
+	msg := strings.TrimSpace(string(data))
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	return msg
+}
+
+// redactURLError keeps a transport error's cause without the full URL's
+// query (there is none today, but errors must never carry credentials).
+func redactURLError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + ": " + ue.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,189 @@
+package kubescale_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/actuator/kubescale"
+)
+
+const token = "eyJhbGciOiJSUzI1NiJ9.fake-service-account-token"
+
+// apiServer is a loopback stand-in for the Kubernetes API server's scale
+// subresource of deployments/inference/sd.
+type apiServer struct {
+	mu       sync.Mutex
+	replicas int
+	fail     []int // statuses to answer next, in order
+	patches  []string
+	t        *testing.T
+}
+
+func (a *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.URL.Path != "/apis/apps/v1/namespaces/inference/deployments/sd/scale" {
+		http.Error(w, `{"kind":"Status","reason":"NotFound","message":"deployments.apps \"x\" not found"}`, http.StatusNotFound)
+		return
+	}
+	if got := r.Header.Get("Authorization"); got != "Bearer "+token {
+		http.Error(w, `{"kind":"Status","reason":"Unauthorized","message":"Unauthorized"}`, http.StatusUnauthorized)
+		return
+	}
+	if len(a.fail) > 0 {
+		code := a.fail[0]
+		a.fail = a.fail[1:]
+		w.WriteHeader(code)
+		io.WriteString(w, `{"kind":"Status","reason":"TooManyRequests","message":"please slow down"}`)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+	case http.MethodPatch:
+		if ct := r.Header.Get("Content-Type"); ct != "application/merge-patch+json" {
+			a.t.Errorf("PATCH Content-Type = %q", ct)
+		}
+		body, _ := io.ReadAll(r.Body)
+		a.patches = append(a.patches, string(body))
+		var p struct{ Spec struct{ Replicas *int } }
+		if err := json.Unmarshal(body, &p); err != nil || p.Spec.Replicas == nil {
+			http.Error(w, `{"kind":"Status","reason":"BadRequest","message":"bad patch"}`, http.StatusBadRequest)
+			return
+		}
+		a.replicas = *p.Spec.Replicas
+	default:
+		http.Error(w, "method", http.StatusMethodNotAllowed)
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]any{"kind": "Scale", "apiVersion": "autoscaling/v1",
+		"spec": map[string]int{"replicas": a.replicas}, "status": map[string]int{"replicas": a.replicas}})
+}
+
+// newScaler starts a TLS API server and builds the back-end through its
+// factory, with the CA and token in files as in a pod.
+func newScaler(t *testing.T, api *apiServer, options map[string]string) actuator.Actuator {
+	t.Helper()
+	api.t = t
+	srv := httptest.NewTLSServer(api)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := map[string]string{"api_server": srv.URL, "namespace": "inference", "workload": "sd",
+		"ca_file": filepath.Join(dir, "ca.crt"), "token_file": filepath.Join(dir, "token")}
+	for k, v := range options {
+		opts[k] = v
+	}
+	f := kubescale.NewFactory(func(string) string { return "" }, slog.New(slog.DiscardHandler))
+	a, err := f(context.Background(), actuator.PoolConfig{Name: "sd-pool", Backend: kubescale.Name, Max: 10, Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestScaleSubresource(t *testing.T) {
+	api := &apiServer{replicas: 2}
+	a := newScaler(t, api, nil)
+	ctx := context.Background()
+	c, err := a.Capacity(ctx, "sd-pool")
+	if err != nil || c.Desired != 2 || c.Current != 2 {
+		t.Fatalf("Capacity = %+v, %v", c, err)
+	}
+	if err := a.SetDesired(ctx, "sd-pool", 5, "forecast"); err != nil {
+		t.Fatal(err)
+	}
+	if api.replicas != 5 || api.patches[0] != `{"spec":{"replicas":5}}` {
+		t.Errorf("replicas = %d, patches %v", api.replicas, api.patches)
+	}
+	if err := a.SetDesired(ctx, "other", 5, "x"); !errors.Is(err, actuator.ErrRejected) {
+		t.Errorf("other pool: %v, want ErrRejected", err)
+	}
+	if err := a.Release(ctx, "pod", "x"); !errors.Is(err, actuator.ErrNotImplemented) {
+		t.Errorf("Release: %v", err)
+	}
+}
+
+func TestScaleErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		options map[string]string
+		fail    []int
+		want    error
+		wantMsg string
+	}{
+		{"throttled", nil, []int{429}, actuator.ErrThrottled, "please slow down"},
+		{"server error", nil, []int{503}, actuator.ErrTransient, "HTTP 503"},
+		{"conflict retried", nil, []int{409}, actuator.ErrTransient, "HTTP 409"},
+		{"not found", map[string]string{"workload": "nope"}, nil, actuator.ErrRejected, `deployments.apps "x" not found`},
+		{"forbidden token", map[string]string{"token_file": ""}, nil, actuator.ErrRejected, "Unauthorized"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := &apiServer{replicas: 2, fail: tt.fail}
+			a := newScaler(t, api, tt.options)
+			err := a.SetDesired(context.Background(), "sd-pool", 4, "x")
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("error = %v, want %v containing %q", err, tt.want, tt.wantMsg)
+			}
+			if err != nil && strings.Contains(err.Error(), token) {
+				t.Errorf("error leaks the token: %v", err)
+			}
+		})
+	}
+}
+
+func TestScaleBehindSafe(t *testing.T) {
+	api := &apiServer{replicas: 2, fail: []int{429, 503}}
+	a := newScaler(t, api, nil)
+	clock := actuatortest.NewClock(t0())
+	s := actuator.NewSafe(a, actuator.SafetyOptions{
+		Pools: []actuator.PoolConfig{{Name: "sd-pool", Backend: kubescale.Name, Max: 10, MaxStep: 2}},
+		Now:   clock.Now, Sleep: clock.Sleep, Logger: slog.New(slog.DiscardHandler)})
+	if err := s.SetDesired(context.Background(), "sd-pool", 9, "forecast"); err != nil {
+		t.Fatal(err)
+	}
+	if api.replicas != 4 || len(clock.Sleeps()) != 2 {
+		t.Errorf("replicas = %d after %d retries, want 4 after 2", api.replicas, len(clock.Sleeps()))
+	}
+}
+
+func TestFactoryOptions(t *testing.T) {
+	f := kubescale.NewFactory(func(string) string { return "" }, nil)
+	tests := []struct {
+		options map[string]string
+		want    string
+	}{
+		{map[string]string{"namespace": "x"}, "not running in a cluster"},
+		{map[string]string{"api_server": "ftp://x", "namespace": "x"}, "options.api_server"},
+		{map[string]string{"api_server": "http://127.0.0.1:1", "namespace": "x", "resource": "pods"}, "options.resource"},
+		{map[string]string{"api_server": "https://127.0.0.1:1", "namespace": "x", "ca_file": "/nonexistent"}, "options.ca_file"},
+	}
+	for _, tt := range tests {
+		_, err := f(context.Background(), actuator.PoolConfig{Name: "p", Backend: kubescale.Name, Max: 1, Options: tt.options})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("options %v: error %v, want %q", tt.options, err, tt.want)
+		}
+	}
+}
+
+func t0() (t time.Time) { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }
