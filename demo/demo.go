@@ -42,7 +42,7 @@ type Options struct {
 
 const (
 	poolName    = "demo"
-	measurement = "requests_rps"
+	measurement = service.DefaultDemandMeasurement
 	step        = time.Minute
 )
 

@@ -49,12 +49,15 @@ type PoolConfig struct {
 	// act on them themselves (scheduled scaling policies).
 	PublishSchedule bool `yaml:"publish_schedule"`
 
-	// Demand is the series of the pool's request rate (requests/s).
+	// Demand is the series of the pool's request rate (requests/s);
+	// default: service_request_rate{pool=NAME}, as the collector writes it.
 	Demand SeriesRef `yaml:"demand"`
-	// Utilisation is the series of GPU utilisation in percent; when unset
-	// it is derived from demand and ready capacity.
+	// Utilisation is the series of GPU utilisation in percent (the
+	// collector's gpu_util); when unset it is derived from demand and
+	// ready capacity.
 	Utilisation *SeriesRef `yaml:"utilisation"`
-	// Queue is the series of waiting requests; unset means 0.
+	// Queue is the series of waiting requests (the collector's
+	// service_queue_length); unset means 0.
 	Queue *SeriesRef `yaml:"queue"`
 
 	// RPSPerInstance is the request rate one instance serves within the
@@ -116,10 +119,35 @@ func ParseConfig(data []byte, source string) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, fmt.Errorf("%s: %w", source, err)
 	}
+	for i := range cfg.Pools {
+		cfg.Pools[i].Demand = cfg.Pools[i].Demand.withDefaults(DefaultDemandMeasurement, cfg.Pools[i].Name)
+	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", source, err)
 	}
 	return cfg, nil
+}
+
+// The measurements the collector writes, read by default.
+const (
+	// DefaultDemandMeasurement is the collector's request rate (req/s).
+	DefaultDemandMeasurement = "service_request_rate"
+	// GPUUtilMeasurement is the collector's GPU utilisation (percent).
+	GPUUtilMeasurement = "gpu_util"
+	// QueueMeasurement is the collector's queue length.
+	QueueMeasurement = "service_queue_length"
+)
+
+// withDefaults fills an unset measurement and, with it, the match on the
+// pool's tag.
+func (r SeriesRef) withDefaults(measurement, pool string) SeriesRef {
+	if r.Measurement == "" {
+		r.Measurement = measurement
+		if r.Match == nil {
+			r.Match = map[string]string{"pool": pool}
+		}
+	}
+	return r
 }
 
 // Validate names the first field that cannot work.

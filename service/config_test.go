@@ -23,7 +23,6 @@ pools:
 		{"minimal", good, ""},
 		{"unknown field names its line", good + "    rps_per_gpu: 3\n", "line 8: field rps_per_gpu not found"},
 		{"no pools", "interval: 1m\n", "pools: at least one pool is required"},
-		{"missing demand", strings.Replace(good, "    demand: {measurement: requests_rps}\n", "", 1), "demand.measurement: is required"},
 		{"missing rps", strings.Replace(good, "    rps_per_instance: 5\n", "", 1), "RPSPerInstance"},
 		{"bad window", good + "    windows: \"someday 09:00-10:00 at least 2\"\n", "windows"},
 		{"bad time zone", good + "    windows: \"weekdays 09:00-10:00 at least 2\"\n    time_zone: Mars/Olympus\n", "time_zone"},
@@ -59,11 +58,24 @@ func TestExampleConfigIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if d := cfg.Pools[0].Demand; d.Measurement != DefaultDemandMeasurement || d.Match["pool"] != "sd-pool" {
+		t.Errorf("demand = %+v, want the collector's request rate of the pool", d)
+	}
 	if got := cfg.Pools[0].Settings().Step.String(); got != "30m0s" {
 		t.Errorf("forecast.step = %s, want 30m0s", got)
 	}
 	plan, err := cfg.Pools[0].Planner()
 	if err != nil || len(plan.Windows) != 1 {
 		t.Errorf("windows = %v, err %v; want one window", plan.Windows, err)
+	}
+}
+
+func TestDemandDefaultsToTheCollectorsSeries(t *testing.T) {
+	cfg, err := ParseConfig([]byte("pools:\n  - {name: sd, backend: dryrun, max: 4, rps_per_instance: 2}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cfg.Pools[0].Demand; d.Measurement != "service_request_rate" || d.Match["pool"] != "sd" {
+		t.Errorf("demand = %+v, want service_request_rate{pool=sd}", d)
 	}
 }

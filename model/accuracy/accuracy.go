@@ -15,6 +15,10 @@ const (
 // ErrLength reports slices of different lengths or empty ones.
 var ErrLength = errors.New("actual and forecast lengths differ or are zero")
 
+// ErrNotFinite reports a NaN or infinite value where a score needs a
+// number: in the actuals, a forecast or a bound, or a degenerate scale.
+var ErrNotFinite = errors.New("value is not finite")
+
 // SMAPE is the symmetric mean absolute percentage error in percent:
 //
 //	sMAPE = 1/h · Σ 200·|y−ŷ| / (|y|+|ŷ|)
@@ -36,7 +40,10 @@ func SMAPE(actual, forecast []float64) (float64, error) {
 
 // Scale is MASE's denominator: the in-sample mean absolute seasonal
 // difference, mean |y_t − y_{t−m}| (m = 24 for M4 Hourly; use 1 for
-// non-seasonal data).
+// non-seasonal data). The M4 code counts the n−m differences from
+// t = m+1 to n (1-based). A scale that is zero (an in-sample series that
+// repeats exactly with period m) or not finite is an error: MASE and MSIS
+// are undefined for such a series.
 func Scale(insample []float64, m int) (float64, error) {
 	if m < 1 || len(insample) <= m {
 		return math.NaN(), fmt.Errorf("scale: %d in-sample values, need more than the period %d", len(insample), m)
@@ -45,7 +52,11 @@ func Scale(insample []float64, m int) (float64, error) {
 	for t := m; t < len(insample); t++ {
 		s += math.Abs(insample[t] - insample[t-m])
 	}
-	return s / float64(len(insample)-m), nil
+	scale := s / float64(len(insample)-m)
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return math.NaN(), fmt.Errorf("scale: mean absolute seasonal difference at lag %d is %v: %w (MASE undefined)", m, scale, ErrNotFinite)
+	}
+	return scale, nil
 }
 
 // MASE is the mean absolute scaled error: mean |y−ŷ| over the horizon
@@ -118,17 +129,30 @@ func OWA(smape, mase, naive2SMAPE, naive2MASE float64) float64 {
 	return 0.5 * (smape/naive2SMAPE + mase/naive2MASE)
 }
 
-// Scores are one forecast's scores on one series.
+// Scores are one forecast's scores on one series (or, from
+// Summary.Mean, their averages over a data set).
 type Scores struct {
+	// SMAPE is in percent (0–200); MASE and MSIS are unitless multiples
+	// of the in-sample scale; Coverage is a fraction in [0, 1].
 	SMAPE, MASE, MSIS, Coverage float64
 }
 
 // Score computes all per-series scores of a forecast with a central
 // interval at level (MSIS uses alpha = 1−level), the scale taken at
-// seasonal lag m.
+// seasonal lag m. A NaN or infinite value in actual, mean, lower or upper
+// is an error naming the slice and step, so one bad forecast cannot turn a
+// data set's average into NaN.
 func Score(insample, actual, mean, lower, upper []float64, m int, level float64) (Scores, error) {
 	var s Scores
 	var err error
+	for _, part := range []struct {
+		name string
+		v    []float64
+	}{{"actual", actual}, {"forecast", mean}, {"lower bound", lower}, {"upper bound", upper}} {
+		if i := firstNonFinite(part.v); i >= 0 {
+			return s, fmt.Errorf("%s at step %d is %v: %w", part.name, i+1, part.v[i], ErrNotFinite)
+		}
+	}
 	if s.SMAPE, err = SMAPE(actual, mean); err != nil {
 		return s, fmt.Errorf("sMAPE: %w", err)
 	}
@@ -142,6 +166,16 @@ func Score(insample, actual, mean, lower, upper []float64, m int, level float64)
 		return s, fmt.Errorf("coverage: %w", err)
 	}
 	return s, nil
+}
+
+// firstNonFinite returns the index of the first NaN or ±Inf in v, or −1.
+func firstNonFinite(v []float64) int {
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Summary accumulates per-series scores into a data set's averages.

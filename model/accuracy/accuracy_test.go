@@ -3,6 +3,7 @@ package accuracy
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -116,5 +117,31 @@ func TestScoreAndSummary(t *testing.T) {
 	var empty Summary
 	if !math.IsNaN(empty.Mean().SMAPE) {
 		t.Error("empty summary should be NaN")
+	}
+}
+
+func TestErrors(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	flat := []float64{5, 5, 5, 5, 5, 5}
+	tests := []struct {
+		name                               string
+		insample, actual, mean, lower, upp []float64
+		want                               error
+		wantText                           string
+	}{
+		{"NaN forecast", insample, actual, []float64{12, nan, 0}, []float64{9, 21, -1}, []float64{11, 25, 1}, ErrNotFinite, "forecast at step 2"},
+		{"infinite upper bound", insample, actual, forecast, []float64{9, 21, -1}, []float64{11, inf, 1}, ErrNotFinite, "upper bound at step 2"},
+		{"NaN actual", insample, []float64{nan, 20, 0}, forecast, []float64{9, 21, -1}, []float64{11, 25, 1}, ErrNotFinite, "actual at step 1"},
+		{"flat in-sample: zero scale", flat, actual, forecast, []float64{9, 21, -1}, []float64{11, 25, 1}, ErrNotFinite, "MASE undefined"},
+		{"lengths differ", insample, actual, forecast[:2], []float64{9, 21}, []float64{11, 25}, ErrLength, "sMAPE"},
+	}
+	for _, tc := range tests {
+		sc, err := Score(tc.insample, tc.actual, tc.mean, tc.lower, tc.upp, 2, 0.95)
+		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.wantText) {
+			t.Errorf("%s: Score = %+v, %v; want %v mentioning %q", tc.name, sc, err, tc.want, tc.wantText)
+		}
+	}
+	if _, err := MASE(flat, actual, forecast, 1); !errors.Is(err, ErrNotFinite) {
+		t.Errorf("MASE on a flat in-sample series: err = %v, want ErrNotFinite", err)
 	}
 }
