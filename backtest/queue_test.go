@@ -12,9 +12,9 @@ func TestFluidQueue(t *testing.T) {
 		// after an initial backlog of backlog requests that arrived at
 		// 1 req/s over the previous backlog seconds.
 		lambda, mu, backlog float64
-		served, left         float64
-		within               float64 // requests served within a 10 s SLO
-		p50                  float64 // median wait of the served, seconds
+		served, left        float64
+		within              float64 // requests served within a 10 s SLO
+		p50                 float64 // median wait of the served, seconds
 	}{
 		// Capacity to spare: everything served on arrival.
 		{name: "under capacity", lambda: 1, mu: 2, served: 60, within: 60},

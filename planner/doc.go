@@ -9,18 +9,24 @@
 // It is built from small functions that a controller (the backtest, the
 // scaling service) composes at every decision:
 //
+//   - [DefaultConfig] holds the field defaults; [Config.Validate] names the
+//     bad field.
 //   - Sizing: [Config.InstancesFor] turns a request rate into an instance
 //     count, either at a target utilisation or by queueing theory (Erlang C:
 //     the smallest fleet whose P99 wait meets the SLO).
 //   - [ForecastPlan] turns a forecast with intervals into a pre-warm
 //     schedule: each step is sized at the forecast quantile the SLO calls
 //     for and asked for one boot delay before it is needed.
-//   - [Reactive.Next] applies threshold rules (scale out on high utilisation
-//     or a long queue, scale in when idle) with cooldowns.
+//   - [Config.ReactiveNext] applies threshold rules (scale out on high
+//     utilisation or a long queue, scale in when idle) with cooldowns.
 //   - [Window] floors ("weekdays 09:45-12:00 at least 6") from
 //     [ParseWindows].
-//   - [Combine] takes the largest of these terms (the hybrid policy) and
-//     keeps the reason of the term that won.
-//   - [Gate] decides whether the forecast term is trusted, replaced by a
-//     seasonal profile, or dropped in favour of the reactive rules alone.
+//   - [Config.Combine] takes the largest of these terms (the hybrid policy)
+//     and keeps the reason of the term that won; [Plan] applies the floors
+//     to a forecast plan.
+//   - [Config.Gate] decides whether the forecast term is trusted, replaced
+//     by a seasonal profile, or dropped in favour of the reactive rules
+//     alone, from evidence such as [Assess] gathers.
+//   - [Prices.UsageOf] prices a schedule: GPU-hours, reserved baseline and
+//     on-demand burst.
 package planner

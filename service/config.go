@@ -37,7 +37,7 @@ type PoolConfig struct {
 	// pool) and the `pool` tag of its series in the store.
 	Name string `yaml:"name"`
 	// Backend is the registered actuator: dryrun, simulated, keda,
-	// volcengine.
+	// kubescale, volcengine.
 	Backend string `yaml:"backend"`
 	// Min, Max, MaxStep and MinInterval bound what the actuator may do.
 	Min         int               `yaml:"min"`

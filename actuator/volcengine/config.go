@@ -86,12 +86,14 @@ func endpointURL(endpoint string) (*url.URL, error) {
 	if !strings.Contains(raw, "://") {
 		raw = "https://" + raw
 	}
+	// Credentials in the URL are refused before anything quotes it, so
+	// they never reach an error message.
+	if strings.Contains(raw, "@") {
+		return nil, fmt.Errorf("volcengine: endpoint must not carry credentials (it contains '@'); use %s/%s", EnvAccessKey, EnvSecretKey)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("volcengine: endpoint %q is not a host or an http(s) URL", endpoint)
-	}
-	if u.User != nil {
-		return nil, fmt.Errorf("volcengine: endpoint must not carry credentials; use %s/%s", EnvAccessKey, EnvSecretKey)
 	}
 	return u, nil
 }

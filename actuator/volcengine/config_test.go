@@ -88,6 +88,10 @@ func TestConfigValidate(t *testing.T) {
 		{"no region", func(c *volcengine.Config) { c.Region = "" }, "VOLCENGINE_REGION"},
 		{"bad scheme", func(c *volcengine.Config) { c.Endpoint = "ftp://x" }, "not a host or an http(s) URL"},
 		{"credentials in the endpoint", func(c *volcengine.Config) { c.Endpoint = "http://AK:" + secret + "@127.0.0.1" }, "must not carry credentials"},
+		// No host after the '@': the endpoint used to be quoted whole in
+		// the "not a host" error, secret included.
+		{"credentials, no host", func(c *volcengine.Config) { c.Endpoint = "http://AK:" + secret + "@" }, "must not carry credentials"},
+		{"credentials, bad port", func(c *volcengine.Config) { c.Endpoint = "AK:" + secret + "@host:port" }, "must not carry credentials"},
 		{"host only", func(c *volcengine.Config) { c.Endpoint = "open.volcengineapi.com" }, ""},
 	}
 	for _, tc := range cases {

@@ -28,6 +28,9 @@ type capacityFlags struct {
 
 	gpuRPS        float64
 	peakInstances int
+	sizing        string
+	serviceTime   time.Duration
+	slots         int
 	targetUtil    float64
 	boot          time.Duration
 	minInstances  int
@@ -55,6 +58,9 @@ func (f *capacityFlags) register(fs interface {
 	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves within the latency SLO")
 	fs.IntVar(&f.peakInstances, "peak-instances", 0, "instead of --gpu-rps: size instances so the demand's peak needs this many")
 	fs.Float64Var(&f.targetUtil, "target-util", 0.8, "share of an instance's throughput the plan aims to use")
+	fs.StringVar(&f.sizing, "sizing", planner.SizingUtilisation, "fleet sizing: utilisation (at --target-util) or erlang-c (P99 wait within --slo)")
+	fs.DurationVar(&f.serviceTime, "service-time", 0, "mean time a request occupies a slot (erlang-c sizing; without --gpu-rps it also sets the throughput)")
+	fs.IntVar(&f.slots, "slots", 1, "requests one instance serves at once (erlang-c servers per instance)")
 	fs.DurationVar(&f.boot, "boot", 10*time.Minute, "boot plus model-load time of a new instance")
 	fs.IntVar(&f.minInstances, "min", 1, "fewest instances")
 	fs.IntVar(&f.maxInstances, "max", 1000, "most instances")
@@ -95,6 +101,10 @@ func (f *capacityFlags) load(stderr io.Writer) (backtest.Trace, error) {
 		}
 		return backtest.Trace{}, err
 	}
+	if s.Len() > 0 && s.Missing()*2 > s.Len() {
+		return backtest.Trace{}, fmt.Errorf("%s: %d of %d steps have no data; is --step %v finer than the file's own step?",
+			f.input, s.Missing(), s.Len(), f.step)
+	}
 	if f.counts {
 		s = s.PerSecond()
 	}
@@ -110,14 +120,19 @@ func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error)
 		return c, usageErrorf("give --gpu-rps or --peak-instances, not both")
 	case f.gpuRPS > 0:
 		c.Fleet.RPSPerInstance = f.gpuRPS
+	case f.serviceTime > 0:
+		// Throughput from the service time: Slots / ServiceTime.
 	case f.peakInstances > 0:
 		if tr.Peak() <= 0 || f.targetUtil <= 0 {
 			return c, fmt.Errorf("--peak-instances: the demand has no positive peak to size from")
 		}
 		c.Fleet.RPSPerInstance = tr.Peak() / (float64(f.peakInstances) * f.targetUtil)
 	default:
-		return c, usageErrorf("--gpu-rps (or --peak-instances) is required")
+		return c, usageErrorf("--gpu-rps (or --peak-instances, or --service-time) is required")
 	}
+	c.Sizing = f.sizing
+	c.Fleet.ServiceTime = f.serviceTime
+	c.Fleet.Slots = f.slots
 	c.Fleet.BootDelay = f.boot
 	c.Fleet.MinInstances = f.minInstances
 	c.Fleet.MaxInstances = f.maxInstances

@@ -88,10 +88,11 @@ func TestBacktestUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{"throughput required", []string{"--synthetic-days", "1"}, 2, "--gpu-rps (or --peak-instances) is required"},
+		{"throughput required", []string{"--synthetic-days", "1"}, 2, "--gpu-rps (or --peak-instances, or --service-time) is required"},
 		{"unknown policy", []string{"--gpu-rps", "5", "--policies", "static,psychic"}, 2, `unknown policy "psychic"`},
 		{"bad format", []string{"--gpu-rps", "5", "--format", "xml"}, 2, `--format "xml"`},
 		{"bad planner field", []string{"--gpu-rps", "5", "--target-util", "2"}, 2, "TargetUtilisation 2"},
+		{"erlang-c needs a service time", []string{"--gpu-rps", "5", "--sizing", "erlang-c"}, 2, "Fleet.ServiceTime must be > 0 for erlang-c"},
 		{"missing file", []string{"--gpu-rps", "5", "--input", "/nonexistent/demand.csv"}, 1, "/nonexistent/demand.csv"},
 	}
 	for _, tc := range cases {

@@ -53,6 +53,10 @@ var fitMethods = []struct {
 	{"naive", "the last value", func([]int) model.Forecaster { return seasonal.Naive{} }},
 }
 
+// maxFitHorizon bounds --horizon (about two years of per-minute steps), so
+// a typo cannot make the forecasters allocate gigabytes.
+const maxFitHorizon = 1_000_000
+
 // fitPoint is one forecast step of the JSON output.
 type fitPoint struct {
 	Timestamp string  `json:"timestamp"`
@@ -96,8 +100,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usageErrorf("unexpected arguments %q", fs.Args())
 	case *input == "":
 		return usageErrorf("--input is required")
-	case *horizon < 1:
-		return usageErrorf("--horizon %d: must be at least 1", *horizon)
+	case *horizon < 1 || *horizon > maxFitHorizon:
+		return usageErrorf("--horizon %d: must be between 1 and %d steps", *horizon, maxFitHorizon)
 	case !(*level > 0 && *level < 100):
 		return usageErrorf("--level %v: must be a percentage in (0, 100), e.g. 95", *level)
 	case *format != "csv" && *format != "json":

@@ -141,11 +141,13 @@ func TestFitBadInput(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"bad rows name their lines", []string{"--input", bad, "--horizon", "3"}, 1, ":3"},
-		{"second bad row listed", []string{"--input", bad, "--horizon", "3"}, 1, ":5"},
+		{"bad rows name their lines", []string{"--input", bad, "--horizon", "3"}, 1, "bad.csv:3: value: value \"abc\" is not a number"},
+		{"second bad row listed", []string{"--input", bad, "--horizon", "3"}, 1, "bad.csv:5: timestamp: cannot parse timestamp \"not-a-time\""},
+		{"bad rows counted", []string{"--input", bad, "--horizon", "3"}, 1, "2 bad rows"},
 		{"missing file", []string{"--input", filepath.Join(dir, "nope.csv"), "--horizon", "3"}, 1, "no such file"},
 		{"no input", []string{"--horizon", "3"}, 2, "--input is required"},
 		{"no horizon", []string{"--input", bad}, 2, "--horizon"},
+		{"absurd horizon", []string{"--input", bad, "--horizon", "2000000000"}, 2, "--horizon 2000000000: must be between 1 and"},
 		{"bad level", []string{"--input", bad, "--horizon", "3", "--level", "0.95x"}, 2, "level"},
 		{"level out of range", []string{"--input", bad, "--horizon", "3", "--level", "100"}, 2, "percentage"},
 		{"bad format", []string{"--input", bad, "--horizon", "3", "--format", "xml"}, 2, "--format"},

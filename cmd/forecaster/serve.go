@@ -18,6 +18,7 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/dryrun"
 	"github.com/prewarm/prewarm/actuator/keda"
+	"github.com/prewarm/prewarm/actuator/kubescale"
 	"github.com/prewarm/prewarm/actuator/releasehook"
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/actuator/volcengine"
@@ -151,6 +152,7 @@ func buildActuators(ctx context.Context, cfg service.Config, reg prometheus.Regi
 		simulated.Name:  fleet.Factory(),
 		keda.Name:       scaler.Factory(),
 		volcengine.Name: volcengine.NewFactory(os.Getenv, log),
+		kubescale.Name:  kubescale.NewFactory(os.Getenv, log),
 	} {
 		if err := registry.Register(name, factory); err != nil {
 			closeAudit()

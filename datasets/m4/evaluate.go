@@ -2,8 +2,10 @@ package m4
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,7 +46,13 @@ type EvalResult struct {
 // with f, in parallel, and averages the scores. It stops early, returning
 // ctx's error, when ctx is cancelled. A forecaster error or a forecast of
 // the wrong length fails the evaluation, naming the series.
+//
+// Only Series.Train reaches f, as a copy: a forecaster never sees a test
+// value and cannot change the history the scale is computed from.
 func Evaluate(ctx context.Context, f model.Forecaster, series []Series, opt EvalOptions) (EvalResult, error) {
+	if len(series) == 0 {
+		return EvalResult{}, errors.New("evaluate: no series to score")
+	}
 	if opt.Period == 0 {
 		opt.Period = HourlyPeriod
 	}
@@ -111,7 +119,7 @@ func evaluateOne(f model.Forecaster, s Series, opt EvalOptions) (accuracy.Scores
 	if h == 0 || h > len(s.Test) {
 		h = len(s.Test)
 	}
-	fc, err := f.Forecast(s.Train, h, opt.Level)
+	fc, err := f.Forecast(slices.Clone(s.Train), h, opt.Level)
 	if err != nil {
 		return accuracy.Scores{}, false, fmt.Errorf("series %s: %w", s.ID, err)
 	}

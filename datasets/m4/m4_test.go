@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prewarm/prewarm/model"
@@ -227,5 +228,61 @@ func TestEvaluateErrors(t *testing.T) {
 	res, err := Evaluate(context.Background(), seasonal.Naive{}, series, EvalOptions{Period: 1, Workers: 3})
 	if err != nil || res.Series != 1 || res.Scores.MASE != 1.5 {
 		t.Errorf("Evaluate = %+v, %v; want MASE (1+2)/2/1 = 1.5", res, err)
+	}
+}
+
+// spy is a forecaster that records what it was given and scribbles over
+// its input, as a careless forecaster might.
+type spy struct {
+	mu   sync.Mutex
+	seen map[float64]bool
+}
+
+func (s *spy) Forecast(history []float64, horizon int, level float64) (model.Forecast, error) {
+	s.mu.Lock()
+	for _, v := range history {
+		s.seen[v] = true
+	}
+	s.mu.Unlock()
+	last := history[len(history)-1]
+	for i := range history {
+		history[i] = 0
+	}
+	fc := model.Forecast{Mean: make([]float64, horizon), Lower: make([]float64, horizon), Upper: make([]float64, horizon), Level: level}
+	for j := range fc.Mean {
+		fc.Mean[j], fc.Lower[j], fc.Upper[j] = last, last-1, last+1
+	}
+	return fc, nil
+}
+
+// No test value reaches the forecaster, and a forecaster that overwrites
+// its input cannot change the scale the scores are divided by.
+func TestEvaluateSeesOnlyTraining(t *testing.T) {
+	// Train values are small integers, test values 1000 and up, so any
+	// test value the spy saw would stand out.
+	series := []Series{
+		{ID: "A", Train: []float64{1, 3, 1, 3, 1, 3}, Test: []float64{1000, 1001}},
+		{ID: "B", Train: []float64{2, 4, 2, 4, 2, 4}, Test: []float64{1002, 1003}},
+	}
+	f := &spy{seen: map[float64]bool{}}
+	res, err := Evaluate(context.Background(), f, series, EvalOptions{Period: 1, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := range f.seen {
+		if v >= 1000 {
+			t.Errorf("the forecaster saw test value %v", v)
+		}
+	}
+	if series[0].Train[0] != 1 || series[1].Train[0] != 2 {
+		t.Errorf("Evaluate let the forecaster overwrite the training data: %v, %v", series[0].Train, series[1].Train)
+	}
+	// Scale 2 for both (|Δ| = 2 at lag 1); A forecasts 3 for 1000, 1001,
+	// B 4 for 1002, 1003: MASE (997.5/2 + 998.5/2)/2 = 499.
+	if res.Series != 2 || math.Abs(res.Scores.MASE-499) > 1e-9 {
+		t.Errorf("Evaluate = %+v, want 2 series and MASE 499", res)
+	}
+	if _, err := Evaluate(context.Background(), f, nil, EvalOptions{}); err == nil {
+		t.Error("Evaluate of no series: no error")
 	}
 }

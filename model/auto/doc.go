@@ -40,4 +40,17 @@
 // competition's best entry 0.410), MSIS 6.37, 95% coverage 0.952, and
 // 17–30 ms per series on one core (BenchmarkForecastM4); changes to
 // model/holtwinters move these by a few thousandths.
+//
+// Read those figures as in-sample for the design, not as an out-of-sample
+// estimate. No value from the M4 test files ever reaches the forecaster
+// (datasets/m4.Evaluate passes only the training part), but several design
+// constants were chosen by comparing scores on that same test set: the
+// averaging of the best two candidates (Config.Top; the figures above for
+// one and three), the interval's calibration boost of 0.3 (chosen because
+// it moved 95% coverage on that set from 0.940 to 0.955), and the members
+// of the pool. The validation weights 18.383 and 2.395 are the
+// published Naive2 averages on the M4 Hourly test set, used only as units.
+// Scores on data the design has not seen (the backtests of the recorded
+// traces, a held-out M4 subset) are the honest check; expect them to be a
+// little worse.
 package auto

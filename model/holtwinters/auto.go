@@ -6,11 +6,13 @@ import (
 )
 
 // AutoOptions chooses the candidate forms Auto compares. Nil fields take
-// the defaults below, which were the best simple set on M4 Hourly
-// (additive seasonality on the raw and the log scale, level or damped
-// trend, AR(1) errors: OWA 0.424 over the 414 series, against 0.432 for
-// all 8 combinations with multiplicative seasonality added); ETSOptions
-// gives the wider set R's ets searches.
+// the defaults below, the best simple set on M4 Hourly: additive
+// seasonality on the raw and the log scale, level or damped trend, AR(1)
+// errors. Selected by AICc, they scored OWA 0.424 over the 414 series
+// when each was searched from scratch (0.428 with Auto's warm starts,
+// which save 29% of the evaluations), against 0.432 for all 8
+// combinations with multiplicative seasonality added. ETSOptions gives the
+// wider set R's ets searches.
 type AutoOptions struct {
 	// Trends to consider; nil means NoTrend and DampedTrend (an undamped
 	// trend extrapolates without limit, rarely wise for capacity).

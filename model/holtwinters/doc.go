@@ -58,7 +58,9 @@
 // avoids that: on the 414 M4 Hourly series, ets(A,N,A)[24,168]+ar1
 // estimated over 24 horizons scores OWA 0.477 (MSIS 7.1) against 0.78
 // estimated one step ahead; seasonal naive scores 0.628. Forecaster uses
-// the requested horizon by default.
+// the requested horizon by default, and with Auto's default candidates
+// (level or damped trend, raw or log scale, chosen by AICc) scores OWA
+// 0.428, MSIS 6.5 and 95% coverage 0.96 there.
 //
 // # Prediction intervals
 //

@@ -116,25 +116,30 @@ func (r *recursion) step(st *state, y float64) (yhat, innov float64) {
 // stepNoise is step, except that a missing y is replaced by its forecast
 // plus eps: it draws the next value of a simulated path.
 func (r *recursion) stepNoise(st *state, y, eps float64) (yhat, innov float64) {
+	ns := r.nSeasonal
+	mult := r.season == Multiplicative
+	// cur holds each period's index due now; all are read before any is
+	// updated.
+	var cur [maxPeriods]float64
+	sum := 0.0
+	if mult {
+		sum = 1
+	}
+	for i := 0; i < ns; i++ {
+		cur[i] = st.seas[i][st.pos[i]]
+		if mult {
+			sum *= cur[i]
+		} else {
+			sum += cur[i]
+		}
+	}
 	base := st.level
 	if r.trend {
 		base += r.phi * st.trend
 	}
-	var mu, sum float64
-	switch r.season {
-	case Additive:
-		for i := range r.nSeasonal {
-			sum += st.seas[i][st.pos[i]]
-		}
-		mu = base + sum
-	case Multiplicative:
-		sum = 1
-		for i := range r.nSeasonal {
-			sum *= st.seas[i][st.pos[i]]
-		}
+	mu := base + sum
+	if mult {
 		mu = base * sum
-	default:
-		mu = base
 	}
 	yhat = mu + r.ar*st.err
 	if y != y { // missing
@@ -144,12 +149,9 @@ func (r *recursion) stepNoise(st *state, y, eps float64) (yhat, innov float64) {
 	}
 	e := y - mu
 
-	var level float64
-	switch r.season {
-	case Multiplicative:
+	level := base + r.alpha*e
+	if mult {
 		level = r.alpha*y/sum + (1-r.alpha)*base
-	default:
-		level = base + r.alpha*e
 	}
 	if r.trend {
 		st.trend = r.beta*(level-st.level) + (1-r.beta)*r.phi*st.trend
@@ -158,37 +160,31 @@ func (r *recursion) stepNoise(st *state, y, eps float64) (yhat, innov float64) {
 	if r.taylor {
 		ref = level
 	}
-	switch r.season {
-	case Additive:
-		for i := range r.nSeasonal {
-			s := st.seas[i][st.pos[i]]
-			others := sum - s
-			st.seas[i][st.pos[i]] = r.gamma[i]*(y-ref-others) + (1-r.gamma[i])*s
+	// Additive: s' = γ(y − ref − S₋ᵢ) + (1−γ)s with S₋ᵢ = S − s.
+	// Multiplicative: s' = γ·y/(ref·S₋ᵢ) + (1−γ)s = s·(1 + γ(q − 1))
+	// with q = y/(ref·S), one division for all periods.
+	q := 0.0
+	if mult {
+		q = y / (ref * sum)
+	}
+	for i := 0; i < ns; i++ {
+		s, g := cur[i], r.gamma[i]
+		var next float64
+		if mult {
+			next = s + g*s*(q-1)
+		} else {
+			next = g*(y-ref-(sum-s)) + (1-g)*s
 		}
-	case Multiplicative:
-		// Read every period's index before updating any of them.
-		var old [maxPeriods]float64
-		for i := range r.nSeasonal {
-			old[i] = st.seas[i][st.pos[i]]
+		p := st.pos[i]
+		ring := st.seas[i]
+		ring[p] = next
+		if p++; p == len(ring) {
+			p = 0
 		}
-		for i := range r.nSeasonal {
-			others := 1.0
-			for j := range r.nSeasonal {
-				if j != i {
-					others *= old[j]
-				}
-			}
-			st.seas[i][st.pos[i]] = r.gamma[i]*y/(ref*others) + (1-r.gamma[i])*old[i]
-		}
+		st.pos[i] = p
 	}
 	st.level = level
 	st.err = e
-	for i := range r.nSeasonal {
-		st.pos[i]++
-		if st.pos[i] == len(st.seas[i]) {
-			st.pos[i] = 0
-		}
-	}
 	return yhat, innov
 }
 

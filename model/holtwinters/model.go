@@ -230,9 +230,6 @@ func minimize(obj func([]float64) float64, x0 []float64) (*optimize.Result, erro
 		FuncEvaluations: 400 * len(x0),
 	}
 	res, err := optimize.Minimize(optimize.Problem{Func: obj}, x0, settings, &optimize.NelderMead{})
-	if res != nil {
-		debugEvals += res.FuncEvaluations
-	}
 	switch {
 	case res == nil:
 		return nil, err
@@ -433,4 +430,3 @@ func (m *Model) amseAt() float64 {
 	}
 	return s / float64(len(m.stepMSE))
 }
-var debugEvals int

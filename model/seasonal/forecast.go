@@ -99,19 +99,25 @@ func naiveForecast(x []float64, horizon int, level float64) model.Forecast {
 }
 
 // lagRMS returns the root mean square of x_t − x_{t−lag}, or 0 when the
-// series is shorter than lag+1.
+// series is shorter than lag+1. The differences are divided by the largest
+// one before squaring, so values near the float64 range do not overflow to
+// an infinite interval.
 func lagRMS(x []float64, lag int) float64 {
+	largest := 0.0
+	for t := lag; t < len(x); t++ {
+		largest = math.Max(largest, math.Abs(x[t]-x[t-lag]))
+	}
+	if largest == 0 || math.IsInf(largest, 0) {
+		return largest
+	}
 	var ss float64
 	n := 0
 	for t := lag; t < len(x); t++ {
-		d := x[t] - x[t-lag]
+		d := (x[t] - x[t-lag]) / largest
 		ss += d * d
 		n++
 	}
-	if n == 0 {
-		return 0
-	}
-	return math.Sqrt(ss / float64(n))
+	return largest * math.Sqrt(ss/float64(n))
 }
 
 // SeasonalNaive repeats the last full cycle: ŷ_{n+h} = y_{n+h−m·k} with k

@@ -103,6 +103,16 @@ func TestForecastersAwkwardInput(t *testing.T) {
 		"one value":     {7},
 		"short":         {1, 2, 3, 4, 5},
 		"with negative": append([]float64{-3, 4}, daily...),
+		// Near the top of the float64 range: squared differences would
+		// overflow to an infinite interval.
+		"huge": func() []float64 {
+			out := make([]float64, len(daily))
+			for i, v := range daily {
+				out[i] = 1e200 * v
+			}
+			return out
+		}(),
+		"with Inf": append([]float64{math.Inf(1)}, append(daily, math.Inf(-1))...),
 	}
 	for fname, f := range forecasters {
 		for hname, h := range histories {
@@ -116,7 +126,7 @@ func TestForecastersAwkwardInput(t *testing.T) {
 				}
 				for j := range fc.Mean {
 					m, lo, up := fc.Mean[j], fc.Lower[j], fc.Upper[j]
-					if math.IsNaN(m) || math.IsInf(m, 0) || math.IsNaN(lo) || math.IsNaN(up) {
+					if math.IsNaN(m) || math.IsInf(m, 0) || math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(up) || math.IsInf(up, 0) {
 						t.Fatalf("step %d not finite: %v [%v, %v]", j, m, lo, up)
 					}
 					if lo > m || m > up {
