@@ -1,9 +1,9 @@
 package backtest
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
 )
 
@@ -27,18 +27,27 @@ type policy interface {
 	decide(now time.Time, obs planner.Observation, current int) planner.Step
 }
 
-// plans gives the forecasting policies the refit in force at a time.
+// plans gives the forecasting policies the refits, made walk-forward.
 type plans struct {
 	start  time.Time
 	every  time.Duration
-	refits []refit
+	refits []control.Refit
+	source *forecaster
+	// hybrid is the controller the hybrid policy runs (one per Run).
+	hybrid *control.Controller
+}
+
+// index returns the number of the latest refit made at or before now.
+func (p plans) index(now time.Time) (int, bool) {
+	j := int(now.Sub(p.start) / p.every)
+	return j, j >= 0 && j < len(p.refits)
 }
 
 // at returns the latest refit made at or before now.
-func (p plans) at(now time.Time) (refit, bool) {
-	j := int(now.Sub(p.start) / p.every)
-	if j < 0 || j >= len(p.refits) {
-		return refit{}, false
+func (p plans) at(now time.Time) (control.Refit, bool) {
+	j, ok := p.index(now)
+	if !ok {
+		return control.Refit{}, false
 	}
 	return p.refits[j], true
 }
@@ -84,44 +93,25 @@ func (p *planPolicy) decide(now time.Time, _ planner.Observation, current int) p
 	return p.cfg.Combine(now, st, p.cfg.FloorStep(now))
 }
 
-// hybridPolicy is max(gated forecast plan, reactive rules, schedule floor).
+// hybridPolicy is max(gated forecast plan, reactive rules, schedule
+// floor): the live service's control.Controller, fed the precomputed
+// refits in time order as the service would make them.
 type hybridPolicy struct {
-	cfg   planner.Config
-	plans plans
-	state planner.ReactiveState
+	ctl     *control.Controller
+	plans   plans
+	adopted int // refits put in force so far
 	// levels counts the minutes spent at each gate level.
 	levels map[string]float64
 	tick   time.Duration
 }
 
 func (h *hybridPolicy) decide(now time.Time, obs planner.Observation, current int) planner.Step {
-	var reactive planner.Step
-	h.state, reactive = h.cfg.ReactiveNext(h.state, obs, current)
-	terms := []planner.Step{}
-	r, ok := h.plans.at(now)
-	level := planner.GateReactive
-	if ok {
-		level = r.Gate.Level
-		var plan planner.Schedule
-		switch level {
-		case planner.GateModel:
-			plan = r.ModelPlan
-		case planner.GateProfile:
-			plan = r.ProfilePlan
-		}
-		if st, found := plan.At(now); found {
-			if level == planner.GateProfile {
-				st.Reason = fmt.Sprintf("%s [%s]", st.Reason, r.Gate.Reason)
-			}
-			terms = append(terms, st)
-		} else if level != planner.GateReactive {
-			level = planner.GateReactive
-		}
-		if level == planner.GateReactive {
-			reactive.Reason = fmt.Sprintf("%s [%s]", reactive.Reason, r.Gate.Reason)
+	if j, ok := h.plans.index(now); ok {
+		for ; h.adopted <= j; h.adopted++ {
+			h.ctl.Adopt(h.plans.refits[h.adopted], h.plans.source.history(h.adopted))
 		}
 	}
-	h.levels[level] += h.tick.Minutes()
-	terms = append(terms, reactive, h.cfg.FloorStep(now))
-	return h.cfg.Combine(now, terms...)
+	st := h.ctl.Decide(now, obs, current)
+	h.levels[h.ctl.Level()] += h.tick.Minutes()
+	return st
 }

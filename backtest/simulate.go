@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
 )
 
@@ -100,11 +101,18 @@ func Run(ctx context.Context, t Trace, cfg Config, policies ...string) (Report, 
 	}
 	pl := plans{start: t.Start, every: cfg.Forecast.RefitEvery}
 	if needForecasts {
-		refits, err := newForecaster(cfg, t).run(ctx)
+		f, err := newForecaster(cfg, t)
 		if err != nil {
 			return Report{}, fmt.Errorf("backtest: %w", err)
 		}
-		pl.refits = refits
+		if pl.refits, err = f.run(ctx); err != nil {
+			return Report{}, fmt.Errorf("backtest: %w", err)
+		}
+		pl.source = f
+		// The hybrid policy's own controller: same settings, fresh state.
+		if pl.hybrid, err = control.New(cfg.Planner, f.ctl.Settings()); err != nil {
+			return Report{}, fmt.Errorf("backtest: %w", err)
+		}
 	}
 	static := cfg.Planner.InstancesFor(t.Peak())
 	static, _ = clampInstances(cfg.Planner, static)
@@ -167,7 +175,7 @@ func newPolicy(name string, cfg Config, pl plans, static int, peak float64) poli
 	case PolicyPredictive:
 		return &planPolicy{cfg: c, plans: pl}
 	default:
-		return &hybridPolicy{cfg: c, plans: pl, levels: map[string]float64{}, tick: cfg.Tick}
+		return &hybridPolicy{ctl: pl.hybrid, plans: pl, levels: map[string]float64{}, tick: cfg.Tick}
 	}
 }
 

@@ -122,6 +122,15 @@ func TestPredictivePreWarms(t *testing.T) {
 			t.Errorf("%s did not ask for 5 instances at 08:50 on day 2 with a pre-warm reason: %v", name, r.Decisions[:min(6, len(r.Decisions))])
 		}
 	}
+	// On day 1 there is no history for a forecast: the hybrid's reactive
+	// steps say the forecast stepped back and why.
+	h := result(t, rep, PolicyHybrid)
+	if len(h.Decisions) == 0 || !strings.Contains(h.Decisions[0].Reason, "[forecast stepped back, reactive only: history") {
+		t.Errorf("hybrid's first decision %+v does not say the forecast stepped back", h.Decisions[:min(1, len(h.Decisions))])
+	}
+	if h.ForecastMinutes[planner.GateModel] == 0 || h.ForecastMinutes[planner.GateReactive] == 0 {
+		t.Errorf("hybrid forecast minutes %v: want time on the model and, on day 1, on reactive alone", h.ForecastMinutes)
+	}
 	if r := result(t, rep, PolicyReactive); r.UnderprovisionedMinutes < 4*15 {
 		t.Errorf("reactive short %v minutes over 4 rises, want at least 60", r.UnderprovisionedMinutes)
 	}

@@ -89,20 +89,26 @@ type Refit struct {
 	Model, Profile string
 	// Forecast is the model's demand forecast (requests/s) from At.
 	Forecast planner.DemandForecast
-	// Gate says which plan Decide follows, and why.
+	// Gate says which plan Decide follows, and why; set by Adopt.
 	Gate planner.GateResult
+
+	// modelMean and profileMean are the forecasts for the steps until the
+	// next refit, scored by later refits.
+	modelMean, profileMean []float64
 }
 
-// Controller is one pool's live hybrid policy. It is not safe for
-// concurrent use; the service gives each pool its own.
+// Controller is one pool's live hybrid policy. Forecast may be called
+// concurrently; the other methods are not safe for concurrent use (the
+// service gives each pool its own Controller).
 type Controller struct {
 	plan     planner.Config
 	settings Settings
 	periods  []int // seasonal periods in steps, shortest first
 	last     Refit
+	level    string // the gate level the last Decide used
 	reactive planner.ReactiveState
 	// forecasts remembers, per step start, the model's and the profile's
-	// one-refit-ahead forecasts, to score them once the demand is known.
+	// forecasts, to score them once the demand is known.
 	forecasts map[time.Time][2]float64
 	// actual remembers demand per step start seen in refit histories.
 	actual map[time.Time]float64
@@ -129,91 +135,129 @@ func New(plan planner.Config, s Settings) (*Controller, error) {
 // Settings returns the controller's settings with defaults filled in.
 func (c *Controller) Settings() Settings { return c.settings }
 
-// Last returns the most recent refit (zero before the first).
+// Last returns the refit in force (zero before the first).
 func (c *Controller) Last() Refit { return c.last }
+
+// Level returns the gate level the last Decide followed: the model's plan,
+// the seasonal profile's, or the reactive rules alone.
+func (c *Controller) Level() string { return c.level }
 
 // ErrNoHistory is returned by Refit when the history holds no finite value.
 var ErrNoHistory = errors.New("no demand history to forecast from")
 
-// Refit forecasts from history, the demand (requests/s) per Step for the
-// steps ending at now, oldest first (NaN: missing), and makes new plans.
-// now should be a multiple of Step.
+// Refit forecasts from history and puts the result in force: Forecast then
+// Adopt. history is the demand (requests/s) per Step for the steps ending
+// at now, oldest first (NaN: missing); now should be a multiple of Step.
 func (c *Controller) Refit(now time.Time, history []float64) (Refit, error) {
+	r, err := c.Forecast(now, history)
+	if err != nil && !errors.Is(err, ErrNoHistory) {
+		return r, err
+	}
+	return c.Adopt(r, history), err
+}
+
+// Forecast makes one refit's forecasts and plans from history, as Refit
+// describes, without putting them in force. It reads only the controller's
+// configuration, so a backtest may compute many refits in parallel and
+// Adopt them in time order.
+func (c *Controller) Forecast(now time.Time, history []float64) (Refit, error) {
 	s := c.settings
-	c.remember(now, history)
-	history = trimLeadingGaps(history)
 	r := Refit{At: now}
+	history = trimLeadingGaps(history)
 	if !hasFinite(history) {
-		c.last = r
 		return r, ErrNoHistory
 	}
+	stamp := now.Format(time.RFC3339)
 	horizon := max(int(s.Horizon/s.Step), int((s.RefitEvery+c.plan.Fleet.BootDelay+s.Step-1)/s.Step)+1)
+	owned := int(s.RefitEvery / s.Step)
 	level := c.plan.ForecastLevel()
-	df := planner.DemandForecast{Start: now, Step: s.Step}
 	fc, err := s.NewModel(c.trustedPeriods(len(history))).Forecast(history, horizon, level)
 	if err != nil {
-		return r, fmt.Errorf("refit at %s: model: %w", now.Format(time.RFC3339), err)
+		return r, fmt.Errorf("refit at %s: model: %w", stamp, err)
 	}
-	df.Forecast = fc
-	r.Forecast = df
+	r.Forecast = planner.DemandForecast{Start: now, Step: s.Step, Forecast: fc}
 	r.Model = methodName(fc)
-	if r.ModelPlan, err = planner.ForecastPlan(now, df, c.plan); err != nil {
-		return r, fmt.Errorf("refit at %s: model plan: %w", now.Format(time.RFC3339), err)
+	if r.ModelPlan, err = planner.ForecastPlan(now, r.Forecast, c.plan); err != nil {
+		return r, fmt.Errorf("refit at %s: model plan: %w", stamp, err)
 	}
+	r.modelMean = fc.Mean[:min(owned, len(fc.Mean))]
 	if p := c.profilePeriod(len(history)); p > 0 {
 		pf, err := s.NewProfile(p).Forecast(history, horizon, level)
 		if err != nil {
-			return r, fmt.Errorf("refit at %s: profile: %w", now.Format(time.RFC3339), err)
+			return r, fmt.Errorf("refit at %s: profile: %w", stamp, err)
 		}
 		r.Profile = methodName(pf)
-		if r.ProfilePlan, err = planner.ForecastPlan(now, planner.DemandForecast{Start: now, Step: s.Step, Forecast: pf}, c.plan); err != nil {
-			return r, fmt.Errorf("refit at %s: profile plan: %w", now.Format(time.RFC3339), err)
+		pd := planner.DemandForecast{Start: now, Step: s.Step, Forecast: pf}
+		if r.ProfilePlan, err = planner.ForecastPlan(now, pd, c.plan); err != nil {
+			return r, fmt.Errorf("refit at %s: profile plan: %w", stamp, err)
 		}
-		c.record(now, fc.Mean, pf.Mean)
-	} else {
-		c.record(now, fc.Mean, nil)
+		r.profileMean = pf.Mean[:min(owned, len(pf.Mean))]
 	}
-	r.Gate = c.plan.Gate(c.gateInput(now, len(history)))
-	c.last = r
 	return r, nil
 }
 
+// Adopt puts a refit made by Forecast in force: it remembers the demand in
+// history (the same history the refit was made from) to score earlier
+// forecasts, records the refit's own forecasts to be scored later, and lets
+// planner.Gate decide which plan to trust. Refits must be adopted in time
+// order. It returns r with its Gate set.
+func (c *Controller) Adopt(r Refit, history []float64) Refit {
+	c.remember(r.At, history)
+	for i, v := range r.modelMean {
+		p := math.NaN()
+		if i < len(r.profileMean) {
+			p = r.profileMean[i]
+		}
+		c.forecasts[r.At.Add(time.Duration(i)*c.settings.Step)] = [2]float64{v, p}
+	}
+	r.Gate = c.plan.Gate(c.gateInput(r.At, len(trimLeadingGaps(history))))
+	c.last = r
+	return r
+}
+
 // Decide returns the capacity step for now: the largest of the trusted
-// forecast plan, the reactive rules fed with obs, and the schedule floors.
-// current is the pool's desired count now.
+// forecast plan, the reactive rules fed with obs, and the schedule floors,
+// with the reason of the term that won. current is the pool's desired
+// count now.
 func (c *Controller) Decide(now time.Time, obs planner.Observation, current int) planner.Step {
 	var reactive planner.Step
 	c.reactive, reactive = c.plan.ReactiveNext(c.reactive, obs, current)
 	terms := make([]planner.Step, 0, 3)
-	var plan planner.Schedule
-	switch c.last.Gate.Level {
-	case planner.GateModel:
-		plan = c.last.ModelPlan
-	case planner.GateProfile:
-		plan = c.last.ProfilePlan
-	}
-	if st, ok := plan.At(now); ok && !c.last.At.IsZero() {
-		if c.last.Gate.Level == planner.GateProfile {
-			st.Reason = fmt.Sprintf("%s [%s]", st.Reason, c.last.Gate.Reason)
+	level := planner.GateReactive
+	if r := c.last; !r.At.IsZero() {
+		level = r.Gate.Level
+		if st, found := c.trusted(level).At(now); found {
+			if level == planner.GateProfile {
+				st.Reason = fmt.Sprintf("%s [%s]", st.Reason, r.Gate.Reason)
+			}
+			terms = append(terms, st)
+		} else {
+			level = planner.GateReactive
 		}
-		terms = append(terms, st)
-	} else if c.last.Gate.Reason != "" {
-		reactive.Reason = fmt.Sprintf("%s [%s]", reactive.Reason, c.last.Gate.Reason)
+		if level == planner.GateReactive {
+			reactive.Reason = fmt.Sprintf("%s [%s]", reactive.Reason, r.Gate.Reason)
+		}
 	}
+	c.level = level
 	terms = append(terms, reactive, c.plan.FloorStep(now))
 	return c.plan.Combine(now, terms...)
+}
+
+// trusted returns the plan of a gate level (nil for reactive).
+func (c *Controller) trusted(level string) planner.Schedule {
+	switch level {
+	case planner.GateModel:
+		return c.last.ModelPlan
+	case planner.GateProfile:
+		return c.last.ProfilePlan
+	}
+	return nil
 }
 
 // Plan returns the trusted plan's steps from now on, for back-ends that
 // can act on a schedule themselves (actuator.Actuator.PublishSchedule).
 func (c *Controller) Plan(now time.Time) planner.Schedule {
-	var plan planner.Schedule
-	switch c.last.Gate.Level {
-	case planner.GateModel:
-		plan = c.last.ModelPlan
-	case planner.GateProfile:
-		plan = c.last.ProfilePlan
-	}
+	plan := c.trusted(c.last.Gate.Level)
 	var out planner.Schedule
 	for i, st := range plan {
 		if i+1 < len(plan) && !plan[i+1].At.After(now) {
@@ -270,20 +314,10 @@ func (c *Controller) remember(now time.Time, history []float64) {
 	}
 }
 
-// record keeps the forecasts for the steps until the next refit.
-func (c *Controller) record(now time.Time, modelMean, profileMean []float64) {
-	n := int(c.settings.RefitEvery / c.settings.Step)
-	for i := 0; i < n && i < len(modelMean); i++ {
-		p := math.NaN()
-		if i < len(profileMean) {
-			p = profileMean[i]
-		}
-		c.forecasts[now.Add(time.Duration(i)*c.settings.Step)] = [2]float64{modelMean[i], p}
-	}
-}
-
 // gateInput scores the remembered forecasts over the gating window before
-// now against seasonal naive at the longest period with two cycles.
+// now against seasonal naive at the longest period with two cycles of
+// history. Steps where only the profile ran yet score the profile alone
+// (the model's error stays NaN: not measured).
 func (c *Controller) gateInput(now time.Time, historySteps int) planner.GateInput {
 	in := planner.GateInput{HistorySteps: historySteps, Season: 1,
 		ModelError: math.NaN(), ProfileError: math.NaN(), NaiveError: math.NaN()}
@@ -300,23 +334,37 @@ func (c *Controller) gateInput(now time.Time, historySteps int) planner.GateInpu
 		return in
 	}
 	step := c.settings.Step
-	var sm, sp, sn, n float64
-	for t := now.Add(-c.plan.Gating.Window); t.Before(now); t = t.Add(step) {
-		f, ok := c.forecasts[t]
+	window := max(1, int(c.plan.Gating.Window/step))
+	var both, profileOnly errorSums
+	for t := now.Add(-time.Duration(window) * step); t.Before(now); t = t.Add(step) {
 		y, okY := c.actual[t]
 		base, okB := c.actual[t.Add(-time.Duration(naive)*step)]
-		if !ok || !okY || !okB || math.IsNaN(y) || math.IsNaN(base) || math.IsNaN(f[0]) || math.IsNaN(f[1]) {
+		f, okF := c.forecasts[t]
+		if !okY || !okB || !okF || math.IsNaN(y) || math.IsNaN(base) || math.IsNaN(f[1]) {
 			continue
 		}
-		sm += math.Abs(y - f[0])
-		sp += math.Abs(y - f[1])
-		sn += math.Abs(y - base)
-		n++
+		profileOnly.add(y, math.NaN(), f[1], base)
+		if !math.IsNaN(f[0]) {
+			both.add(y, f[0], f[1], base)
+		}
 	}
-	if n > 0 {
-		in.ModelError, in.ProfileError, in.NaiveError = sm/n, sp/n, sn/n
+	switch {
+	case both.n > 0:
+		in.ModelError, in.ProfileError, in.NaiveError = both.model/both.n, both.profile/both.n, both.naive/both.n
+	case profileOnly.n > 0:
+		in.ProfileError, in.NaiveError = profileOnly.profile/profileOnly.n, profileOnly.naive/profileOnly.n
 	}
 	return in
+}
+
+// errorSums accumulates absolute errors for mean absolute errors.
+type errorSums struct{ model, profile, naive, n float64 }
+
+func (e *errorSums) add(y, model, profile, naive float64) {
+	e.model += math.Abs(y - model)
+	e.profile += math.Abs(y - profile)
+	e.naive += math.Abs(y - naive)
+	e.n++
 }
 
 func (c *Controller) longestPeriod() time.Duration {

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prewarm/prewarm/actuator"
 )
@@ -83,8 +84,8 @@ type Reply struct {
 	TookMS float64 `json:"took_ms"`
 }
 
-// maxBody bounds a request body.
-const maxBody = 64 << 10
+// maxBodyBytes bounds a request body.
+const maxBodyBytes = 64 << 10
 
 // instanceIDRE is what an instance ID may look like (Volcengine: i-…).
 var instanceIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
@@ -186,12 +187,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // decode reads and checks the body.
 func decode(body io.Reader) (Request, error) {
-	data, err := io.ReadAll(io.LimitReader(body, maxBody+1))
+	data, err := io.ReadAll(io.LimitReader(body, maxBodyBytes+1))
 	if err != nil {
 		return Request{}, fmt.Errorf("reading the body: %v", err)
 	}
-	if len(data) > maxBody {
-		return Request{}, fmt.Errorf("body larger than %d bytes", maxBody)
+	if len(data) > maxBodyBytes {
+		return Request{}, fmt.Errorf("body larger than %d bytes", maxBodyBytes)
 	}
 	var req Request
 	if err := json.Unmarshal(data, &req); err != nil {
@@ -212,13 +213,26 @@ func decode(body io.Reader) (Request, error) {
 	if !instanceIDRE.MatchString(req.InstanceID) {
 		return Request{}, fmt.Errorf("instance_id %q is malformed", req.InstanceID)
 	}
-	if len(req.Reason) > 1024 {
-		req.Reason = req.Reason[:1024]
-	}
+	req.Reason = truncateUTF8(req.Reason, maxReasonBytes)
 	if req.Reason == "" {
 		req.Reason = defaultReason(req)
 	}
 	return req, nil
+}
+
+// maxReasonBytes bounds the reason kept for logs and the audit.
+const maxReasonBytes = 1024
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character,
+// so the audit log stays valid UTF-8.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func defaultReason(req Request) string {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/releasehook"
@@ -321,4 +322,34 @@ func FuzzHandlerBody(f *testing.F) {
 			t.Errorf("reply is not JSON: %q", rec.Body.String())
 		}
 	})
+}
+
+// A long reason is cut to 1 KiB without splitting a character, so the
+// audit log stays valid UTF-8.
+func TestLongReasonTruncatedOnRuneBoundary(t *testing.T) {
+	var got string
+	rel := releaserFunc(func(_ context.Context, _, reason string) error { got = reason; return nil })
+	h, err := releasehook.New(releasehook.Config{Releaser: rel, Token: token, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, reason string
+		wantLen      int
+	}{
+		{"short", "job done", 8},
+		{"exactly 1 KiB", strings.Repeat("x", 1024), 1024},
+		// 1023 ASCII bytes, then a 2-byte 'é' straddling the limit.
+		{"multibyte at the limit", strings.Repeat("x", 1023) + "éé", 1023},
+		{"all multibyte", strings.Repeat("界", 400), 1023},
+	}
+	for _, tc := range tests {
+		body, _ := json.Marshal(map[string]string{"instance_id": "i-abc", "reason": tc.reason})
+		if status, rep := post(t, h, "POST", "Bearer "+token, string(body)); status != http.StatusOK {
+			t.Fatalf("%s: %d %+v", tc.name, status, rep)
+		}
+		if len(got) != tc.wantLen || !utf8.ValidString(got) || !strings.HasPrefix(tc.reason, got) {
+			t.Errorf("%s: reason cut to %d bytes (valid UTF-8: %v), want %d", tc.name, len(got), utf8.ValidString(got), tc.wantLen)
+		}
+	}
 }

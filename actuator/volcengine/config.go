@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -170,7 +172,7 @@ func ParseCredentials(data []byte, source string) (Config, error) {
 		for k, v := range m {
 			field, ok := credentialKeys[k]
 			if !ok {
-				return Config{}, fmt.Errorf("volcengine: %s: unknown key %q (known: access_key, secret_key, region, endpoint)", source, k)
+				return Config{}, fmt.Errorf("volcengine: %s: unknown key %s (known: access_key, secret_key, region, endpoint)", source, quoteKeyName(k))
 			}
 			values[field] = v
 		}
@@ -189,7 +191,7 @@ func ParseCredentials(data []byte, source string) (Config, error) {
 			k = strings.TrimSpace(k)
 			field, known := credentialKeys[k]
 			if !known {
-				return Config{}, fmt.Errorf("volcengine: %s:%d: unknown key %q", source, line, k)
+				return Config{}, fmt.Errorf("volcengine: %s:%d: unknown key %s (known: access_key, secret_key, region, endpoint)", source, line, quoteKeyName(k))
 			}
 			values[field] = unquote(strings.TrimSpace(v))
 		}
@@ -203,6 +205,20 @@ func ParseCredentials(data []byte, source string) (Config, error) {
 		Region:    values["region"],
 		Endpoint:  values["endpoint"],
 	}, nil
+}
+
+// keyNameRE is what a key in a credentials file looks like: letters and
+// underscores, short. Anything else may be a value on the wrong side of
+// '=' (a bare base64 secret key ends in "=="), so it is not echoed.
+var keyNameRE = regexp.MustCompile(`^[A-Za-z_]{1,32}$`)
+
+// quoteKeyName quotes an unknown key for an error message when it looks
+// like a key name, and otherwise says it was withheld.
+func quoteKeyName(k string) string {
+	if keyNameRE.MatchString(k) {
+		return strconv.Quote(k)
+	}
+	return "(not shown: it does not look like a key name; is a value on a line of its own?)"
 }
 
 func unquote(v string) string {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -49,6 +50,10 @@ func TestLoadConfig(t *testing.T) {
 			want: volcengine.Config{AccessKey: "AKfile", SecretKey: secret, Region: "cn-beijing"}},
 		{name: "missing file", path: filepath.Join(t.TempDir(), "nope"), wantErr: "reading credentials file"},
 		{name: "unknown key names the line", path: writeFile(t, "bad.env", "region=x\nVOLCENGINE_SECRET="+secret+"\n"), wantErr: "bad.env:2: unknown key \"VOLCENGINE_SECRET\""},
+		// A base64 secret pasted on a line of its own splits at its
+		// padding: the "key" is the secret and must not be echoed.
+		{name: "bare secret line", path: writeFile(t, "bare.env", "region=x\n"+secret+"==\n"), wantErr: "bare.env:2: unknown key (not shown"},
+		{name: "bare secret JSON key", path: writeFile(t, "bare.json", `{"`+secret+`==":"x"}`), wantErr: "unknown key (not shown"},
 		{name: "no equals sign", path: writeFile(t, "bad2.env", secret+"\n"), wantErr: "bad2.env:1: expected KEY=VALUE"},
 		{name: "broken JSON", path: writeFile(t, "bad.json", `{"secret_key":"`+secret+`",`), wantErr: "invalid JSON at byte"},
 		{name: "JSON with a number", path: writeFile(t, "bad2.json", `{"secret_key":"`+secret+`","region":1}`), wantErr: "object of strings"},
@@ -224,9 +229,12 @@ func FuzzParseCredentials(f *testing.F) {
 				if len(s) < 6 || strings.Contains("fuzz: unknown key expected KEY=VALUE invalid JSON at byte", s) {
 					continue
 				}
+				// A key is echoed only when it looks like a key name
+				// (letters and underscores), which a real secret does not.
 				echoedAsKey := false
 				for _, k := range keys {
-					echoedAsKey = echoedAsKey || strings.Contains(k, s)
+					k = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(k), "export "))
+					echoedAsKey = echoedAsKey || (strings.Contains(k, s) && keyNameRE.MatchString(k))
 				}
 				if strings.Contains(err.Error(), s) && !echoedAsKey {
 					t.Errorf("error echoes the secret %q: %v", s, err)
@@ -239,3 +247,6 @@ func FuzzParseCredentials(f *testing.F) {
 		}
 	})
 }
+
+// keyNameRE mirrors the package's rule for echoing an unknown key.
+var keyNameRE = regexp.MustCompile(`^[A-Za-z_]{1,32}$`)

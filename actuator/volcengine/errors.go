@@ -34,6 +34,8 @@ type APIError struct {
 	Kind error
 }
 
+// Error reads "volcengine Action: kind: Code: Message (HTTP status,
+// RequestId id)", the provider's own words first.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "volcengine %s: %v: %s", e.Action, e.Kind, e.Code)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -125,20 +124,14 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	series, err := datasets.LoadCSV(*input, datasets.CSVOptions{})
+	series, report, err := datasets.LoadCSVReport(*input, datasets.CSVOptions{})
 	if err != nil {
-		var bad *datasets.BadRowsError
-		if errors.As(err, &bad) {
-			for i, r := range bad.Rows {
-				if i == 20 {
-					fmt.Fprintf(stderr, "... and %d more bad rows\n", len(bad.Rows)-i)
-					break
-				}
-				fmt.Fprintln(stderr, r.Error())
-			}
-			return fmt.Errorf("%s: %d bad rows; fix them and run again", *input, len(bad.Rows))
-		}
-		return err
+		return listBadRows(err, *input, stderr)
+	}
+	if !report.Clean() {
+		// Gaps, duplicates and out-of-order rows were repaired, not
+		// dropped; say where, so nothing changes silently.
+		fmt.Fprintf(stderr, "forecaster fit: the input needed repairs:\n%s\n", report)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -160,20 +153,46 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			Forecast: fc.Mean[j], Lower: fc.Lower[j], Upper: fc.Upper[j]})
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return printJSON(stdout, res)
 	}
 	if fc.Fallback != "" {
 		fmt.Fprintf(stderr, "forecaster fit: %s fell back: %s\n", *method, fc.Fallback)
 	}
-	w := csv.NewWriter(stdout)
-	w.Write([]string{"timestamp", "forecast", "lower", "upper"})
-	for _, p := range res.Points {
-		w.Write([]string{p.Timestamp, formatFloat(p.Forecast), formatFloat(p.Lower), formatFloat(p.Upper)})
+	return writeFitCSV(stdout, res.Points)
+}
+
+// maxListedBadRows is how many bad rows 'forecaster fit' prints before
+// summarising the rest.
+const maxListedBadRows = 20
+
+// listBadRows prints the bad rows of a *datasets.BadRowsError, one
+// "file:line: column: problem" per line, and returns a short error; other
+// errors are returned as they are.
+func listBadRows(err error, input string, stderr io.Writer) error {
+	var bad *datasets.BadRowsError
+	if !errors.As(err, &bad) {
+		return err
 	}
-	w.Flush()
-	return w.Error()
+	for i, r := range bad.Rows {
+		if i == maxListedBadRows {
+			fmt.Fprintf(stderr, "... and %d more bad rows\n", len(bad.Rows)-i)
+			break
+		}
+		fmt.Fprintln(stderr, r.Error())
+	}
+	return fmt.Errorf("%s: %d bad rows; fix them and run again", input, len(bad.Rows))
+}
+
+// writeFitCSV writes the forecast with the header
+// timestamp,forecast,lower,upper.
+func writeFitCSV(w io.Writer, points []fitPoint) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"timestamp", "forecast", "lower", "upper"})
+	for _, p := range points {
+		cw.Write([]string{p.Timestamp, formatFloat(p.Forecast), formatFloat(p.Lower), formatFloat(p.Upper)})
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // parsePeriods reads --period: "auto" (detect), "none", or a comma list

@@ -176,3 +176,28 @@ func TestFitHelp(t *testing.T) {
 		t.Errorf("exit %d, help %q", code, errOut)
 	}
 }
+
+// Repairs made while loading (gaps, duplicate and out-of-order rows) are
+// reported on stderr with their lines; a clean file reports nothing.
+func TestFitReportsRepairs(t *testing.T) {
+	clean := writeDemandCSV(t, 24*3, "space")
+	if code, _, errOut := runCmd("fit", "--input", clean, "--horizon", "2", "--method", "naive"); code != 0 || errOut != "" {
+		t.Errorf("clean file: exit %d, stderr %q, want 0 and nothing", code, errOut)
+	}
+	messy := filepath.Join(t.TempDir(), "messy.csv")
+	os.WriteFile(messy, []byte("timestamp,value\n"+
+		"2026-01-01 00:00:00,1\n"+
+		"2026-01-01 02:00:00,3\n"+
+		"2026-01-01 01:00:00,2\n"+ // line 4: earlier than line 3
+		"2026-01-01 01:00:00,4\n"+ // line 5: earlier than line 3, duplicate of line 4
+		"2026-01-01 05:00:00,5\n"), 0o644) // 03:00 and 04:00 missing
+	code, out, errOut := runCmd("fit", "--input", messy, "--horizon", "2", "--method", "naive")
+	if code != 0 || !strings.HasPrefix(out, "timestamp,forecast,lower,upper\n") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, want := range []string{"gaps: 2 missing steps in 1 runs", "duplicate timestamps: 1", "lines 5 (first 4)", "out-of-order rows: 2, sorted; lines 4 5"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}

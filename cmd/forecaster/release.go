@@ -45,36 +45,8 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageErrorf("--timeout must be positive")
 	}
 
-	var pools actuator.Config
-	cfg, err := volcengine.LoadConfig(*credentials, os.Getenv)
+	cfg, pools, err := releaseConfig(*credentials, *configPath, *region, *endpoint)
 	if err != nil {
-		return err
-	}
-	if *configPath != "" {
-		if pools, err = actuator.LoadConfig(*configPath); err != nil {
-			return err
-		}
-		// Connection settings of the first volcengine pool (its region,
-		// endpoint and credentials file) apply unless flags say otherwise.
-		for _, p := range pools.Pools {
-			if p.Backend == volcengine.Name {
-				if p.Options[volcengine.OptCredentialsFile] == "" && *credentials != "" {
-					p.Options = withOption(p.Options, volcengine.OptCredentialsFile, *credentials)
-				}
-				if cfg, err = volcengine.ConfigForPool(p, os.Getenv); err != nil {
-					return err
-				}
-				break
-			}
-		}
-	}
-	if *region != "" {
-		cfg.Region = *region
-	}
-	if *endpoint != "" {
-		cfg.Endpoint = *endpoint
-	}
-	if err := cfg.Validate(); err != nil {
 		return err
 	}
 
@@ -107,6 +79,51 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "released %s: %s (RequestId %s)\n", s.InstanceID, s.Note, s.RequestID)
 	}
 	return nil
+}
+
+// releaseConfig gathers the Volcengine connection settings and, when
+// configPath is set, the actuator pools. Precedence, highest first: the
+// --region and --volcengine-endpoint flags, the first volcengine pool of
+// the config (its region, endpoint and credentials file), the environment,
+// the --credentials file.
+func releaseConfig(credentials, configPath, region, endpoint string) (volcengine.Config, actuator.Config, error) {
+	var pools actuator.Config
+	cfg, err := volcengine.LoadConfig(credentials, os.Getenv)
+	if err != nil {
+		return cfg, pools, err
+	}
+	if configPath != "" {
+		if pools, err = actuator.LoadConfig(configPath); err != nil {
+			return cfg, pools, err
+		}
+		for _, p := range pools.Pools {
+			if p.Backend != volcengine.Name {
+				continue
+			}
+			if p.Options[volcengine.OptCredentialsFile] == "" && credentials != "" {
+				p.Options = withOption(p.Options, volcengine.OptCredentialsFile, credentials)
+			}
+			// The flags win, and must be in place before ConfigForPool
+			// validates (a --region may be what the pool lacks).
+			if region != "" {
+				p.Options = withOption(p.Options, volcengine.OptRegion, region)
+			}
+			if endpoint != "" {
+				p.Options = withOption(p.Options, volcengine.OptEndpoint, endpoint)
+			}
+			if cfg, err = volcengine.ConfigForPool(p, os.Getenv); err != nil {
+				return cfg, pools, err
+			}
+			break
+		}
+	}
+	if region != "" {
+		cfg.Region = region
+	}
+	if endpoint != "" {
+		cfg.Endpoint = endpoint
+	}
+	return cfg, pools, cfg.Validate()
 }
 
 // withOption returns a copy of opts with key set.

@@ -101,6 +101,14 @@ func TestReleaseCommandFallbackAndConfig(t *testing.T) {
 	if code, _, stderr = runReleaseCLI(t, "--instance", "i-member", "--config", cfg); code != 0 {
 		t.Errorf("member: exit %d, stderr: %s", code, stderr)
 	}
+	// --region supplies what neither the environment nor the pool has.
+	t.Setenv("VOLCENGINE_REGION", "")
+	if code, _, stderr = runReleaseCLI(t, "--instance", "i-member", "--config", cfg); code != 1 || !strings.Contains(stderr, "no region") {
+		t.Errorf("no region anywhere: exit %d, stderr: %s", code, stderr)
+	}
+	if code, _, stderr = runReleaseCLI(t, "--instance", "i-member", "--config", cfg, "--region", volcenginetest.DefaultRegion); code != 0 {
+		t.Errorf("--region with --config: exit %d, stderr: %s", code, stderr)
+	}
 }
 
 func TestReleaseCommandUsage(t *testing.T) {

@@ -2,6 +2,8 @@ package progress
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -41,5 +43,22 @@ func TestSilentWhenNotATerminal(t *testing.T) {
 	}
 	if got := b.done.Load(); got != 2 {
 		t.Errorf("counted %d, want 2", got)
+	}
+}
+
+// The bar's silence rests on isTerminal: a buffer and a pipe are not
+// terminals (the Delay alone would also keep a short test quiet, so the
+// check is made directly).
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for name, out := range map[string]io.Writer{"buffer": &bytes.Buffer{}, "pipe": w, "discard": io.Discard} {
+		if isTerminal(out) {
+			t.Errorf("%s reported as a terminal", name)
+		}
 	}
 }

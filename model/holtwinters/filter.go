@@ -189,10 +189,9 @@ func (r *recursion) stepNoise(st *state, y, eps float64) (yhat, innov float64) {
 }
 
 // sse runs the recursion over y from st and returns the sum of squared
-// one-step errors over the finite observations. It stops early with +Inf
-// when the states leave the region where the model makes sense (a
-// non-finite forecast, or a non-positive level·season in a multiplicative
-// model), so an optimiser steers away. fitted, when non-nil, receives ŷ.
+// one-step errors over the finite observations, or +Inf as soon as a
+// forecast is not finite (an exploding multiplicative model), so the
+// optimiser steers away. fitted, when non-nil, receives ŷ.
 func (r *recursion) sse(st *state, y, fitted []float64) float64 {
 	var sse float64
 	for t, v := range y {
