@@ -111,6 +111,21 @@ func ReadArrivals(r io.Reader, name string, opts ArrivalOptions) (Series, Report
 	if len(samples) == 0 {
 		return Series{}, rep, fmt.Errorf("%s: no usable rows (%d read, %d bad)", name, rep.Rows, len(rep.Bad))
 	}
+	s, err := countPerStep(samples, step, tp.kind == kindIndex)
+	if err != nil {
+		return Series{}, rep, fmt.Errorf("%s: %w", name, err)
+	}
+	s.Name = filepath.Base(name) + ":requests"
+	if si >= 0 {
+		s.Name = filepath.Base(name) + ":" + rep.ValueColumn
+	}
+	return s, rep, nil
+}
+
+// countPerStep sums the (unsorted, non-empty) samples' values into steps
+// of the given length from the first arrival (truncated to a multiple of
+// step, except for an index), 0 where no request arrived.
+func countPerStep(samples []sample, step time.Duration, index bool) (Series, error) {
 	first, last := samples[0].t, samples[0].t
 	for _, sm := range samples {
 		if sm.t.Before(first) {
@@ -121,23 +136,19 @@ func ReadArrivals(r io.Reader, name string, opts ArrivalOptions) (Series, Report
 		}
 	}
 	if err := checkSpan(first, last); err != nil {
-		return Series{}, rep, fmt.Errorf("%s: %w", name, err)
+		return Series{}, err
 	}
 	start := first.Truncate(step)
-	if tp.kind == kindIndex {
+	if index {
 		start = first
 	}
 	n := last.Sub(start) / step
 	if n >= maxSparseSteps && int(n) >= 100*len(samples) {
-		return Series{}, rep, fmt.Errorf("%s: %d rows span %v, %d steps of %v; check the timestamps or set a coarser step", name, len(samples), last.Sub(start), n, step)
+		return Series{}, fmt.Errorf("%d rows span %v, %d steps of %v; check the timestamps or set a coarser step", len(samples), last.Sub(start), n, step)
 	}
-	s := Series{Start: start, Step: step, Values: make([]float64, int(n)+1), Index: tp.kind == kindIndex}
+	s := Series{Start: start, Step: step, Values: make([]float64, int(n)+1), Index: index}
 	for _, sm := range samples {
 		s.Values[int(sm.t.Sub(start)/step)] += sm.v
 	}
-	s.Name = filepath.Base(name) + ":requests"
-	if si >= 0 {
-		s.Name = filepath.Base(name) + ":" + rep.ValueColumn
-	}
-	return s, rep, nil
+	return s, nil
 }

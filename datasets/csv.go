@@ -44,9 +44,11 @@ type CSVOptions struct {
 	SkipBad bool
 }
 
-// defaultIndexUnit is the duration of one index unit in a file indexed
-// 0, 1, 2, ... when CSVOptions.Step is not set.
-const defaultIndexUnit = time.Minute
+// DefaultIndexUnit is the duration of one index unit in a file indexed
+// 0, 1, 2, ... when CSVOptions.Step is not set: index k is read as the Unix
+// epoch + k·DefaultIndexUnit, so a caller turns a step's time back into its
+// index by dividing by this unit.
+const DefaultIndexUnit = time.Minute
 
 // maxSparseSteps bounds the series length built from few rows: a series may
 // have more than this many steps only if at most 99% of them are gaps. It
@@ -115,7 +117,7 @@ func ReadCSV(r io.Reader, name string, opts CSVOptions) (Series, Report, error) 
 		return Series{}, rep, fmt.Errorf("%s:1: the first line looks like data (%q, %q): the file needs a header line naming its columns, e.g. \"timestamp,value\"", name, rep.TimeColumn, rep.ValueColumn)
 	}
 
-	tp := timeParser{unit: defaultIndexUnit}
+	tp := timeParser{unit: DefaultIndexUnit}
 	if opts.Step > 0 {
 		tp.unit = opts.Step
 	}

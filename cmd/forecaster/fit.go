@@ -229,10 +229,11 @@ func clockPeriods(s datasets.Series) []int {
 }
 
 // stepTimestamp formats the time of step i: RFC 3339 in UTC, or the plain
-// index for an indexed file.
+// index for an indexed file (loaded with the default index unit, so a file
+// indexed 10, 12, 14 continues 16, 18).
 func stepTimestamp(s datasets.Series, i int) string {
 	if s.Index {
-		return strconv.Itoa(int(s.Start.Sub(time.Unix(0, 0))/s.Step) + i)
+		return strconv.FormatInt(int64(s.Time(i).Sub(time.Unix(0, 0))/datasets.DefaultIndexUnit), 10)
 	}
 	return s.Time(i).UTC().Format(time.RFC3339)
 }

@@ -201,3 +201,26 @@ func TestFitReportsRepairs(t *testing.T) {
 		}
 	}
 }
+
+// An indexed file's forecast continues its index at its own stride.
+func TestFitIndexContinues(t *testing.T) {
+	tests := []struct {
+		name, rows string
+		want       []string
+	}{
+		{"from 0 by 1", "0,1\n1,2\n2,3\n", []string{"3", "4"}},
+		{"from 10 by 2", "10,1\n12,2\n14,3\n16,4\n", []string{"18", "20"}},
+	}
+	for _, tc := range tests {
+		p := filepath.Join(t.TempDir(), "idx.csv")
+		os.WriteFile(p, []byte("timestamp,value\n"+tc.rows), 0o644)
+		code, out, errOut := runCmd("fit", "--input", p, "--horizon", "2", "--method", "naive")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, errOut)
+		}
+		rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if err != nil || len(rows) != 3 || rows[1][0] != tc.want[0] || rows[2][0] != tc.want[1] {
+			t.Errorf("%s: output %q (%v), want timestamps %v", tc.name, out, err, tc.want)
+		}
+	}
+}

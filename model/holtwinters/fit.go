@@ -55,7 +55,7 @@ type FitOptions struct {
 	// at the shortest seasonal period, and about 8 horizons spread over
 	// 1..Horizon are scored. Multi-step estimation trades a little
 	// one-step fit for forecasts that hold up over the horizon: on M4
-	// Hourly it turns the one-step estimates' OWA of 0.78 into 0.48 (see
+	// Hourly it turns the one-step estimates' OWA of 0.859 into 0.476 (see
 	// TestM4HourlySample).
 	Horizon int
 	// Start, when non-nil, is where the parameter search starts (only

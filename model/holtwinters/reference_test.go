@@ -161,10 +161,24 @@ type dshwCase struct {
 	Forecast    []float64 `json:"forecast"`
 }
 
+type holtWintersCase struct {
+	Seasonal  string    `json:"seasonal"`
+	Trend     bool      `json:"trend"`
+	Alpha     float64   `json:"alpha"`
+	Beta      float64   `json:"beta"`
+	Gamma     float64   `json:"gamma"`
+	Level0    float64   `json:"level0"`
+	Trend0    float64   `json:"trend0"`
+	Seasonal0 []float64 `json:"seasonal0"`
+	Start     int       `json:"start"`
+	Fitted    []float64 `json:"fitted"`
+}
+
 type rFixture struct {
-	Y             []float64  `json:"y"`
-	DSHWFixed     []dshwCase `json:"dshw_fixed"`
-	DSHWEstimated struct {
+	Y                []float64         `json:"y"`
+	HoltWintersFixed []holtWintersCase `json:"holtwinters_fixed"`
+	DSHWFixed        []dshwCase        `json:"dshw_fixed"`
+	DSHWEstimated    struct {
 		MSE float64 `json:"mse"`
 	} `json:"dshw_estimated"`
 	ETSSSE map[string]float64 `json:"ets_sse"`
@@ -232,5 +246,86 @@ func TestFitWithMatchesDSHW(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFitWithMatchesHoltWinters checks the Taylor (Winters) form with one
+// period, additive and multiplicative, with and without trend, against R's
+// stats::HoltWinters with fixed parameters and starting values (fixture
+// and call: testdata/r_reference.R) to 1e-6 relative. HoltWinters starts
+// its recursion one period into the series, so the model runs from there.
+func TestFitWithMatchesHoltWinters(t *testing.T) {
+	var sm statsmodelsFixture
+	readJSON(t, "statsmodels_fixed.json", &sm)
+	var fx rFixture
+	readJSON(t, "r_reference.json", &fx)
+	if len(fx.HoltWintersFixed) != 4 {
+		t.Fatalf("fixture has %d HoltWinters cases, want 4", len(fx.HoltWintersFixed))
+	}
+	for _, c := range fx.HoltWintersFixed {
+		spec := Spec{Seasonality: Additive, Periods: []int{12}, Update: Taylor}
+		if c.Seasonal == "multiplicative" {
+			spec.Seasonality = Multiplicative
+		}
+		if c.Trend {
+			spec.Trend = AdditiveTrend
+		}
+		t.Run(spec.String(), func(t *testing.T) {
+			p := Params{Alpha: c.Alpha, Beta: c.Beta, Phi: 1, Gamma: []float64{c.Gamma},
+				Level0: c.Level0, Trend0: c.Trend0, Seasonal0: [][]float64{c.Seasonal0}}
+			m, err := FitWith(sm.Y[c.Start:], spec, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fitted := m.Fitted()
+			if len(fitted) != len(c.Fitted) {
+				t.Fatalf("%d fitted values, want %d", len(fitted), len(c.Fitted))
+			}
+			for i := range fitted {
+				if !relClose(fitted[i], c.Fitted[i], 1e-6) {
+					t.Fatalf("fitted[%d] = %.12g, HoltWinters %.12g", i, fitted[i], c.Fitted[i])
+				}
+			}
+		})
+	}
+}
+
+// TestMultipleSeasonalReducesToSingle checks the multiple-seasonal code
+// path against statsmodels: adding a second period whose indices are
+// neutral and never updated (γ = 0) must leave every statsmodels
+// single-seasonal fit unchanged.
+func TestMultipleSeasonalReducesToSingle(t *testing.T) {
+	var fx statsmodelsFixture
+	readJSON(t, "statsmodels_fixed.json", &fx)
+	tested := 0
+	for _, c := range fx.Cases {
+		if c.Period == 0 {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			spec, p := c.spec()
+			neutral := make([]float64, 30)
+			if spec.Seasonality == Multiplicative {
+				for i := range neutral {
+					neutral[i] = 1
+				}
+			}
+			spec.Periods = []int{c.Period, 30}
+			p.Gamma = append(p.Gamma, 0)
+			p.Seasonal0 = append(p.Seasonal0, neutral)
+			m, err := FitWith(fx.Y, spec, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range m.Fitted() {
+				if !relClose(v, c.Fitted[i], 1e-6) {
+					t.Fatalf("fitted[%d] = %.12g, statsmodels %.12g", i, v, c.Fitted[i])
+				}
+			}
+		})
+		tested++
+	}
+	if tested < 6 {
+		t.Fatalf("only %d seasonal cases in the fixture", tested)
 	}
 }

@@ -16,6 +16,13 @@
 #    target for holtwinters.Fit.
 # 3. ets with estimated parameters on statsmodels_fixed.json's series
 #    (frequency 12), one per form, additive errors: the SSE, a loose target.
+# 4. stats::HoltWinters (Taylor/Winters form) with FIXED parameters and
+#    starting values on the same series:
+#      HoltWinters(ts(y, frequency = 12), alpha = 0.3, beta = 0.1 or FALSE,
+#                  gamma = 0.2, seasonal = .., l.start = 48, b.start = 0.2,
+#                  s.start = ..)
+#    recording fitted[, "xhat"], which starts at observation 13 (the
+#    recursion starts one period in).
 suppressPackageStartupMessages({
   library(forecast)
   library(jsonlite)
@@ -64,7 +71,21 @@ for (nm in names(forms)) {
   ets_sse[[nm]] <- sum(residuals(fit)^2)
 }
 
+hw <- list()
+for (seasonal in c("additive", "multiplicative")) {
+  for (trend in c(TRUE, FALSE)) {
+    s0 <- if (seasonal == "additive") 10 * sin(2 * pi * (0:11) / 12) else 1 + 0.2 * sin(2 * pi * (0:11) / 12)
+    fit <- HoltWinters(ys, alpha = 0.3, beta = if (trend) 0.1 else FALSE,
+                       gamma = 0.2, seasonal = seasonal, l.start = 48,
+                       b.start = if (trend) 0.2 else NULL, s.start = s0)
+    hw[[length(hw) + 1]] <- list(seasonal = seasonal, trend = trend,
+      alpha = 0.3, beta = if (trend) 0.1 else 0, gamma = 0.2, level0 = 48,
+      trend0 = if (trend) 0.2 else 0, seasonal0 = s0, start = 12,
+      fitted = as.numeric(fit$fitted[, "xhat"]))
+  }
+}
+
 cat(toJSON(list(producer = "r_reference.R, R forecast 8.20", y = y,
                 dshw_fixed = cases, dshw_estimated = dshw_estimated,
-                ets_sse = ets_sse),
+                ets_sse = ets_sse, holtwinters_fixed = hw),
            auto_unbox = TRUE, digits = NA, na = "null"))
