@@ -24,6 +24,9 @@ type Result struct {
 	Cost float64 `json:"cost"`
 	// CostVsStatic is Cost divided by the static policy's cost.
 	CostVsStatic float64 `json:"cost_vs_static"`
+	// CostPer1kRequests is Cost per 1,000 requests that arrived: the unit
+	// price of serving, comparable across traces and fleets.
+	CostPer1kRequests float64 `json:"cost_per_1k_requests"`
 	// SLOAttainment is the share of requests served within SLO.Latency;
 	// dropped requests count as misses.
 	SLOAttainment float64 `json:"slo_attainment"`
@@ -264,6 +267,9 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 	res.GPUHours = bill.instanceSeconds / 3600
 	res.Cost = bill.cost()
 	res.Requests = requests
+	if requests > 0 {
+		res.CostPer1kRequests = 1000 * res.Cost / requests
+	}
 	res.Dropped = dropped
 	res.SLOAttainment = 1
 	if requests > 0 {

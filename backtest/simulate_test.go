@@ -69,6 +69,10 @@ func TestStaticPolicy(t *testing.T) {
 	if want := (10*32 + 45*16) * 3600.0; math.Abs(r.Requests-want) > 1e-6*want {
 		t.Errorf("requests %v, want %v", r.Requests, want)
 	}
+	// 600 for 3,744,000 requests.
+	if want := 600 / 3744.0; math.Abs(r.CostPer1kRequests-want) > 1e-9 {
+		t.Errorf("cost per 1k requests %v, want %v", r.CostPer1kRequests, want)
+	}
 }
 
 func TestReactiveLagsARise(t *testing.T) {

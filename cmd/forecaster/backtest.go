@@ -241,10 +241,10 @@ func writeBacktestTable(w io.Writer, rep backtest.Report, c planner.Config) erro
 	fmt.Fprintf(w, "%s: static peak needs %d instances of %.4g req/s; boot %s; SLO: wait <= %s; tick %s, forecast step %s, refit every %s\n\n",
 		rep.Trace, rep.Static, c.Fleet.RPS(), c.Fleet.BootDelay, c.SLO.Latency, rep.Tick, rep.ForecastStep, rep.RefitEvery)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tGPU-hours\tcost\tvs static\tSLO attainment\tP99 wait (s)\tdropped\tunder-prov. min\tactions\t")
+	fmt.Fprintln(tw, "policy\tGPU-hours\tcost\tvs static\tper 1k req\tSLO attainment\tP99 wait (s)\tdropped\tunder-prov. min\tactions\t")
 	for _, r := range rep.Policies {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.1f%%\t%.3f%%\t%.1f\t%.0f\t%.0f\t%d\t\n", r.Name, r.GPUHours, r.Cost,
-			100*r.CostVsStatic, 100*r.SLOAttainment, r.P99LatencyS, r.Dropped, r.UnderprovisionedMinutes, r.Actions)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.1f%%\t%.4g\t%.3f%%\t%.1f\t%.0f\t%.0f\t%d\t\n", r.Name, r.GPUHours, r.Cost,
+			100*r.CostVsStatic, r.CostPer1kRequests, 100*r.SLOAttainment, r.P99LatencyS, r.Dropped, r.UnderprovisionedMinutes, r.Actions)
 	}
 	return tw.Flush()
 }
