@@ -1,9 +1,12 @@
 package alert
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,8 +17,9 @@ import (
 
 // Rule is one threshold and how long it must hold before it fires.
 type Rule struct {
-	// Threshold is in percent (of the GPU, of its memory, of its power
-	// limit, or of activity for Idle).
+	// Threshold is in the rule's unit: percent for the GPU rules (of the
+	// GPU, of its memory, of its power limit, of activity for Idle),
+	// seconds for LatencyHigh, queued requests for QueueHigh.
 	Threshold float64 `yaml:"threshold"`
 	// For is how long the condition must hold; zero fires at once.
 	For time.Duration `yaml:"for"`
@@ -29,47 +33,100 @@ type Rules struct {
 	MemHigh   Rule `yaml:"mem_high"`
 	PowerHigh Rule `yaml:"power_high"`
 	Idle      Rule `yaml:"idle"`
+	// LatencyHigh fires when a service's P99 latency (seconds) stays above
+	// the threshold.
+	LatencyHigh Rule `yaml:"latency_high"`
+	// QueueHigh fires when a service's queue length stays above the
+	// threshold.
+	QueueHigh Rule `yaml:"queue_high"`
 	// StaleAfter forgets a GPU's pending conditions when it has not been
-	// seen for this long (a host that stopped reporting is not idle).
+	// seen for this long (a host that stopped reporting is not idle), and
+	// resolves a service condition whose signal has been missing this long
+	// (no requests means no latency to be high).
 	StaleAfter time.Duration `yaml:"stale_after"`
 }
 
-// DefaultRules are the thresholds operators use in the field.
+// DefaultRules are the thresholds operators use in the field. QueueHigh
+// matches the planner's reactive scale-out rule (queue above 50 for 2
+// minutes).
 func DefaultRules() Rules {
 	return Rules{
-		UtilHigh:   Rule{Threshold: 85, For: 5 * time.Minute},
-		MemHigh:    Rule{Threshold: 90},
-		PowerHigh:  Rule{Threshold: 95},
-		Idle:       Rule{Threshold: 5, For: 30 * time.Minute},
-		StaleAfter: 5 * time.Minute,
+		UtilHigh:    Rule{Threshold: 85, For: 5 * time.Minute},
+		MemHigh:     Rule{Threshold: 90},
+		PowerHigh:   Rule{Threshold: 95},
+		Idle:        Rule{Threshold: 5, For: 30 * time.Minute},
+		LatencyHigh: Rule{Threshold: 2, For: 5 * time.Minute},
+		QueueHigh:   Rule{Threshold: 50, For: 2 * time.Minute},
+		StaleAfter:  5 * time.Minute,
 	}
 }
 
-// Validate reports a rule with an impossible threshold.
-func (r Rules) Validate() error {
-	for name, rule := range map[string]Rule{RuleUtilHigh: r.UtilHigh, RuleMemHigh: r.MemHigh, RulePowerHigh: r.PowerHigh, RuleIdle: r.Idle} {
-		if rule.Disabled {
+// FieldError is one impossible setting. Field is its path below the
+// alerts block, e.g. "latency_high.threshold"; config turns it into a
+// file line.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return "alerts." + e.Field + " " + e.Msg }
+
+// Problems lists the impossible settings, in a stable order: percent
+// thresholds outside (0, 100], latency thresholds not a positive number of
+// seconds, queue thresholds negative, negative durations.
+func (r Rules) Problems() []FieldError {
+	var out []FieldError
+	rules := []struct {
+		name string
+		rule Rule
+		ok   func(float64) bool
+		want string
+	}{
+		{RuleUtilHigh, r.UtilHigh, isPercent, "must be in (0, 100]"},
+		{RuleMemHigh, r.MemHigh, isPercent, "must be in (0, 100]"},
+		{RulePowerHigh, r.PowerHigh, isPercent, "must be in (0, 100]"},
+		{RuleIdle, r.Idle, isPercent, "must be in (0, 100]"},
+		{RuleLatencyHigh, r.LatencyHigh, func(v float64) bool { return v > 0 && !math.IsInf(v, 0) },
+			"must be a positive number of seconds"},
+		{RuleQueueHigh, r.QueueHigh, func(v float64) bool { return v >= 0 && !math.IsInf(v, 0) },
+			"must be a queue length of 0 or more"},
+	}
+	for _, x := range rules {
+		if x.rule.Disabled {
 			continue
 		}
-		if !(rule.Threshold > 0 && rule.Threshold <= 100) {
-			return fmt.Errorf("alerts.%s.threshold %v must be in (0, 100]", name, rule.Threshold)
+		if !x.ok(x.rule.Threshold) { // NaN fails every check
+			out = append(out, FieldError{x.name + ".threshold", fmt.Sprintf("%v %s", x.rule.Threshold, x.want)})
 		}
-		if rule.For < 0 {
-			return fmt.Errorf("alerts.%s.for %v must not be negative", name, rule.For)
+		if x.rule.For < 0 {
+			out = append(out, FieldError{x.name + ".for", fmt.Sprintf("%v must not be negative", x.rule.For)})
 		}
 	}
 	if r.StaleAfter < 0 {
-		return fmt.Errorf("alerts.stale_after %v must not be negative", r.StaleAfter)
+		out = append(out, FieldError{"stale_after", fmt.Sprintf("%v must not be negative", r.StaleAfter)})
 	}
-	return nil
+	return out
+}
+
+func isPercent(v float64) bool { return v > 0 && v <= 100 }
+
+// Validate reports the rules' impossible settings (see Problems), joined.
+func (r Rules) Validate() error {
+	var errs []error
+	for _, p := range r.Problems() {
+		errs = append(errs, &p)
+	}
+	return errors.Join(errs...)
 }
 
 // Rule names, as in Event.Rule and the config file.
 const (
-	RuleUtilHigh  = "util_high"
-	RuleMemHigh   = "mem_high"
-	RulePowerHigh = "power_high"
-	RuleIdle      = "idle"
+	RuleUtilHigh    = "util_high"
+	RuleMemHigh     = "mem_high"
+	RulePowerHigh   = "power_high"
+	RuleIdle        = "idle"
+	RuleLatencyHigh = "latency_high"
+	RuleQueueHigh   = "queue_high"
 )
 
 // Event kinds.
@@ -81,12 +138,14 @@ const (
 
 // Event is an alert, its resolution, or an idle GPU. Its JSON form is the
 // plain-JSON webhook body, and what the forecaster's POST /api/v1/release
-// accepts for kind "idle".
+// accepts for kind "idle". GPU events carry Host, GPU and UUID (and the
+// host's InstanceID); service events carry Service instead.
 type Event struct {
 	Kind       string    `json:"kind"`
 	Rule       string    `json:"rule"`
 	InstanceID string    `json:"instance_id,omitempty"`
 	Pool       string    `json:"pool,omitempty"`
+	Service    string    `json:"service,omitempty"`
 	Host       string    `json:"host,omitempty"`
 	GPU        string    `json:"gpu,omitempty"`
 	UUID       string    `json:"uuid,omitempty"`
@@ -115,36 +174,64 @@ type Options struct {
 	Registerer prometheus.Registerer
 }
 
-// Engine evaluates the rules per GPU. It is not safe for concurrent use; the
-// collector calls Observe from one goroutine.
+// Engine evaluates the rules per GPU and per service. It is not safe for
+// concurrent use; the collector calls Observe from one goroutine.
 type Engine struct {
-	rules  Rules
-	opts   Options
-	gpus   map[string]*gpuState
-	events *prometheus.CounterVec
-	firing *prometheus.GaugeVec
+	rules    Rules
+	opts     Options
+	gpus     map[string]*state // by host/uuid
+	services map[string]*state // by pool/service
+	events   *prometheus.CounterVec
+	firing   *prometheus.GaugeVec
+}
+
+// subject is what an event is about: one GPU, or one service.
+type subject struct {
+	pool, host, gpu, uuid, service string
+}
+
+func (s subject) labels(rule string) []string {
+	return []string{rule, s.pool, s.host, s.gpu, s.uuid, s.service}
+}
+
+func (s subject) String() string {
+	if s.service != "" {
+		if s.pool != "" {
+			return fmt.Sprintf("service %s in pool %s", s.service, s.pool)
+		}
+		return "service " + s.service
+	}
+	return fmt.Sprintf("GPU %s (%s) on %s", s.gpu, s.uuid, s.host)
 }
 
 type condition struct {
-	since  time.Time // zero while the condition does not hold
-	firing bool
+	since     time.Time // zero while the condition does not hold
+	firing    bool
+	lastSeen  time.Time // last cycle with a reading for the rule
+	lastValue float64
+	threshold float64 // the rule's, for events about a stale condition
 }
 
-type gpuState struct {
+// state is one subject's conditions, by rule name.
+type state struct {
+	subject
 	lastSeen time.Time
 	conds    map[string]*condition
 }
+
+func newState(s subject) *state { return &state{subject: s, conds: map[string]*condition{}} }
 
 // NewEngine returns an Engine; rules are validated.
 func NewEngine(rules Rules, opts Options) (*Engine, error) {
 	if err := rules.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{rules: rules, opts: opts, gpus: map[string]*gpuState{},
+	e := &Engine{rules: rules, opts: opts, gpus: map[string]*state{}, services: map[string]*state{},
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "prewarm_collector_events_total",
 			Help: "Alert, resolved and idle events sent, by kind and rule."}, []string{"kind", "rule"}),
 		firing: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "prewarm_collector_alert_firing",
-			Help: "1 while a rule holds for a GPU (idle included)."}, []string{"rule", "pool", "host", "gpu", "uuid"}),
+			Help: "1 while a rule holds for a GPU (idle included) or a service."},
+			[]string{"rule", "pool", "host", "gpu", "uuid", "service"}),
 	}
 	if opts.Registerer != nil {
 		for _, c := range []prometheus.Collector{e.events, e.firing} {
@@ -166,180 +253,97 @@ func (e *Engine) Observe(at time.Time, points []store.Point) {
 	}
 }
 
-// reading is one GPU's values in one cycle; the has* flags say which the
-// sources reported.
-type reading struct {
-	pool, host, gpu, uuid                        string
-	util, sm, engine, memUsed, memFree, memTotal float64
-	power, powerLimit                            float64
-	hasUtil, hasSM, hasEngine, hasMem, hasPower  bool
-	hasMemFree, hasMemTotal, hasPowerLimit       bool
-}
-
-// Evaluate updates the GPUs' state with one cycle's points and returns the
-// events it causes, in a stable order.
+// Evaluate updates the GPUs' and services' state with one cycle's points
+// and returns the events it causes, in a stable order: GPUs by host/UUID,
+// then services by pool/service. NaN, infinite and negative values are
+// ignored, as if the point were absent.
 func (e *Engine) Evaluate(at time.Time, points []store.Point) []Event {
-	readings := map[string]*reading{}
+	gpus := map[string]*reading{}
+	services := map[string]*serviceReading{}
 	for _, p := range points {
-		host, gpu, uuid := p.Tags[collector.TagHost], p.Tags[collector.TagGPU], p.Tags[collector.TagUUID]
-		if gpu == "" && uuid == "" || p.Tags[collector.TagPID] != "" {
+		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) || p.Value < 0 {
 			continue
 		}
-		id := uuid
-		if id == "" {
-			id = gpu
-		}
-		key := host + "/" + id
-		r := readings[key]
-		if r == nil {
-			r = &reading{pool: p.Tags[collector.TagPool], host: host, gpu: gpu, uuid: uuid}
-			readings[key] = r
-		}
 		switch p.Measurement {
-		case collector.GPUUtil:
-			r.util, r.hasUtil = max(r.util, p.Value), true
-		case collector.GPUSMActive:
-			r.sm, r.hasSM = max(r.sm, p.Value), true
-		case collector.GPUEngineActive:
-			r.engine, r.hasEngine = max(r.engine, p.Value), true
-		case collector.GPUMemUsedBytes:
-			r.memUsed, r.hasMem = p.Value, true
-		case collector.GPUMemFreeBytes:
-			r.memFree, r.hasMemFree = p.Value, true
-		case collector.GPUMemTotalBytes:
-			r.memTotal, r.hasMemTotal = p.Value, true
-		case collector.GPUPowerWatts:
-			r.power, r.hasPower = p.Value, true
-		case collector.GPUPowerLimitWatts:
-			r.powerLimit, r.hasPowerLimit = p.Value, true
+		case collector.ServiceQueueLength, collector.ServiceLatencySeconds:
+			addServicePoint(services, p)
+		default:
+			addGPUPoint(gpus, p)
 		}
 	}
 	var events []Event
-	for _, key := range slices.Sorted(maps.Keys(readings)) {
-		events = append(events, e.evaluateGPU(at, key, readings[key])...)
+	for _, key := range slices.Sorted(maps.Keys(gpus)) {
+		events = append(events, e.evaluateGPU(at, key, gpus[key])...)
+	}
+	// Services are visited even without points this cycle, so a signal
+	// that stopped resolves after StaleAfter.
+	keys := slices.Collect(maps.Keys(services))
+	for key := range e.services {
+		if services[key] == nil {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		events = append(events, e.evaluateService(at, key, services[key])...)
 	}
 	return events
 }
 
-func (e *Engine) evaluateGPU(at time.Time, key string, r *reading) []Event {
-	st := e.gpus[key]
-	if st == nil || (e.rules.StaleAfter > 0 && at.Sub(st.lastSeen) > e.rules.StaleAfter) {
-		if st != nil {
-			e.clearFiring(r)
-		}
-		st = &gpuState{conds: map[string]*condition{}}
-		e.gpus[key] = st
+// check advances one rule's condition with this cycle's value and appends
+// the event it causes, if any: an alert (or idle) event once the condition
+// has held for rule.For, a resolved event when a firing condition stops
+// holding.
+func (e *Engine) check(events *[]Event, st *state, name string, rule Rule, at time.Time, value float64, holds bool, describe func() string) {
+	if rule.Disabled {
+		return
 	}
-	st.lastSeen = at
-	var events []Event
-	check := func(name string, rule Rule, value float64, holds bool, describe func() string) {
-		if rule.Disabled {
-			return
-		}
-		c := st.conds[name]
-		if c == nil {
-			c = &condition{}
-			st.conds[name] = c
-		}
-		if !holds {
-			if c.firing {
-				events = append(events, e.event(KindResolved, name, r, c.since, at, value, rule.Threshold,
-					fmt.Sprintf("%s no longer holds: %s", name, describe())))
-				e.firing.DeleteLabelValues(name, r.pool, r.host, r.gpu, r.uuid)
-			}
-			*c = condition{}
-			return
-		}
-		if c.since.IsZero() {
-			c.since = at
-		}
-		if !c.firing && at.Sub(c.since) >= rule.For {
-			c.firing = true
-			kind := KindAlert
-			if name == RuleIdle {
-				kind = KindIdle
-			}
-			events = append(events, e.event(kind, name, r, c.since, at, value, rule.Threshold,
-				fmt.Sprintf("%s for %s: %s", describe(), at.Sub(c.since).Round(time.Second), gpuName(r))))
-			e.firing.WithLabelValues(name, r.pool, r.host, r.gpu, r.uuid).Set(1)
-		}
+	c := st.conds[name]
+	if c == nil {
+		c = &condition{}
+		st.conds[name] = c
 	}
-
-	if r.hasUtil {
-		check(RuleUtilHigh, e.rules.UtilHigh, r.util, r.util > e.rules.UtilHigh.Threshold, func() string {
-			return fmt.Sprintf("utilisation %.0f%% (threshold %.0f%%)", r.util, e.rules.UtilHigh.Threshold)
-		})
-	}
-	if total := r.memTotal; r.hasMem && (r.hasMemTotal || r.hasMemFree) {
-		if !r.hasMemTotal {
-			total = r.memUsed + r.memFree
+	c.lastSeen, c.lastValue, c.threshold = at, value, rule.Threshold
+	if !holds {
+		if c.firing {
+			*events = append(*events, e.event(KindResolved, name, st.subject, c.since, at, value, rule.Threshold,
+				fmt.Sprintf("%s no longer holds: %s: %s", name, describe(), st.subject)))
+			e.firing.DeleteLabelValues(st.labels(name)...)
 		}
-		if total > 0 {
-			pct := 100 * r.memUsed / total
-			check(RuleMemHigh, e.rules.MemHigh, pct, pct > e.rules.MemHigh.Threshold, func() string {
-				return fmt.Sprintf("memory %.1f%% used (threshold %.0f%%)", pct, e.rules.MemHigh.Threshold)
-			})
+		c.since, c.firing = time.Time{}, false
+		return
+	}
+	if c.since.IsZero() {
+		c.since = at
+	}
+	if !c.firing && at.Sub(c.since) >= rule.For {
+		c.firing = true
+		kind := KindAlert
+		if name == RuleIdle {
+			kind = KindIdle
 		}
+		*events = append(*events, e.event(kind, name, st.subject, c.since, at, value, rule.Threshold,
+			fmt.Sprintf("%s for %s: %s", describe(), at.Sub(c.since).Round(time.Second), st.subject)))
+		e.firing.WithLabelValues(st.labels(name)...).Set(1)
 	}
-	if r.hasPower && r.hasPowerLimit && r.powerLimit > 0 {
-		pct := 100 * r.power / r.powerLimit
-		check(RulePowerHigh, e.rules.PowerHigh, pct, pct > e.rules.PowerHigh.Threshold, func() string {
-			return fmt.Sprintf("power %.0f W = %.1f%% of the %.0f W limit (threshold %.0f%%)", r.power, pct, r.powerLimit, e.rules.PowerHigh.Threshold)
-		})
-	}
-	if activity, ok := r.activity(); ok {
-		check(RuleIdle, e.rules.Idle, activity, activity < e.rules.Idle.Threshold, func() string {
-			return fmt.Sprintf("compute activity %.1f%% < %.0f%% (%s)", activity, e.rules.Idle.Threshold, r.activityDetail())
-		})
-	}
-	return events
 }
 
-// activity is the busiest of the compute signals, in percent.
-func (r *reading) activity() (float64, bool) {
-	a, ok := 0.0, false
-	if r.hasUtil {
-		a, ok = max(a, r.util), true
-	}
-	if r.hasSM {
-		a, ok = max(a, 100*r.sm), true
-	}
-	if r.hasEngine {
-		a, ok = max(a, 100*r.engine), true
-	}
-	return a, ok
-}
-
-func (r *reading) activityDetail() string {
-	s := ""
-	if r.hasUtil {
-		s += fmt.Sprintf("util %.0f%%", r.util)
-	}
-	if r.hasSM {
-		s += fmt.Sprintf(" SM %.1f%%", 100*r.sm)
-	}
-	if r.hasEngine {
-		s += fmt.Sprintf(" engine %.1f%%", 100*r.engine)
-	}
-	return s
-}
-
-func gpuName(r *reading) string {
-	return fmt.Sprintf("GPU %s (%s) on %s", r.gpu, r.uuid, r.host)
-}
-
-func (e *Engine) event(kind, rule string, r *reading, since, at time.Time, value, threshold float64, reason string) Event {
-	id, ok := e.opts.Instances[r.host]
-	if !ok {
-		id = e.opts.InstanceID
+func (e *Engine) event(kind, rule string, s subject, since, at time.Time, value, threshold float64, reason string) Event {
+	var id string
+	if s.service == "" { // a service is not one instance
+		var ok bool
+		if id, ok = e.opts.Instances[s.host]; !ok {
+			id = e.opts.InstanceID
+		}
 	}
 	e.events.WithLabelValues(kind, rule).Inc()
-	return Event{Kind: kind, Rule: rule, InstanceID: id, Pool: r.pool, Host: r.host, GPU: r.gpu, UUID: r.uuid,
-		Since: since.UTC(), At: at.UTC(), Value: value, Threshold: threshold, Reason: reason}
+	return Event{Kind: kind, Rule: rule, InstanceID: id, Pool: s.pool, Service: s.service, Host: s.host, GPU: s.gpu,
+		UUID: s.uuid, Since: since.UTC(), At: at.UTC(), Value: value, Threshold: threshold, Reason: strings.TrimSpace(reason)}
 }
 
-func (e *Engine) clearFiring(r *reading) {
-	for _, name := range []string{RuleUtilHigh, RuleMemHigh, RulePowerHigh, RuleIdle} {
-		e.firing.DeleteLabelValues(name, r.pool, r.host, r.gpu, r.uuid)
+// clearFiring drops the firing gauges of every rule of st.
+func (e *Engine) clearFiring(st *state) {
+	for name := range st.conds {
+		e.firing.DeleteLabelValues(st.labels(name)...)
 	}
 }

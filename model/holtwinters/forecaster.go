@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/prewarm/prewarm/model"
 )
@@ -18,7 +19,7 @@ import (
 //
 // Awkward histories get a documented fallback, recorded in
 // Forecast.Fallback, instead of an error: leading missing values are
-// dropped; a constant history is forecast by the naive method; periods
+// dropped; ±Inf values are treated as missing; a constant history is forecast by the naive method; periods
 // longer than half the history are dropped (longest first); a fit that
 // fails or forecasts a non-finite value falls back to the seasonal naive
 // method of the longest period with a full cycle of history, then to the
@@ -66,25 +67,29 @@ func (f Forecaster) Forecast(history []float64, horizon int, level float64) (mod
 		return model.Forecast{}, model.ErrNoData
 	}
 	y := slices.Clone(history[first:])
+	var notes []string
 	for i, v := range y {
 		if math.IsInf(v, 0) {
-			return model.Forecast{}, fmt.Errorf("holtwinters: history[%d] is %v", first+i, v)
+			y[i] = math.NaN()
+			notes = append(notes, fmt.Sprintf("history[%d] = %v treated as missing", first+i, v))
 		}
+	}
+	if !slices.ContainsFunc(y, func(v float64) bool { return !math.IsNaN(v) }) {
+		return model.Forecast{}, model.ErrNoData
 	}
 	if isConstant(y) {
 		fc := seasonalNaive(y, 1, horizon, level)
-		fc.Fallback = "naive: the history is constant"
+		fc.Fallback = strings.Join(append(notes, "naive: the history is constant"), "; ")
 		return fc, nil
 	}
 
 	periods, dropped := fitPeriods(y, f.Periods)
-	var reason string
 	if len(dropped) > 0 {
-		reason = fmt.Sprintf("periods %v dropped: %d observations are fewer than two cycles", dropped, len(y))
+		notes = append(notes, fmt.Sprintf("periods %v dropped: %d observations are fewer than two cycles", dropped, len(y)))
 	}
 	fc, err := f.fit(y, periods, horizon, level)
 	if err == nil {
-		fc.Fallback = reason
+		fc.Fallback = strings.Join(notes, "; ")
 		return fc, nil
 	}
 	m := 1
@@ -94,7 +99,7 @@ func (f Forecaster) Forecast(history []float64, horizon int, level float64) (mod
 		}
 	}
 	fc = seasonalNaive(y, m, horizon, level)
-	fc.Fallback = fmt.Sprintf("%s: %v", fc.Method, err)
+	fc.Fallback = strings.Join(append(notes, fmt.Sprintf("%s: %v", fc.Method, err)), "; ")
 	return fc, nil
 }
 

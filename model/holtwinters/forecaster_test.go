@@ -17,6 +17,14 @@ func nanAt(y []float64, idx ...int) []float64 {
 	return y
 }
 
+func infAt(y []float64, idx ...int) []float64 {
+	y = append([]float64(nil), y...)
+	for _, i := range idx {
+		y[i] = math.Inf(1)
+	}
+	return y
+}
+
 func constant(n int, v float64) []float64 {
 	y := make([]float64, n)
 	for i := range y {
@@ -54,6 +62,7 @@ func TestForecasterAwkwardInput(t *testing.T) {
 		{"two points", Forecaster{Periods: []int{24}}, hourly[:2], "naive", "too short"},
 		{"one point", Forecaster{Periods: []int{24}}, hourly[:1], "naive", "constant"},
 		{"one finite point among gaps", Forecaster{Periods: []int{24}}, []float64{math.NaN(), 4, math.NaN()}, "naive", "constant"},
+		{"infinite values are gaps", Forecaster{Periods: []int{24}}, infAt(hourly, 10, 400), "ets(", "history[10] = +Inf treated as missing"},
 		{"mostly missing", Forecaster{Periods: []int{24}}, nanAt(hourly[:72], seq(1, 71)...), "snaive[24]", "too short"},
 		{"few finite values", Forecaster{Periods: []int{24}}, nanAt(hourly[:72], seq(2, 70)...), "snaive[24]", "too short"},
 		{"few finite values, non-seasonal", Forecaster{}, nanAt(hourly[:72], seq(2, 70)...), "ets(A,", ""},
@@ -124,7 +133,7 @@ func TestForecasterArgumentErrors(t *testing.T) {
 		{"level NaN", y, 5, math.NaN(), nil},
 		{"empty", nil, 5, 0.9, model.ErrNoData},
 		{"all NaN", []float64{math.NaN(), math.NaN()}, 5, 0.9, model.ErrNoData},
-		{"infinite value", []float64{1, math.Inf(1), 2}, 5, 0.9, nil},
+		{"only infinite values", []float64{math.Inf(1), math.NaN(), math.Inf(-1)}, 5, 0.9, model.ErrNoData},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
