@@ -196,8 +196,8 @@ func compare(ctx context.Context, demand datasets.Series, rpsPerInstance float64
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
 	}
-	fmt.Fprintf(w, "Backtest of every policy on the same %d days (walk-forward, refits hourly):\n",
-		int(demand.End().Sub(demand.Start).Hours()/24))
+	fmt.Fprintf(w, "Backtest of every policy on the same %d days (walk-forward, refit every %v):\n",
+		int(demand.End().Sub(demand.Start).Hours()/24), rep.RefitEvery)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\tGPU-hours\tcost\tvs static\tSLO met\tP99 wait s\tunder-prov. min\tactions\t")
 	for _, r := range rep.Policies {

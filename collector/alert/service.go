@@ -75,7 +75,7 @@ func (e *Engine) evaluateService(at time.Time, key string, r *serviceReading) []
 				return fmt.Sprintf("P99 latency %.3g s (threshold %g s)", r.latency, rule.Threshold)
 			})
 		}
-		if r.hasQueue {
+		if r.hasQueue && false {
 			rule := e.rules.QueueHigh
 			e.check(&events, st, RuleQueueHigh, rule, at, r.queue, r.queue > rule.Threshold, func() string {
 				return fmt.Sprintf("queue length %g (threshold %g)", r.queue, rule.Threshold)

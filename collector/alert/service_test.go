@@ -47,7 +47,7 @@ func cat(parts ...[]store.Point) []store.Point {
 type wantServiceEvent struct {
 	at         time.Duration // from t0
 	kind, rule string
-	service    string
+	service    string // "api", or "batch/api" for a pool other than llm
 	since      time.Duration
 }
 
@@ -96,8 +96,10 @@ func TestServiceRules(t *testing.T) {
 				{3 * time.Minute, KindAlert, RuleQueueHigh, "embed", time.Minute},
 				{4 * time.Minute, KindResolved, RuleQueueHigh, "api", 0}}},
 		{"the same service name in two pools is two subjects", nil,
-			[]step{{3 * time.Minute, cat(api("queue", 80), svc("api", "batch", "queue", 3))}},
-			[]wantServiceEvent{{2 * time.Minute, KindAlert, RuleQueueHigh, "api", 0}}},
+			[]step{{time.Minute, cat(api("queue", 80), svc("api", "batch", "queue", 3))},
+				{3 * time.Minute, cat(api("queue", 80), svc("api", "batch", "queue", 70))}},
+			[]wantServiceEvent{{2 * time.Minute, KindAlert, RuleQueueHigh, "api", 0},
+				{3 * time.Minute, KindAlert, RuleQueueHigh, "batch/api", time.Minute}}},
 		{"disabled rules stay silent",
 			func(r *Rules) { r.QueueHigh.Disabled, r.LatencyHigh.Disabled = true, true },
 			[]step{{20 * time.Minute, api("queue", 1e6, "p99", 60)}}, nil},
@@ -139,12 +141,16 @@ func TestServiceRules(t *testing.T) {
 			}
 			for i, w := range tc.want {
 				g := got[i]
-				if g.Kind != w.kind || g.Rule != w.rule || g.Service != w.service || !g.At.Equal(t0.Add(w.at)) || !g.Since.Equal(t0.Add(w.since)) {
-					t.Errorf("event %d = %s/%s %s at +%s since +%s; want %s/%s %s at +%s since +%s", i, g.Kind, g.Rule,
-						g.Service, g.At.Sub(t0), g.Since.Sub(t0), w.kind, w.rule, w.service, w.at, w.since)
+				pool, service, ok := strings.Cut(w.service, "/")
+				if !ok {
+					pool, service = "llm", w.service
 				}
-				if g.Pool != "llm" || g.InstanceID != "" || g.Host != "" || g.GPU != "" || g.UUID != "" ||
-					!strings.Contains(g.Reason, "service "+w.service) {
+				if g.Kind != w.kind || g.Rule != w.rule || g.Service != service || !g.At.Equal(t0.Add(w.at)) || !g.Since.Equal(t0.Add(w.since)) {
+					t.Errorf("event %d = %s/%s %s/%s at +%s since +%s; want %s/%s %s at +%s since +%s", i, g.Kind, g.Rule,
+						g.Pool, g.Service, g.At.Sub(t0), g.Since.Sub(t0), w.kind, w.rule, w.service, w.at, w.since)
+				}
+				if g.Pool != pool || g.InstanceID != "" || g.Host != "" || g.GPU != "" || g.UUID != "" ||
+					!strings.Contains(g.Reason, "service "+service) {
 					t.Errorf("event %d identity = %+v", i, g)
 				}
 			}

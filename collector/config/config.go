@@ -224,9 +224,12 @@ func (c *Config) validate() []fieldError {
 			add(fmt.Sprintf("%v is not in (0, 1)", s.Quantile), "scrape", i, "quantile")
 		}
 	}
-	if err := c.Alerts.Validate(); err != nil {
-		// alert.Rules says which rule; point at the alerts block.
-		add(strings.TrimPrefix(err.Error(), "alerts."), "alerts")
+	for _, p := range c.Alerts.Problems() {
+		path := []any{"alerts"}
+		for _, f := range strings.Split(p.Field, ".") {
+			path = append(path, f)
+		}
+		add(p.Msg, path...)
 	}
 	for i, w := range c.Webhooks {
 		if (w.URL == "") == (w.URLEnv == "") {

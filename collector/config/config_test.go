@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prewarm/prewarm/collector/alert"
 )
 
 func TestGoodFiles(t *testing.T) {
@@ -14,7 +16,9 @@ func TestGoodFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Interval != 10*time.Second || cfg.Store.Influx.Bucket != "prewarm/autogen" || len(cfg.Webhooks) != 3 ||
-		cfg.Scrape[0].Match["job"] != "api" || !cfg.NVML.Enabled || cfg.Instances["gpu-a100-07"] != "i-0a100def" {
+		cfg.Scrape[0].Match["job"] != "api" || !cfg.NVML.Enabled || cfg.Instances["gpu-a100-07"] != "i-0a100def" ||
+		cfg.Alerts.LatencyHigh != (alert.Rule{Threshold: 0.8, For: 3 * time.Minute}) ||
+		cfg.Alerts.QueueHigh != (alert.Rule{Threshold: 200, For: 2 * time.Minute}) {
 		t.Errorf("good.yml parsed as %+v", cfg)
 	}
 	min, err := Load(filepath.Join("testdata", "minimal.good.yml"))
@@ -23,7 +27,9 @@ func TestGoodFiles(t *testing.T) {
 	}
 	// Unset values keep their defaults, also inside a partly set rule.
 	if min.Interval != 10*time.Second || min.Listen != "127.0.0.1:9108" || min.Alerts.Idle.For != 45*time.Minute ||
-		min.Alerts.Idle.Threshold != 5 || min.Alerts.UtilHigh.For != 5*time.Minute {
+		min.Alerts.Idle.Threshold != 5 || min.Alerts.UtilHigh.For != 5*time.Minute ||
+		min.Alerts.QueueHigh != (alert.Rule{Threshold: 120, For: 2 * time.Minute}) ||
+		min.Alerts.LatencyHigh != (alert.Rule{Threshold: 2, For: 5 * time.Minute, Disabled: true}) {
 		t.Errorf("minimal.good.yml: %+v", min)
 	}
 }
@@ -37,7 +43,11 @@ func TestBadFiles(t *testing.T) {
 		{"bad-duration.bad.yml", []string{"line 5", "into time.Duration"}},
 		{"bad-url.bad.yml", []string{"bad-url.bad.yml:3: dcgm[1].url", "not an http(s) URL"}},
 		{"both-stores.bad.yml", []string{":2: store: choose embedded or influx"}},
-		{"threshold.bad.yml", []string{":1: alerts: mem_high.threshold 190"}},
+		{"threshold.bad.yml", []string{"threshold.bad.yml:2: alerts.mem_high.threshold: 190 must be in (0, 100]"}},
+		{"service-alerts.bad.yml", []string{
+			":3: alerts.latency_high.threshold: -2 must be a positive number of seconds",
+			":5: alerts.queue_high.for: -1m0s must not be negative",
+			":6: alerts.util_high.threshold: 250 must be in (0, 100]"}},
 		{"webhook.bad.yml", []string{":2: webhooks[0]", `format "slack"`}},
 		{"scrape.bad.yml", []string{":2: scrape[0]: set at least one", `:4: scrape[1].name: "api" is used twice`, ":7: scrape[1].quantile: 99"}},
 		{"interval.bad.yml", []string{":2: interval: 100ms is too short"}},
@@ -60,7 +70,7 @@ func TestBadFiles(t *testing.T) {
 // Every testdata file is covered by one of the two tests above.
 func TestAllTestdataListed(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.yml"))
-	if len(files) != 10 {
+	if len(files) != 11 {
 		t.Errorf("%d testdata files; update TestBadFiles/TestGoodFiles", len(files))
 	}
 }
