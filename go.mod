@@ -7,12 +7,12 @@ require (
 	github.com/influxdata/influxdb-client-go/v2 v2.14.0
 	github.com/kedacore/keda/v2 v2.21.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
 	github.com/spf13/pflag v1.1.0
 	github.com/volcengine/volcengine-go-sdk v1.1.35
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/term v0.48.0
-	golang.org/x/time v0.16.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/grpc v1.85.0
@@ -36,7 +36,6 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/oapi-codegen/runtime v1.7.0 // indirect
 	github.com/pandatix/go-abnf v0.5.3 // indirect
-	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/volcengine/volc-sdk-golang v1.0.23 // indirect
 	golang.org/x/image v0.30.0 // indirect
