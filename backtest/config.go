@@ -6,9 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/prewarm/prewarm/model"
-	"github.com/prewarm/prewarm/model/auto"
-	"github.com/prewarm/prewarm/model/seasonal"
+	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
 )
 
@@ -80,36 +78,21 @@ type Spot struct {
 	Seed uint64
 }
 
-// ForecastOptions sets the forecasting policies' walk-forward refits.
+// ForecastOptions sets the forecasting policies' walk-forward refits: the
+// settings of the live controller the hybrid policy runs (control.Settings,
+// documented there) and how the trace is folded onto the forecast grid.
+// The backtest's defaults differ from the service's in two places: Step
+// defaults to the trace's step, but at least 30 minutes, and RefitEvery to
+// three hours (at least Step). Each refit fits model/auto afresh, tens of
+// milliseconds on four weeks of history, so RefitEvery sets the backtest's
+// cost; between refits the plan made at the last one holds and the reactive
+// rules cover surprises. Step and RefitEvery must be multiples of the
+// trace's step and of Step respectively.
 type ForecastOptions struct {
-	// Step is the forecast grid; 0 means the trace's step, but at least
-	// 30 minutes. It must be a multiple of the trace's step.
-	Step time.Duration
+	control.Settings
 	// Aggregate folds the trace's steps into one forecast step: "max"
 	// (the default: size for the busiest part of the step) or "mean".
 	Aggregate string
-	// RefitEvery is how often the model is refitted and the plan redone;
-	// 0 means three hours (at least Step). It must be a multiple of Step.
-	// Each refit fits model/auto afresh (tens of milliseconds on four weeks
-	// of history), so this sets the backtest's cost; between refits the
-	// plan made at the last one holds and the reactive rules cover
-	// surprises.
-	RefitEvery time.Duration
-	// Horizon is how far each refit forecasts; 0 means 6 hours. The plan
-	// needs only RefitEvery plus the boot delay, but a longer horizon gives
-	// the forecaster more validation errors to calibrate its interval on.
-	Horizon time.Duration
-	// History is the most recent history a refit sees; 0 means 28 days.
-	History time.Duration
-	// Periods are the seasonal periods; nil means a day and a week.
-	Periods []time.Duration
-	// NewModel returns the predictive model for the periods (in forecast
-	// steps) that have enough history. nil means model/auto.
-	NewModel func(periods []int) model.Forecaster
-	// NewProfile returns the seasonal-profile forecaster for a period (in
-	// forecast steps). nil means the mean of the last 4 cycles
-	// (seasonal.Profile).
-	NewProfile func(period int) model.Forecaster
 }
 
 // DefaultConfig returns the defaults of planner.DefaultConfig, a 60-second
@@ -146,21 +129,7 @@ func (c Config) withDefaults(t Trace) Config {
 			f.RefitEvery += f.Step
 		}
 	}
-	if f.Horizon == 0 {
-		f.Horizon = 6 * time.Hour
-	}
-	if f.History == 0 {
-		f.History = 28 * 24 * time.Hour
-	}
-	if f.Periods == nil {
-		f.Periods = []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}
-	}
-	if f.NewModel == nil {
-		f.NewModel = func(periods []int) model.Forecaster { return auto.New(auto.Config{Periods: periods}) }
-	}
-	if f.NewProfile == nil {
-		f.NewProfile = func(period int) model.Forecaster { return seasonal.Profile{Period: period, Cycles: 4} }
-	}
+	f.Settings = f.Settings.WithDefaults()
 	return c
 }
 

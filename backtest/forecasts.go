@@ -49,9 +49,7 @@ func newForecaster(cfg Config, t Trace) (*forecaster, error) {
 		}
 		f.buckets[b] = v
 	}
-	ctl, err := control.New(cfg.Planner, control.Settings{Step: fo.Step, RefitEvery: fo.RefitEvery,
-		Horizon: fo.Horizon, History: fo.History, Periods: fo.Periods,
-		NewModel: fo.NewModel, NewProfile: fo.NewProfile})
+	ctl, err := control.New(cfg.Planner, fo.Settings)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func (e *Engine) evaluateService(at time.Time, key string, r *serviceReading) []
 				return fmt.Sprintf("P99 latency %.3g s (threshold %g s)", r.latency, rule.Threshold)
 			})
 		}
-		if r.hasQueue && false {
+		if r.hasQueue {
 			rule := e.rules.QueueHigh
 			e.check(&events, st, RuleQueueHigh, rule, at, r.queue, r.queue > rule.Threshold, func() string {
 				return fmt.Sprintf("queue length %g (threshold %g)", r.queue, rule.Threshold)

@@ -1,0 +1,38 @@
+package alert
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/collector"
+	"github.com/prewarm/prewarm/store"
+)
+
+// BenchmarkEvaluate: one cycle of a 64-GPU fleet (8 readings per GPU) and
+// 20 services (queue and P99 each).
+// Run: go test ./collector/alert -run=^$ -bench=Evaluate -benchtime=200x
+func BenchmarkEvaluate(b *testing.B) {
+	var points []store.Point
+	for g := range 64 {
+		tags := map[string]string{collector.TagHost: fmt.Sprintf("h%d", g/8), collector.TagGPU: fmt.Sprint(g % 8),
+			collector.TagUUID: fmt.Sprintf("GPU-%d", g), collector.TagPool: "train"}
+		for _, m := range []string{collector.GPUUtil, collector.GPUSMActive, collector.GPUEngineActive, collector.GPUMemUsedBytes,
+			collector.GPUMemTotalBytes, collector.GPUPowerWatts, collector.GPUPowerLimitWatts, collector.GPUTempCelsius} {
+			points = append(points, store.Point{Measurement: m, Tags: tags, Value: 50})
+		}
+	}
+	for s := range 20 {
+		points = append(points, svc(fmt.Sprintf("svc%d", s), "llm", "queue", 60, "p99", 3)...)
+	}
+	e, err := NewEngine(DefaultRules(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := t0
+	b.ReportAllocs()
+	for b.Loop() {
+		at = at.Add(10 * time.Second)
+		e.Evaluate(at, points)
+	}
+}
