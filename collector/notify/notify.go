@@ -268,8 +268,8 @@ func (d *Dispatcher) Send(e alert.Event) {
 	if e.Kind == alert.KindResolved {
 		level = slog.LevelInfo
 	}
-	d.log.Log(context.Background(), level, "gpu event", "kind", e.Kind, "rule", e.Rule, "pool", e.Pool,
-		"host", e.Host, "gpu", e.GPU, "uuid", e.UUID, "instance_id", e.InstanceID,
+	d.log.Log(context.Background(), level, "alert event", "kind", e.Kind, "rule", e.Rule, "pool", e.Pool,
+		"service", e.Service, "host", e.Host, "gpu", e.GPU, "uuid", e.UUID, "instance_id", e.InstanceID,
 		"since", e.Since.Format(time.RFC3339), "reason", e.Reason)
 	if len(d.webhooks) == 0 {
 		return
