@@ -55,6 +55,11 @@ type Webhook struct {
 	Now func() time.Time
 }
 
+// ErrRefused marks a delivery the receiver refused for good (an HTTP 4xx
+// other than 408 and 429: bad token, instance outside the allowed pools):
+// it is not retried, so it cannot hold up the events queued behind it.
+var ErrRefused = errors.New("refused by the receiver")
+
 // Validate checks the webhook's settings.
 func (w *Webhook) Validate() error {
 	u, err := url.Parse(w.URL)
@@ -157,7 +162,11 @@ func (w *Webhook) Post(ctx context.Context, e alert.Event) error {
 	defer resp.Body.Close()
 	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("webhook %s: HTTP %s", w.name(), resp.Status)
+		err := fmt.Errorf("webhook %s: HTTP %s: %s", w.name(), resp.Status, bytes.TrimSpace(reply[:min(len(reply), 200)]))
+		if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests {
+			return fmt.Errorf("%w: %w", ErrRefused, err)
+		}
+		return err
 	}
 	if w.Format != FormatJSON {
 		var r struct {
@@ -308,6 +317,9 @@ func (d *Dispatcher) deliver(w *Webhook, e alert.Event) {
 		if err = w.Post(d.ctx, e); err == nil {
 			d.sent.WithLabelValues(w.name()).Inc()
 			return
+		}
+		if errors.Is(err, ErrRefused) {
+			break // the receiver said no; asking again would not change its mind
 		}
 		if attempt < d.retries {
 			select {
