@@ -60,7 +60,7 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.StringVar(&o.influxToken, "influx-token", "", "InfluxDB token; prefer the INFLUX_TOKEN environment variable (flags show in ps)")
 	fs.StringVar(&o.influxOrg, "influx-org", "", "InfluxDB 2.x organisation (1.8: ignored)")
 	fs.StringVar(&o.influxBucket, "influx-bucket", "", "InfluxDB 2.x bucket, or database/retention-policy for 1.8")
-	fs.StringVar(&o.listen, "listen", "127.0.0.1:9108", `address serving /metrics; "" disables it`)
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:9108", `address serving /metrics, /healthz and the store query API /api/v1/query; "" disables it`)
 	fs.StringVar(&o.host, "host", "", "host tag for points that lack one (default: the hostname)")
 	fs.StringVar(&o.instanceID, "instance-id", "", "this host's cloud instance ID, sent in idle events")
 	fs.StringVar(&o.spoolDir, "spool-dir", "", "directory spooling points beyond --buffer-points while the store is down (default: next to the embedded store, or ./prewarm-spool)")

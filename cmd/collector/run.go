@@ -33,6 +33,7 @@ import (
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/influx"
+	"github.com/prewarm/prewarm/store/remote"
 )
 
 // run is the whole command, testable: it returns when ctx is done (or after
@@ -140,7 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.Join(err, buf.Close())
 	}
 
-	srv, err := serveMetrics(cfg.Listen, reg, log)
+	srv, err := serveMetrics(cfg.Listen, reg, st, log)
 	if err != nil {
 		buf.Close()
 		return err
@@ -269,8 +270,9 @@ func closeSources(inputs []collector.Input) {
 	}
 }
 
-// serveMetrics serves /metrics and /healthz on addr ("" disables it).
-func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (*http.Server, error) {
+// serveMetrics serves /metrics, /healthz and the read-only query API over
+// st (remote.Path, for the forecaster) on addr ("" disables it).
+func serveMetrics(addr string, reg *prometheus.Registry, st store.Querier, log *slog.Logger) (*http.Server, error) {
 	if addr == "" {
 		return nil, nil
 	}
@@ -280,6 +282,7 @@ func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (*htt
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle(remote.Path, remote.Handler(st))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {

@@ -26,6 +26,7 @@ import (
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/influx"
+	"github.com/prewarm/prewarm/store/remote"
 )
 
 // serveFlags are the command line of 'forecaster serve'.
@@ -45,7 +46,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "service configuration file (YAML, see docs/forecaster.yaml); required")
 	fs.StringVar(&f.listen, "listen", "", "HTTP address for the API and /metrics (overrides the config; default 127.0.0.1:9109)")
-	fs.StringVar(&f.storeSpec, "store", "embedded:prewarm.db", "store: embedded:PATH, or use the --influx-* flags")
+	fs.StringVar(&f.storeSpec, "store", "embedded:prewarm.db", "store: embedded:PATH, or http://HOST:PORT to read a running collector's store (its --listen), or use the --influx-* flags")
 	fs.StringVar(&f.influx.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
 	fs.StringVar(&f.influx.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
 	fs.StringVar(&f.influx.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
@@ -115,14 +116,23 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	return serveHTTP(ctx, cfg.Listen, svc.Handler(reg, release), svc.Run, log)
 }
 
-// openStore opens the store the flags name.
+// openStore opens the store the flags name: InfluxDB, a collector's query
+// API (http:// or https://, read-only; the collector keeps writing its
+// embedded file, which only one process can open) or an embedded file.
 func openStore(ctx context.Context, spec string, ic influx.Config) (store.Store, error) {
 	if ic.URL != "" {
 		return influx.New(ctx, ic)
 	}
+	if strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") {
+		s, err := remote.New(spec, remote.Options{})
+		if err != nil {
+			return nil, usageErrorf("--store: %v", err)
+		}
+		return s, nil
+	}
 	path, ok := strings.CutPrefix(spec, "embedded:")
 	if !ok || path == "" {
-		return nil, usageErrorf("--store %q: want embedded:PATH (or --influx-url)", spec)
+		return nil, usageErrorf("--store %q: want embedded:PATH, a collector's http://HOST:PORT (or --influx-url)", spec)
 	}
 	return embedded.Open(path, embedded.Options{Retention: 90 * 24 * time.Hour})
 }

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
+	"github.com/prewarm/prewarm/store/remote"
 )
 
 func TestServeOnce(t *testing.T) {
@@ -30,6 +34,23 @@ func TestServeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	// A collector holding its own embedded file, serving it read-only.
+	collectorDB, err := embedded.Open(filepath.Join(dir, "collector.db"), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer collectorDB.Close()
+	if err := collectorDB.Write(context.Background(), pts); err != nil {
+		t.Fatal(err)
+	}
+	var apiQueries atomic.Int64
+	mux := http.NewServeMux()
+	mux.Handle(remote.Path, remote.Handler(collectorDB))
+	collectorAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		apiQueries.Add(1)
+		mux.ServeHTTP(w, r)
+	}))
+	defer collectorAPI.Close()
 	cfg := filepath.Join(dir, "forecaster.yaml")
 	os.WriteFile(cfg, []byte(`pools:
   - name: p
@@ -46,7 +67,9 @@ func TestServeOnce(t *testing.T) {
 		wantErr  string
 	}{
 		{"once", []string{"serve", "--config", cfg, "--store", "embedded:" + dbPath, "--once"}, 0, ""},
+		{"once through a collector's query API", []string{"serve", "--config", cfg, "--store", collectorAPI.URL, "--once"}, 0, ""},
 		{"no config", []string{"serve"}, 2, "--config is required"},
+		{"store URL without host", []string{"serve", "--config", cfg, "--store", "http://", "--once"}, 2, "no host"},
 		{"bad store", []string{"serve", "--config", cfg, "--store", "sqlite:x", "--once"}, 2, "want embedded:PATH"},
 		{"missing config file", []string{"serve", "--config", filepath.Join(dir, "nope.yaml"), "--once"}, 1, "reading config"},
 	}
@@ -62,6 +85,9 @@ func TestServeOnce(t *testing.T) {
 			}
 			if tt.wantCode != 0 {
 				return
+			}
+			if strings.Contains(tt.name, "query API") && apiQueries.Load() == 0 {
+				t.Error("the collector's query API was never asked")
 			}
 			var pools []struct {
 				Name    string
