@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,5 +63,40 @@ func TestQueryAPIServesTheStore(t *testing.T) {
 	}
 	if err := client.Write(context.Background(), nil); !errors.Is(err, remote.ErrReadOnly) {
 		t.Errorf("Write = %v, want ErrReadOnly", err)
+	}
+}
+
+// A service named with --scrape NAME=URL is the pool NAME: its request rate
+// is what `forecaster serve` reads by default (service_request_rate with
+// pool=NAME), through the query API.
+func TestScrapeFlagNamesThePool(t *testing.T) {
+	var requests atomic.Int64
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n := requests.Add(50) // 50 requests between scrapes
+		fmt.Fprintf(w, "# TYPE http_requests_total counter\nhttp_requests_total %d\n# TYPE queue_length gauge\nqueue_length 3\n", n)
+	}))
+	defer svc.Close()
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	r := startRun("--scrape", "sd-pool="+svc.URL+"/metrics", "--interval", "1s", "--listen", addr,
+		"--store", "embedded:"+filepath.Join(dir, "c.db"), "--spool-dir", filepath.Join(dir, "spool"))
+	defer r.stop(t)
+
+	client, err := remote.New("http://"+addr, remote.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := store.Query{Measurement: "service_request_rate", Match: map[string]string{"pool": "sd-pool"},
+		Start: time.Now().Add(-time.Hour), End: time.Now().Add(time.Hour)}
+	var got []store.Series
+	waitFor(t, "the pool's request rate through the query API", 20*time.Second, func() bool {
+		got, err = client.Query(context.Background(), q)
+		return err == nil && len(got) == 1 && len(got[0].Samples) >= 1
+	}, r)
+	if got[0].Tags["service"] != "sd-pool" {
+		t.Errorf("tags = %v, want service=sd-pool too", got[0].Tags)
+	}
+	if v := got[0].Samples[0].Value; !(v > 0) {
+		t.Errorf("request rate %v, want > 0", v)
 	}
 }
