@@ -216,9 +216,10 @@ func (c *Controller) Adopt(r Refit, history []float64) Refit {
 }
 
 // Decide returns the capacity step for now: the largest of the trusted
-// forecast plan, the reactive rules fed with obs, and the schedule floors,
-// with the reason of the term that won. current is the pool's desired
-// count now.
+// forecast plan (while its forecast lasts), the reactive rules fed with obs,
+// and the schedule floors, with the reason of the term that won. current is
+// the pool's desired count now (what it was last asked for, booting
+// instances included), which the reactive rules step from.
 func (c *Controller) Decide(now time.Time, obs planner.Observation, current int) planner.Step {
 	var reactive planner.Step
 	c.reactive, reactive = c.plan.ReactiveNext(c.reactive, obs, current)
@@ -226,21 +227,50 @@ func (c *Controller) Decide(now time.Time, obs planner.Observation, current int)
 	level := planner.GateReactive
 	if r := c.last; !r.At.IsZero() {
 		level = r.Gate.Level
-		if st, found := c.trusted(level).At(now); found {
+		why := r.Gate.Reason
+		if st, found := c.planStep(now); found {
 			if level == planner.GateProfile {
-				st.Reason = fmt.Sprintf("%s [%s]", st.Reason, r.Gate.Reason)
+				st.Reason = fmt.Sprintf("%s [%s]", st.Reason, why)
 			}
 			terms = append(terms, st)
-		} else {
+		} else if level != planner.GateReactive {
 			level = planner.GateReactive
+			why = fmt.Sprintf("the %s plan of the refit at %s has run out", r.Gate.Level, r.At.Format(time.RFC3339))
 		}
 		if level == planner.GateReactive {
-			reactive.Reason = fmt.Sprintf("%s [%s]", reactive.Reason, r.Gate.Reason)
+			reactive.Reason = fmt.Sprintf("%s [%s]", reactive.Reason, why)
 		}
 	}
 	c.level = level
 	terms = append(terms, reactive, c.plan.FloorStep(now))
 	return c.plan.Combine(now, terms...)
+}
+
+// Hold returns the capacity step for now when the live signals cannot be
+// read (store down, collector silent): the trusted forecast plan and the
+// schedule floors may still raise the pool, but nothing lowers it below
+// current, and the reactive rules are neither fed nor consulted, so their
+// state is as it was. why says what is missing, for the step's reason.
+func (c *Controller) Hold(now time.Time, current int, why string) planner.Step {
+	terms := []planner.Step{{At: now, Desired: current, Reason: fmt.Sprintf("hold %d: %s", current, why)}}
+	if st, found := c.planStep(now); found {
+		terms = append(terms, st)
+	}
+	terms = append(terms, c.plan.FloorStep(now))
+	return c.plan.Combine(now, terms...)
+}
+
+// planStep returns the trusted plan's step in force at now. found is false
+// before the plan starts, after its forecast ends (a plan is only followed
+// while refits keep it fresh: when they fail, e.g. because the store is
+// down, the reactive rules take over once it runs out) and at the reactive
+// level.
+func (c *Controller) planStep(now time.Time) (planner.Step, bool) {
+	r := c.last
+	if r.At.IsZero() || !now.Before(r.Forecast.End()) {
+		return planner.Step{}, false
+	}
+	return c.trusted(r.Gate.Level).At(now)
 }
 
 // trusted returns the plan of a gate level (nil for reactive).

@@ -156,3 +156,66 @@ func TestSettingsValidate(t *testing.T) {
 		})
 	}
 }
+
+// A plan is followed only while its forecast lasts: when refits stop (the
+// store is down), the reactive rules take over once it runs out.
+func TestExpiredPlanStepsBackToReactive(t *testing.T) {
+	c, err := New(testPlanner(), hourly(func([]int) model.Forecaster { return constant(200) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Refit(t0, flat(72, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := r.Forecast.End()
+	obs := func(at time.Time) planner.Observation {
+		return planner.Observation{At: at, Span: time.Minute, Utilisation: 0.5}
+	}
+	if st := c.Decide(end.Add(-time.Minute), obs(end.Add(-time.Minute)), 5); st.Desired != 22 || c.Level() != planner.GateModel {
+		t.Errorf("before the end: desired %d (%s) at level %s, want the model's 22", st.Desired, st.Reason, c.Level())
+	}
+	st := c.Decide(end, obs(end), 5)
+	if c.Level() != planner.GateReactive || !strings.Contains(st.Reason, "has run out") {
+		t.Errorf("at the end: desired %d (%s) at level %s, want reactive, saying the plan ran out", st.Desired, st.Reason, c.Level())
+	}
+}
+
+func TestHold(t *testing.T) {
+	p := testPlanner()
+	w, err := planner.ParseWindows("daily 00:00-23:59 at least 30", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		windows []planner.Window
+		current int
+		refit   bool
+		want    int
+		reason  string
+	}{
+		{"no plan: hold current", nil, 40, false, 40, "hold 40: store down"},
+		{"plan above current raises", nil, 5, true, 22, "forecast"},
+		{"plan below current does not lower", nil, 40, true, 40, "hold 40"},
+		{"floor above current raises", w, 5, false, 30, "schedule"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p.Windows = tt.windows
+			c, err := New(p, hourly(func([]int) model.Forecaster { return constant(200) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.refit {
+				if _, err := c.Refit(t0, flat(72, 100)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st := c.Hold(t0, tt.current, "store down")
+			if st.Desired != tt.want || !strings.Contains(st.Reason, tt.reason) {
+				t.Errorf("Hold = %d (%s), want %d (%s)", st.Desired, st.Reason, tt.want, tt.reason)
+			}
+		})
+	}
+}

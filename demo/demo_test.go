@@ -30,6 +30,9 @@ func TestRunDemo(t *testing.T) {
 	if used >= static {
 		t.Errorf("live replay used %v GPU-hours, static %v: want fewer", used, static)
 	}
+	if m[3] != "0" {
+		t.Errorf("live replay had %s under-provisioned minutes, want 0:\n%s", m[3], report)
+	}
 	for _, policy := range []string{"static", "reactive", "scheduled", "predictive", "hybrid"} {
 		if !regexp.MustCompile(`(?m)^\s*` + policy + `\s+\d`).MatchString(report) {
 			t.Errorf("backtest table lacks %s:\n%s", policy, report)

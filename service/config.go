@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -79,12 +82,26 @@ type PoolConfig struct {
 	Forecast ForecastConfig `yaml:"forecast"`
 }
 
-// SeriesRef selects a series in the store.
+// SeriesRef selects a series in the store: a measurement and the tags its
+// series must carry. Several matching series (tag sets) are summed, except
+// utilisation, which is averaged.
 type SeriesRef struct {
 	Measurement string            `yaml:"measurement"`
 	Match       map[string]string `yaml:"match"`
-	// Aggregate folds points within a step (default mean).
+	// Aggregate folds each series' points within a window. Default: mean
+	// for the live signals of the last interval; max for the demand
+	// history a refit reads, so each forecast step is planned for its peak.
 	Aggregate store.Aggregate `yaml:"aggregate"`
+}
+
+// String renders the reference as measurement{key=value,...} for errors.
+func (r SeriesRef) String() string {
+	keys := slices.Sorted(maps.Keys(r.Match))
+	pairs := make([]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = k + "=" + r.Match[k]
+	}
+	return r.Measurement + "{" + strings.Join(pairs, ",") + "}"
 }
 
 // ForecastConfig is control.Settings in YAML.
@@ -173,12 +190,72 @@ func (c Config) Validate() error {
 		if p.Demand.Measurement == "" {
 			return fmt.Errorf("pools[%d] (%s): demand.measurement: is required", i, p.Name)
 		}
-		if err := p.Settings().WithDefaults().Validate(); err != nil {
+		for _, ref := range []struct {
+			field string
+			ref   *SeriesRef
+		}{{"demand", &p.Demand}, {"utilisation", p.Utilisation}, {"queue", p.Queue}} {
+			if err := ref.ref.validate(); err != nil {
+				return fmt.Errorf("pools[%d] (%s): %s.%w", i, p.Name, ref.field, err)
+			}
+		}
+		if err := p.Forecast.validate(); err != nil {
 			return fmt.Errorf("pools[%d] (%s): %w", i, p.Name, err)
+		}
+		set := p.Settings().WithDefaults()
+		if err := set.Validate(); err != nil {
+			return fmt.Errorf("pools[%d] (%s): %w", i, p.Name, err)
+		}
+		// Refits happen on the step grid, so another refit_every would
+		// drift between two spacings.
+		if set.RefitEvery%set.Step != 0 {
+			return fmt.Errorf("pools[%d] (%s): forecast.refit_every %v must be a multiple of forecast.step %v", i, p.Name, set.RefitEvery, set.Step)
 		}
 	}
 	return nil
 }
+
+// validate checks a configured reference (nil: not configured).
+func (r *SeriesRef) validate() error {
+	if r == nil {
+		return nil
+	}
+	if r.Measurement == "" {
+		return errors.New("measurement: is required")
+	}
+	switch r.Aggregate {
+	case "", store.Mean, store.Sum, store.Max, store.Min, store.Last, store.Count:
+		return nil
+	}
+	return fmt.Errorf("aggregate: %q is not one of mean, sum, max, min, last, count", r.Aggregate)
+}
+
+// validate rejects negative durations, which would otherwise silently take
+// the defaults.
+func (f ForecastConfig) validate() error {
+	for _, d := range []struct {
+		field string
+		value time.Duration
+	}{{"step", f.Step}, {"refit_every", f.RefitEvery}, {"horizon", f.Horizon}, {"history", f.History}} {
+		if d.value < 0 {
+			return fmt.Errorf("forecast.%s: must not be negative, got %v", d.field, d.value)
+		}
+	}
+	return nil
+}
+
+// yamlFields maps the planner's field names in its validation errors to
+// the keys of this file, longest first so a phrase wins over its parts.
+var yamlFields = strings.NewReplacer(
+	"Fleet.RPSPerInstance must be > 0 (or Fleet.ServiceTime set)", "rps_per_instance must be > 0",
+	"Fleet.RPSPerInstance", "rps_per_instance",
+	"Fleet.BootDelay", "boot_delay",
+	"Fleet.MinInstances", "min",
+	"Fleet.MaxInstances", "max",
+	"SLO.Latency", "slo_latency",
+	"SLO.Quantile", "slo_quantile",
+	"ForecastQuantile", "slo_quantile",
+	"TargetUtilisation", "target_utilisation",
+)
 
 // Actuator returns the pool's actuator configuration.
 func (p PoolConfig) Actuator() actuator.PoolConfig {
@@ -187,22 +264,23 @@ func (p PoolConfig) Actuator() actuator.PoolConfig {
 }
 
 // Planner returns the pool's planner configuration: planner.DefaultConfig
-// with the file's settings on top, validated.
+// with the file's non-zero settings on top, validated (a negative value is
+// an error, not the default); errors name the YAML keys.
 func (p PoolConfig) Planner() (planner.Config, error) {
 	c := planner.DefaultConfig()
 	c.Fleet.RPSPerInstance = p.RPSPerInstance
-	if p.BootDelay > 0 {
+	if p.BootDelay != 0 {
 		c.Fleet.BootDelay = p.BootDelay
 	}
 	c.Fleet.MinInstances, c.Fleet.MaxInstances = p.Min, p.Max
-	if p.SLOLatency > 0 {
+	if p.SLOLatency != 0 {
 		c.SLO.Latency = p.SLOLatency
 	}
-	if p.SLOQuantile > 0 {
+	if p.SLOQuantile != 0 {
 		c.SLO.Quantile = p.SLOQuantile
 		c.ForecastQuantile = p.SLOQuantile
 	}
-	if p.TargetUtilisation > 0 {
+	if p.TargetUtilisation != 0 {
 		c.TargetUtilisation = p.TargetUtilisation
 	}
 	if p.Windows != "" {
@@ -220,7 +298,8 @@ func (p PoolConfig) Planner() (planner.Config, error) {
 		c.Windows = w
 	}
 	if err := c.Validate(); err != nil {
-		return c, err
+		// The planner names its Go fields; name the YAML keys instead.
+		return c, errors.New(yamlFields.Replace(err.Error()))
 	}
 	return c, nil
 }

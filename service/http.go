@@ -12,7 +12,7 @@ import (
 // Handler serves the service's HTTP API:
 //
 //	GET  /metrics          Prometheus metrics from gatherer
-//	GET  /healthz          200 while a tick succeeded within 3 intervals
+//	GET  /healthz          200 while some pool's decision succeeded within 3 intervals
 //	GET  /api/v1/pools     every pool's state, reason and plan (JSON)
 //	POST /api/v1/release   the release hook, when release is not nil
 func (s *Service) Handler(gatherer prometheus.Gatherer, release http.Handler) http.Handler {

@@ -27,7 +27,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		desired:       gauge("pool_desired_instances", "Instances the policy wants for the pool now.", "pool"),
 		current:       gauge("pool_current_instances", "Instances the back-end reports (booting or ready).", "pool"),
 		demand:        gauge("pool_demand_rps", "Pool demand over the last tick, requests/s.", "pool"),
-		forecastUpper: gauge("pool_forecast_upper_rps", "Upper bound of the next step's demand forecast, requests/s.", "pool"),
+		forecastUpper: gauge("pool_forecast_upper_rps", "Upper bound of the demand forecast for the step in progress at the last refit, requests/s.", "pool"),
 		gate:          gauge("pool_forecast_gate", "1 for the gate level in force (model, profile, reactive).", "pool", "level"),
 		refitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "prewarm", Name: "refit_duration_seconds",
 			Help: "Time one forecast refit took.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}, []string{"pool"}),

@@ -53,13 +53,15 @@ type pool struct {
 
 // PoolStatus is what /api/v1/pools reports about a pool.
 type PoolStatus struct {
-	Name       string           `json:"name"`
-	Backend    string           `json:"backend"`
-	At         time.Time        `json:"at"`
-	Current    int              `json:"current"`
-	Desired    int              `json:"desired"`
-	Reason     string           `json:"reason"`
-	DemandRPS  float64          `json:"demand_rps"`
+	Name      string    `json:"name"`
+	Backend   string    `json:"backend"`
+	At        time.Time `json:"at"`
+	Current   int       `json:"current"`
+	Desired   int       `json:"desired"`
+	Reason    string    `json:"reason"`
+	DemandRPS float64   `json:"demand_rps"`
+	// Gate is the level the last decision followed (model, profile or
+	// reactive: also once a plan has run out without a fresh refit).
 	Gate       string           `json:"gate"`
 	GateReason string           `json:"gate_reason"`
 	Model      string           `json:"model"`
@@ -118,7 +120,8 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 // Tick takes one decision for every pool at the service clock's now and
-// returns the first error met (all pools are still attempted).
+// returns the first failing pool's error (all pools are still attempted;
+// each pool's error is in its status until its next successful tick).
 func (s *Service) Tick(ctx context.Context) error {
 	now := s.deps.Now()
 	var first error
@@ -144,48 +147,84 @@ func (s *Service) Tick(ctx context.Context) error {
 	return first
 }
 
+// tickPool takes one pool's decision. A failed refit does not stop it: the
+// plan in force is followed until it runs out. When the live signals cannot
+// be read the pool is held (control.Controller.Hold): the plan and the
+// schedule floors may still raise it, nothing lowers it. Every failure is
+// returned, so the tick counts as failed and /healthz notices.
 func (s *Service) tickPool(ctx context.Context, p *pool, now time.Time) error {
+	var errs []error
 	if !now.Before(p.nextRefit) {
 		if err := s.refit(ctx, p, now); err != nil && !errors.Is(err, control.ErrNoHistory) {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	capa, err := p.act.Capacity(ctx, p.cfg.Name)
 	if err != nil {
-		return fmt.Errorf("reading capacity: %w", err)
+		return errors.Join(append(errs, fmt.Errorf("reading capacity: %w", err))...)
 	}
-	obs, err := s.observe(ctx, p, now, capa.Current)
-	if err != nil {
-		return fmt.Errorf("reading live signals: %w", err)
-	}
+	// The reactive rules step from what the pool was last asked for
+	// (booting instances included), not from what is up yet.
 	current := capa.Desired
 	if current == 0 {
 		current = capa.Current
 	}
-	step := p.ctl.Decide(now, obs, current)
+	var step planner.Step
+	obs, err := s.observe(ctx, p, now, capa.Current)
+	holding := err != nil
+	if holding {
+		errs = append(errs, fmt.Errorf("reading live signals: %w", err))
+		step = p.ctl.Hold(now, current, "live signals unavailable")
+	} else {
+		step = p.ctl.Decide(now, obs, current)
+	}
 	s.mu.Lock()
 	p.status.Current, p.status.Desired, p.status.Reason, p.status.DemandRPS = capa.Current, step.Desired, step.Reason, obs.DemandRPS
+	if level := p.ctl.Level(); level != "" {
+		p.status.Gate = level // what Decide followed: reactive once a plan runs out
+	}
 	s.mu.Unlock()
-	s.deps.Metrics.decision(p.cfg.Name, step.Desired, capa.Current, obs.DemandRPS)
+	demand := obs.DemandRPS
+	if holding {
+		demand = math.NaN() // unknown, not zero
+	}
+	s.deps.Metrics.decision(p.cfg.Name, step.Desired, capa.Current, demand)
+	if holding && step.Desired <= max(current, p.plan.Fleet.MinInstances) {
+		// Holding is leaving the pool alone unless the plan or a floor
+		// raises it: a back-end that cannot report its size reads as 0
+		// here and must not be set to 0, or to min.
+		return errors.Join(errs...)
+	}
+	// Rate limiting is expected (the next tick tries again); an open
+	// breaker leaves capacity where it is and is reported as a failure.
 	err = p.act.Apply(ctx, p.cfg.Name, float64(step.Desired), step.Reason)
 	if err != nil && !errors.Is(err, actuator.ErrRateLimited) {
-		return fmt.Errorf("applying %d: %w", step.Desired, err)
+		errs = append(errs, fmt.Errorf("applying %d: %w", step.Desired, err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// refit reads the demand history and refits the pool's controller.
+// refit reads the demand history and refits the pool's controller. The
+// refit time is now rounded down to the forecast step counted from the Unix
+// epoch, the grid the store's aggregate windows use (InfluxDB's
+// aggregateWindow), so every history value is one whole window. A failed
+// read is retried next tick; a refit that fails otherwise waits for the next
+// refit time.
 func (s *Service) refit(ctx context.Context, p *pool, now time.Time) error {
 	set := p.ctl.Settings()
-	at := now.Truncate(set.Step)
-	hist, err := s.readSeries(ctx, p.cfg.Demand, at.Add(-set.History), at, set.Step, store.Max)
+	at := epochFloor(now, set.Step)
+	start := at.Add(-time.Duration(set.History/set.Step) * set.Step)
+	hist, err := s.readSeries(ctx, p.cfg.Demand, start, at, set.Step, store.Max)
 	if err != nil {
 		return fmt.Errorf("reading demand history: %w", err)
 	}
 	began := time.Now()
 	r, err := p.ctl.Refit(at, hist)
-	s.deps.Metrics.refit(p.cfg.Name, time.Since(began), r)
 	p.nextRefit = at.Add(set.RefitEvery)
+	if err != nil && !errors.Is(err, control.ErrNoHistory) {
+		return err // the refit in force stays
+	}
+	s.deps.Metrics.refit(p.cfg.Name, time.Since(began), r)
 	s.mu.Lock()
 	p.status.Gate, p.status.GateReason, p.status.Model, p.status.LastRefit = r.Gate.Level, r.Gate.Reason, r.Model, r.At
 	p.status.Plan = p.ctl.Plan(now)
@@ -203,30 +242,50 @@ func (s *Service) refit(ctx context.Context, p *pool, now time.Time) error {
 	return nil
 }
 
-// observe reads the live signals of the last tick: demand, utilisation
-// (measured, or derived from demand and ready capacity) and queue.
-func (s *Service) observe(ctx context.Context, p *pool, now time.Time, ready int) (planner.Observation, error) {
+// epochFloor rounds t down to a multiple of step counted from the Unix
+// epoch. (time.Time.Truncate counts from year 1, which differs for steps
+// that do not divide a day, e.g. 7m or 5h.)
+func epochFloor(t time.Time, step time.Duration) time.Time {
+	ns, d := t.UnixNano(), int64(step)
+	return time.Unix(0, ns-((ns%d)+d)%d).In(t.Location())
+}
+
+// observe reads the live signals of the last interval: demand, utilisation
+// (measured, or derived from demand and the instances that exist, booting
+// ones included, as the actuators cannot tell them apart) and queue. No
+// demand sample in the interval is an error, not zero demand: a silent
+// collector must not read as an idle pool and scale it in.
+func (s *Service) observe(ctx context.Context, p *pool, now time.Time, instances int) (planner.Observation, error) {
 	span := s.cfg.Interval
 	obs := planner.Observation{At: now, Span: span}
-	demand, err := s.latest(ctx, p.cfg.Demand, now, span)
+	demand, n, err := s.latest(ctx, p.cfg.Demand, now, span)
 	if err != nil {
 		return obs, err
 	}
+	if n == 0 {
+		return obs, fmt.Errorf("no %s sample in the last %v: is the collector writing it?", p.cfg.Demand, span)
+	}
 	obs.DemandRPS = demand
 	if p.cfg.Queue != nil {
-		if obs.Queue, err = s.latest(ctx, *p.cfg.Queue, now, span); err != nil {
+		if obs.Queue, _, err = s.latest(ctx, *p.cfg.Queue, now, span); err != nil {
 			return obs, err
 		}
 	}
 	if p.cfg.Utilisation != nil {
-		u, err := s.latest(ctx, *p.cfg.Utilisation, now, span)
+		total, n, err := s.latest(ctx, *p.cfg.Utilisation, now, span)
 		if err != nil {
 			return obs, err
 		}
-		obs.Utilisation = u / 100
-		return obs, nil
+		if n > 0 { // the mean over the GPUs (tag sets), percent to a share
+			obs.Utilisation = math.Min(1, total/float64(n)/100)
+			if obs.Queue > 0 {
+				obs.Utilisation = 1
+			}
+			return obs, nil
+		}
+		// No utilisation sample: derive it as if none were configured.
 	}
-	switch capacity := float64(ready) * p.plan.Fleet.RPS(); {
+	switch capacity := float64(instances) * p.plan.Fleet.RPS(); {
 	case obs.Queue > 0 || (capacity == 0 && demand > 0):
 		obs.Utilisation = 1
 	case capacity > 0:
@@ -235,22 +294,21 @@ func (s *Service) observe(ctx context.Context, p *pool, now time.Time, ready int
 	return obs, nil
 }
 
-// latest returns the series over [now−span, now]: each tag set's raw
-// points folded by ref.Aggregate (default mean), summed over the tag sets;
-// 0 when nothing was recorded.
-func (s *Service) latest(ctx context.Context, ref SeriesRef, now time.Time, span time.Duration) (float64, error) {
+// latest reads ref over [now−span, now]: each tag set's raw points folded by
+// ref.Aggregate (default mean), summed over the n tag sets that had points.
+func (s *Service) latest(ctx context.Context, ref SeriesRef, now time.Time, span time.Duration) (total float64, n int, err error) {
 	series, err := s.deps.Store.Query(ctx, store.Query{Measurement: ref.Measurement, Match: ref.Match,
 		Start: now.Add(-span), End: now.Add(time.Nanosecond)})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	total := 0.0
 	for _, ser := range series {
 		if v, ok := fold(ser.Samples, ref.Aggregate); ok {
 			total += v
+			n++
 		}
 	}
-	return total, nil
+	return total, n, nil
 }
 
 // fold combines raw samples as agg does (default mean).
@@ -280,21 +338,15 @@ func fold(samples []store.Sample, agg store.Aggregate) (float64, bool) {
 	return v, true
 }
 
-// readSeries queries ref over [start, end) on a step grid (step 0: one
-// window covering the whole range) and sums the tag sets per window.
+// readSeries queries ref over [start, end) in windows of step (start and
+// end on the epoch-aligned grid) and sums the tag sets per window; a window
+// no tag set had a point in is NaN (missing). agg is the default when ref
+// sets no aggregate.
 func (s *Service) readSeries(ctx context.Context, ref SeriesRef, start, end time.Time, step time.Duration, agg store.Aggregate) ([]float64, error) {
 	if ref.Aggregate != "" {
 		agg = ref.Aggregate
 	}
-	if agg == "" {
-		agg = store.Mean
-	}
-	n := 1
-	if step > 0 {
-		n = int(end.Sub(start) / step)
-	} else {
-		step = end.Sub(start)
-	}
+	n := int(end.Sub(start) / step)
 	series, err := s.deps.Store.Query(ctx, store.Query{Measurement: ref.Measurement, Match: ref.Match,
 		Start: start, End: end, Step: step, Aggregate: agg})
 	if err != nil {

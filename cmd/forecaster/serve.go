@@ -57,6 +57,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q (the configuration file goes after --config)", fs.Arg(0))
+	}
 	if f.config == "" {
 		return usageErrorf("--config is required")
 	}
@@ -82,9 +85,13 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	}
 	defer db.Close()
 
+	token, err := releaseToken(f.releaseTokenFile)
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	acts, backends, closeActs, err := buildActuators(ctx, cfg, reg, log)
+	acts, backends, closeActs, err := buildActuators(ctx, cfg, reg, log, token)
 	if err != nil {
 		return err
 	}
@@ -102,18 +109,30 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 		printJSON(stdout, svc.Status())
 		return err
 	}
-	release, err := releaseHandler(cfg, acts, backends, f.releaseTokenFile, log)
+	release, err := releaseHandler(cfg, acts, backends, token, log)
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	kedaErr := make(chan error, 1)
 	if s, ok := backends[keda.Name].(*keda.Scaler); ok {
+		// KEDA pools get their capacity only through this server: if it
+		// cannot listen or dies, the whole service stops with its error.
 		go func() {
-			if err := s.ListenAndServe(ctx, f.kedaListen); err != nil {
-				log.Error("KEDA external scaler stopped", "err", err)
+			err := s.ListenAndServe(ctx, f.kedaListen)
+			if err != nil {
+				err = fmt.Errorf("KEDA external scaler (--keda-listen %s): %w", f.kedaListen, err)
 			}
+			kedaErr <- err
+			cancel()
 		}()
+	} else {
+		kedaErr <- nil
 	}
-	return serveHTTP(ctx, cfg.Listen, svc.Handler(reg, release), svc.Run, log)
+	err = serveHTTP(ctx, cfg.Listen, svc.Handler(reg, release), svc.Run, log)
+	cancel()
+	return errors.Join(err, <-kedaErr) // wait for the gRPC server's graceful stop
 }
 
 // openStore opens the store the flags name: InfluxDB, a collector's query
@@ -137,9 +156,22 @@ func openStore(ctx context.Context, spec string, ic influx.Config) (store.Store,
 	return embedded.Open(path, embedded.Options{Retention: 90 * 24 * time.Hour})
 }
 
+// releaseToken returns the release hook's token ($PREWARM_RELEASE_TOKEN,
+// else the first line of file), "" when neither is set. A token file that
+// cannot be read is an error, not a silently disabled hook.
+func releaseToken(file string) (string, error) {
+	token, err := releasehook.LoadToken(os.Getenv, file)
+	if err != nil && file != "" {
+		return "", fmt.Errorf("--release-token-file: %w", err)
+	}
+	return token, nil
+}
+
 // buildActuators creates each pool's back-end through the registry and
-// wraps it in actuator.Safe. backends holds one instance per back-end name.
-func buildActuators(ctx context.Context, cfg service.Config, reg prometheus.Registerer, log *slog.Logger) (map[string]*actuator.Safe, map[string]actuator.Actuator, func(), error) {
+// wraps it in actuator.Safe, whose logs and audit lines redact the secrets
+// (the cloud key, the InfluxDB token, the release token, from the
+// environment or a file). backends holds one instance per back-end name.
+func buildActuators(ctx context.Context, cfg service.Config, reg prometheus.Registerer, log *slog.Logger, releaseToken string) (map[string]*actuator.Safe, map[string]actuator.Actuator, func(), error) {
 	audit := io.Discard
 	closeAudit := func() {}
 	if cfg.AuditLog != "" {
@@ -171,7 +203,7 @@ func buildActuators(ctx context.Context, cfg service.Config, reg prometheus.Regi
 	}
 	acts := map[string]*actuator.Safe{}
 	backends := map[string]actuator.Actuator{}
-	secrets := []string{os.Getenv("VOLCENGINE_SECRET_KEY"), os.Getenv("INFLUX_TOKEN"), os.Getenv(releasehook.EnvToken)}
+	secrets := []string{os.Getenv("VOLCENGINE_SECRET_KEY"), os.Getenv("INFLUX_TOKEN"), releaseToken}
 	for _, p := range cfg.Pools {
 		inner, err := registry.New(ctx, p.Backend, p.Actuator())
 		if err != nil {
@@ -185,12 +217,12 @@ func buildActuators(ctx context.Context, cfg service.Config, reg prometheus.Regi
 	return acts, backends, closeAudit, nil
 }
 
-// releaseHandler builds POST /api/v1/release when a token is configured.
-// Releases go through the first pool's actuator whose back-end can release
-// (volcengine first); volcengine pools also get the membership check.
-func releaseHandler(cfg service.Config, acts map[string]*actuator.Safe, backends map[string]actuator.Actuator, tokenFile string, log *slog.Logger) (http.Handler, error) {
-	token, err := releasehook.LoadToken(os.Getenv, tokenFile)
-	if err != nil || token == "" {
+// releaseHandler builds POST /api/v1/release when a token is configured
+// (nil otherwise). Releases go through the first pool's actuator, or the
+// first volcengine pool's when there is one; volcengine pools also get the
+// membership check.
+func releaseHandler(cfg service.Config, acts map[string]*actuator.Safe, backends map[string]actuator.Actuator, token string, log *slog.Logger) (http.Handler, error) {
+	if token == "" {
 		log.Info("release hook disabled: no token", "hint", "set "+releasehook.EnvToken+" or --release-token-file")
 		return nil, nil
 	}
@@ -210,26 +242,36 @@ func releaseHandler(cfg service.Config, acts map[string]*actuator.Safe, backends
 	return releasehook.New(hc)
 }
 
-// serveHTTP serves h on addr while loop runs, and shuts both down with ctx.
+// serveHTTP serves h on addr while loop runs. When ctx ends (SIGTERM) the
+// loop returns and the server shuts down gracefully (5s for requests in
+// flight); when the server fails, the loop is stopped and its error
+// returned.
 func serveHTTP(ctx context.Context, addr string, h http.Handler, loop func(context.Context) error, log *slog.Logger) error {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
+		return fmt.Errorf("listening on %s (listen in the config, or --listen): %w", addr, err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lis) }()
+	go func() {
+		err := srv.Serve(lis)
+		if !errors.Is(err, http.ErrServerClosed) {
+			cancel()
+		}
+		errc <- err
+	}()
 	log.Info("serving", "addr", lis.Addr().String())
 	loopErr := loop(ctx)
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		return err
+	log.Info("shutting down")
+	shutdown, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer stop()
+	shutdownErr := srv.Shutdown(shutdown)
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("HTTP server on %s: %w", lis.Addr(), err)
 	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return loopErr
+	return errors.Join(loopErr, shutdownErr)
 }
 
 func nonEmpty(values []string) []string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,7 @@ import (
 )
 
 func TestServeOnce(t *testing.T) {
+	t.Setenv("PREWARM_RELEASE_TOKEN", "") // the token file is read only when the variable is unset
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "prewarm.db")
 	db, err := embedded.Open(dbPath, embedded.Options{})
@@ -30,6 +32,9 @@ func TestServeOnce(t *testing.T) {
 	for ts := now.Add(-3 * 24 * time.Hour); ts.Before(now); ts = ts.Add(5 * time.Minute) {
 		pts = append(pts, store.Point{Measurement: "requests_rps", Tags: map[string]string{"pool": "p"}, Value: 42, Time: ts})
 	}
+	// The live sample the collector wrote just now: without one in the
+	// last interval the service holds capacity and reports the silence.
+	pts = append(pts, store.Point{Measurement: "requests_rps", Tags: map[string]string{"pool": "p"}, Value: 42, Time: time.Now()})
 	if err := db.Write(context.Background(), pts); err != nil {
 		t.Fatal(err)
 	}
@@ -69,9 +74,12 @@ func TestServeOnce(t *testing.T) {
 		{"once", []string{"serve", "--config", cfg, "--store", "embedded:" + dbPath, "--once"}, 0, ""},
 		{"once through a collector's query API", []string{"serve", "--config", cfg, "--store", collectorAPI.URL, "--once"}, 0, ""},
 		{"no config", []string{"serve"}, 2, "--config is required"},
+		{"stray argument", []string{"serve", cfg}, 2, "unexpected argument"},
 		{"store URL without host", []string{"serve", "--config", cfg, "--store", "http://", "--once"}, 2, "no host"},
 		{"bad store", []string{"serve", "--config", cfg, "--store", "sqlite:x", "--once"}, 2, "want embedded:PATH"},
 		{"missing config file", []string{"serve", "--config", filepath.Join(dir, "nope.yaml"), "--once"}, 1, "reading config"},
+		{"unreadable release token file", []string{"serve", "--config", cfg, "--store", "embedded:" + dbPath, "--once",
+			"--release-token-file", filepath.Join(dir, "no-token")}, 1, "--release-token-file: releasehook: reading token file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +108,58 @@ func TestServeOnce(t *testing.T) {
 			// 42 req/s at 10 per instance: at least 5 instances.
 			if pools[0].Desired < 5 || pools[0].Reason == "" {
 				t.Errorf("pool = %+v, want ≥ 5 instances with a reason", pools[0])
+			}
+		})
+	}
+}
+
+// SIGTERM (ctx cancelled) stops the HTTP server, the KEDA gRPC server and
+// the loop, and serve exits 0; a KEDA address that cannot be listened on is
+// an error, not a service running without its scaler.
+func TestServeShutsDownGracefully(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "forecaster.yaml")
+	if err := os.WriteFile(cfg, []byte(`interval: 1h
+pools:
+  - {name: k, backend: keda, max: 20, rps_per_instance: 10}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		name       string
+		kedaListen string
+		wantCode   int
+		wantErr    string
+	}{
+		{"SIGTERM exits 0", "127.0.0.1:0", 0, ""},
+		{"KEDA address in use", busy.Addr().String(), 1, "KEDA external scaler (--keda-listen " + busy.Addr().String()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			done := make(chan int, 1)
+			go func() {
+				done <- run(ctx, []string{"serve", "--config", cfg, "--store", "embedded:" + filepath.Join(t.TempDir(), "db"),
+					"--listen", "127.0.0.1:0", "--keda-listen", tt.kedaListen}, &stdout, &stderr)
+			}()
+			if tt.wantCode == 0 {
+				time.Sleep(300 * time.Millisecond) // let it start serving
+				cancel()
+			}
+			select {
+			case code := <-done:
+				if code != tt.wantCode || !strings.Contains(stderr.String(), tt.wantErr) {
+					t.Errorf("exit %d, want %d with %q; stderr:\n%s", code, tt.wantCode, tt.wantErr, stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("serve did not stop")
 			}
 		})
 	}
