@@ -22,6 +22,7 @@ import (
 	"github.com/prewarm/prewarm/actuator/releasehook"
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/actuator/volcengine"
+	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/service"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
@@ -186,7 +187,7 @@ func buildActuators(ctx context.Context, cfg service.Config, reg prometheus.Regi
 		closeAudit()
 		return nil, nil, nil, err
 	}
-	fleet := simulated.New(simulated.Options{BootDelay: 5 * time.Minute})
+	fleet := simulated.New(simulated.Options{BootDelay: simulatedBootDelay(cfg)})
 	scaler := keda.New(keda.Options{Logger: log})
 	registry := actuator.NewRegistry()
 	for name, factory := range map[string]actuator.Factory{
@@ -282,4 +283,20 @@ func nonEmpty(values []string) []string {
 		}
 	}
 	return out
+}
+
+// simulatedBootDelay is the boot time of the simulated fleet: the longest
+// boot_delay among the pools that use it (one fleet serves them all), or
+// the planner's default.
+func simulatedBootDelay(cfg service.Config) time.Duration {
+	boot := time.Duration(0)
+	for _, p := range cfg.Pools {
+		if plan, err := p.Planner(); err == nil && p.Backend == simulated.Name {
+			boot = max(boot, plan.Fleet.BootDelay)
+		}
+	}
+	if boot == 0 {
+		boot = planner.DefaultConfig().Fleet.BootDelay
+	}
+	return boot
 }

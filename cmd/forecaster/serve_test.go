@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/prewarm/prewarm/service"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -160,6 +161,29 @@ pools:
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("serve did not stop")
+			}
+		})
+	}
+}
+
+func TestSimulatedBootDelay(t *testing.T) {
+	pool := func(backend string, boot time.Duration) service.PoolConfig {
+		return service.PoolConfig{Name: backend + boot.String(), Backend: backend, Max: 4, RPSPerInstance: 1, BootDelay: boot}
+	}
+	tests := []struct {
+		name  string
+		pools []service.PoolConfig
+		want  time.Duration
+	}{
+		{"the simulated pool's boot delay", []service.PoolConfig{pool("simulated", 3*time.Minute)}, 3 * time.Minute},
+		{"the longest of several", []service.PoolConfig{pool("simulated", 3*time.Minute), pool("simulated", 7*time.Minute)}, 7 * time.Minute},
+		{"other back-ends do not count", []service.PoolConfig{pool("dryrun", 30*time.Minute), pool("simulated", 2*time.Minute)}, 2 * time.Minute},
+		{"default without a simulated pool", []service.PoolConfig{pool("dryrun", time.Minute)}, 10 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := simulatedBootDelay(service.Config{Pools: tt.pools}); got != tt.want {
+				t.Errorf("boot delay = %v, want %v", got, tt.want)
 			}
 		})
 	}
