@@ -41,3 +41,21 @@ func BenchmarkFitDoubleSeasonalHourly(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkForecastMultiplicativeMinute is one day's forecast (h = 1440)
+// with a 95% interval from a per-minute double-seasonal multiplicative
+// model: its variance needs a perturbed path per step (O(h²) steps, see
+// modelVariances), the costliest interval of the package.
+func BenchmarkForecastMultiplicativeMinute(b *testing.B) {
+	y := synthDouble(40320, 1440, 10080, 0.3, 3)
+	m, err := Fit(y, Spec{Seasonality: Multiplicative, Periods: []int{1440, 10080}, AR1: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Forecast(1440, 0.95); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -37,6 +37,9 @@ func TestFitSSEComparableToReferences(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !m.Converged() || m.Evaluations() == 0 {
+				t.Errorf("search did not converge (status %v, %d evaluations)", m.status, m.Evaluations())
+			}
 			ref := min(sm.EstimatedSSE[name], r.ETSSSE[name])
 			if spec.Trend == DampedTrend {
 				// statsmodels lets φ reach 0.995; ets and Fit stop at 0.98.
@@ -53,6 +56,9 @@ func TestFitSSEComparableToReferences(t *testing.T) {
 		m, err := Fit(r.Y, spec)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !m.Converged() {
+			t.Errorf("search did not converge (status %v, %d evaluations)", m.status, m.Evaluations())
 		}
 		ref := r.DSHWEstimated.MSE * float64(len(r.Y))
 		t.Logf("dshw form: SSE %.3f, dshw %.3f; params %+v", m.SSE(), ref, m.Params().Gamma)

@@ -42,6 +42,12 @@ func FitWith(y []float64, spec Spec, p Params) (*Model, error) {
 // criterion improves, so that the initial states are estimated as by
 // statsmodels and ets.
 //
+// The search stops when the criterion improves by less than 1e-5
+// relative over 5 iterations per parameter, or after 400 evaluations per
+// parameter; Model.Converged says which. Failures of the optimiser other
+// than the evaluation limit, and a search that finds no finite criterion,
+// are errors.
+//
 // It fails with ErrTooShort when y has fewer than two cycles of the
 // longest period and ErrNotPositive when a multiplicative or Box-Cox form
 // meets a value ≤ 0.
@@ -138,11 +144,14 @@ func (f *fitter) criterion(x []float64) float64 {
 
 // refine alternates least-squares initial states for the parameters found
 // with a new parameter search from there, while the criterion improves
-// (refineInitial declines models with many states). It returns the last
-// search's result, the evaluations spent in all, and how many initial
-// states were estimated.
+// (refineInitial declines models with many states). The initial states
+// minimise the one-step SSE, so with the multi-step criterion a round can
+// end worse than it started; the best round's parameters and states are
+// kept in f.p. It returns that round's search result, the evaluations
+// spent in all, and how many initial states were estimated.
 func (f *fitter) refine(res *optimize.Result) (last *optimize.Result, evals, nFitted int) {
 	evals = res.FuncEvaluations
+	best, bestP, bestFitted := res, f.p.clone(), 0
 	for range refineRounds {
 		f.rec = newRecursionInto(f.rec, f.spec, f.p)
 		if sse := refineInitial(f.rec, f.spec, &f.p, f.z); math.IsNaN(sse) {
@@ -152,18 +161,21 @@ func (f *fitter) refine(res *optimize.Result) (last *optimize.Result, evals, nFi
 		f.start = f.p.clone()
 		next, err := minimize(f.criterion, res.X)
 		if err != nil {
-			f.bounds.fromFree(res.X, &f.p)
 			break
 		}
 		evals += next.FuncEvaluations
 		f.bounds.fromFree(next.X, &f.p)
-		improved := next.F < res.F*(1-1e-4)
+		improved := next.F < best.F*(1-1e-4)
+		if next.F < best.F {
+			best, bestP, bestFitted = next, f.p.clone(), nFitted
+		}
 		res = next
 		if !improved {
 			break
 		}
 	}
-	return res, evals, nFitted
+	f.p = bestP
+	return best, evals, bestFitted
 }
 
 // minimize runs Nelder-Mead on obj from x0. Running out of evaluations is

@@ -23,14 +23,19 @@ import (
 // al. (2008, Table 6.1, class 1): ψ_j = α + αβ·(φ + … + φ^j) +
 // Σᵢ γᵢ·1{j mod mᵢ = 0}. ψ is computed by perturbing the forecast path, so
 // it is exact for the linear forms (no or additive seasonality, with or
-// without AR(1)) and the delta method's linearisation for multiplicative
-// seasonality. Where the in-sample mean squared j-step errors E_j are
-// known (j up to the shortest period, at most 48) they are used instead,
-// and beyond, E_J·V(k)/V(J); for a correctly specified model the two
+// without AR(1)). With multiplicative seasonality the response to an
+// innovation depends on the seasonal index of the step it arrives at as
+// well as on the lag, so V(k) = σ²·Σᵢ ψ(i→k)² with one perturbed path per
+// step (the delta method's linearisation; see modelVariances). Both are
+// checked against simulation in TestAnalyticVarianceMatchesSimulation.
+// Where the in-sample mean squared j-step errors E_j are known (j up to
+// the shortest period, at most 48) they are used instead, and beyond,
+// E_J·V(k)/V(J); for a correctly specified model the two
 // agree, and when the model misses structure the empirical errors keep the
 // interval honest. With a Box-Cox transform the bounds are computed on the
 // transformed scale and mapped back, which preserves their coverage; the
-// point forecast is then the median.
+// point forecast is then the median (no bias adjustment: the planner
+// sizes capacity from the bounds, whose quantiles the transform keeps).
 func (m *Model) Forecast(h int, level float64) (model.Forecast, error) {
 	return m.forecast(h, level, 1)
 }
@@ -71,7 +76,7 @@ func (m *Model) forecast(h int, level, inflate float64) (model.Forecast, error) 
 // model scale for k = 1..len(mean), given the point forecasts mean.
 //
 // The model's own variance is σ²·(ψ₀² + … + ψ²_{k−1}), ψ the response
-// of the forecasts to one innovation (see impulse). The in-sample mean
+// of the forecasts to one innovation (see modelVariances). The in-sample mean
 // squared j-step errors E_j, measured for j up to the shortest period
 // (at most 48), replace it where available, and beyond scale with the
 // model's growth: E_J·V(k)/V(J). For a correctly specified model the two
@@ -80,13 +85,7 @@ func (m *Model) forecast(h int, level, inflate float64) (model.Forecast, error) 
 // calibrated.
 func (m *Model) variances(mean []float64) []float64 {
 	h := len(mean)
-	psi := m.impulse(mean)
-	v := make([]float64, h)
-	var acc float64
-	for k, p := range psi {
-		acc += p * p
-		v[k] = m.sigma2 * acc
-	}
+	v := m.modelVariances(mean)
 	emp := m.stepMSE
 	last := -1
 	for j := 0; j < min(h, len(emp)); j++ {
@@ -112,6 +111,69 @@ func (m *Model) variances(mean []float64) []float64 {
 	return v
 }
 
+// modelVariances returns the model's own k-step forecast-error variance,
+// k = 1..len(mean): σ²·Σᵢ ψ(i→k)², ψ(i→k) the response of the k-th
+// forecast to a unit innovation at step i ≤ k. For the linear forms the
+// response depends on k−i only, ψ(i→k) = ψ_{k−i}, and one impulse
+// (Hyndman et al. 2008, class 1) gives all of them. With multiplicative
+// seasonality it also depends on the seasonal indices at i and at k (a
+// shock moves the level by α·ε/S_i and the forecast by that times S_k),
+// so each step's innovation gets its own perturbed path (the delta
+// method); beyond maxShockSteps steps the shocks are taken every
+// ⌈h/maxShockSteps⌉ steps, each standing for the innovations of its
+// stride.
+func (m *Model) modelVariances(mean []float64) []float64 {
+	h := len(mean)
+	v := make([]float64, h)
+	if m.rec.season != Multiplicative {
+		var acc float64
+		for k, p := range m.impulse(mean) {
+			acc += p * p
+			v[k] = m.sigma2 * acc
+		}
+		return v
+	}
+	delta := m.shockSize(mean)
+	stride := (h + maxShockSteps - 1) / maxShockSteps
+	for k := range v {
+		v[k] = 1 // the step's own innovation, ψ(k→k) = 1
+	}
+	rec := m.rec
+	base := m.final.clone() // the unperturbed path, before step i
+	pert := base.clone()
+	for i := 0; i < h; i++ {
+		if i%stride == 0 {
+			pert.copyFrom(base)
+			rec.stepNoise(pert, math.NaN(), delta)
+			for k := i + 1; k < h; k++ {
+				yhat, _ := rec.step(pert, math.NaN())
+				psi := (yhat - mean[k]) / delta
+				// The shock at i stands for steps i..i+stride−1 before k.
+				v[k] += float64(min(stride, k-i)) * psi * psi
+			}
+		}
+		rec.step(base, math.NaN())
+	}
+	for k := range v {
+		v[k] *= m.sigma2
+	}
+	return v
+}
+
+// maxShockSteps bounds the perturbed paths of modelVariances (cost
+// O(h·maxShockSteps) steps).
+const maxShockSteps = 1024
+
+// shockSize is the innovation δ by which impulse responses are
+// differenced: small against σ, or against the forecast when σ is 0.
+func (m *Model) shockSize(mean []float64) float64 {
+	delta := 1e-4 * math.Sqrt(m.sigma2)
+	if !(delta > 0) || math.IsInf(delta, 0) {
+		delta = 1e-6 * math.Max(math.Abs(mean[0]), 1)
+	}
+	return delta
+}
+
 // impulse returns ψ_0 … ψ_{h−1}: the response of the next h forecasts to
 // a unit innovation at the first of them, given the unperturbed forecasts
 // mean. It perturbs the first step by a small δ and differences the two
@@ -119,10 +181,7 @@ func (m *Model) variances(mean []float64) []float64 {
 // linearisation for multiplicative seasonality.
 func (m *Model) impulse(mean []float64) []float64 {
 	h := len(mean)
-	delta := 1e-4 * math.Sqrt(m.sigma2)
-	if !(delta > 0) || math.IsInf(delta, 0) {
-		delta = 1e-6 * math.Max(math.Abs(mean[0]), 1)
-	}
+	delta := m.shockSize(mean)
 	rec := m.rec
 	st := m.final.clone()
 	psi := make([]float64, h)

@@ -78,6 +78,23 @@ func (m *Model) NumParams() int { return m.nFree + m.nStates() + 1 }
 // −2·LogLik + 2k + 2k(k+1)/(n−k−1) with k = NumParams; +Inf when n ≤ k+1.
 func (m *Model) AICc() float64 { return m.aicc }
 
+// Converged reports whether the parameter search stopped because it
+// converged (the criterion stopped improving by more than 1e-5 relative,
+// or Nelder-Mead's simplex collapsed) rather than by exhausting its budget
+// of 400 evaluations per parameter, in which case the best point found is
+// used. A model from FitWith, which estimates nothing, reports true.
+func (m *Model) Converged() bool {
+	switch m.status {
+	case optimize.NotTerminated, optimize.FunctionConvergence, optimize.MethodConverge:
+		return true
+	}
+	return false
+}
+
+// Evaluations is how many times the parameter search evaluated its
+// criterion (0 for FitWith).
+func (m *Model) Evaluations() int { return m.evals }
+
 // String names the model, e.g. "ets(A,Ad,M)[24,168]+ar1".
 func (m *Model) String() string { return m.spec.String() }
 

@@ -125,6 +125,9 @@ func TestFitWithMatchesStatsmodels(t *testing.T) {
 					t.Fatalf("fitted[%d] = %.12g, statsmodels %.12g", i, fitted[i], c.Fitted[i])
 				}
 			}
+			if len(c.Forecast) < 2*max(c.Period, 1) {
+				t.Fatalf("fixture has %d forecasts, want at least two periods", len(c.Forecast))
+			}
 			f, err := m.Forecast(len(c.Forecast), 0.95)
 			if err != nil {
 				t.Fatal(err)
@@ -232,6 +235,9 @@ func TestFitWithMatchesDSHW(t *testing.T) {
 				if !relClose(fitted[i], c.Fitted[i], tol) {
 					t.Fatalf("fitted[%d] = %.12g, dshw %.12g", i, fitted[i], c.Fitted[i])
 				}
+			}
+			if len(c.Forecast) == 0 {
+				t.Fatal("fixture has no forecasts")
 			}
 			if c.ARMethod {
 				return
