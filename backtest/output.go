@@ -125,10 +125,13 @@ func PlotTradeoff(rep Report) (*plot.Plot, error) {
 	}
 	lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
 	p.Add(plotter.NewGrid(), sc, lb)
+	// Room right of static (x1) for its label, and for any policy that
+	// costs more than static (over-eager reactive rules, say).
 	p.X.Min, p.X.Max = 0, 1.15
 	lo := 100.0
 	for _, pt := range pts {
 		lo = min(lo, pt.Y)
+		p.X.Max = max(p.X.Max, 1.15*pt.X)
 	}
 	p.Y.Min, p.Y.Max = lo-0.1*(100.5-lo)-0.1, 100.3
 	return p, nil

@@ -40,9 +40,16 @@ func (q *fluidQueue) arrive(t, dur, rate float64) {
 // time d waits d − arrival; within a segment the departure of request j is
 // max(a0 + j/rate, τ + j/mu), τ being when the server reaches the segment,
 // so its wait is linear in j and clipped at zero.
-func (q *fluidQueue) serve(t0, t1, mu float64, rec *latencies) (served float64) {
+//
+// With timeoutS > 0 no request is served after waiting longer than
+// timeoutS: requests older than that when the server reaches them have
+// given up and are dropped, and once the wait grows to timeoutS the queue's
+// head stays exactly timeoutS old, the server taking mu requests/s at that
+// wait while the rest of the arrivals time out. dropped counts them; the
+// caller records them (latencies.addDropped).
+func (q *fluidQueue) serve(t0, t1, mu, timeoutS float64, rec *latencies) (served, dropped float64) {
 	if !(mu > 0) {
-		return 0
+		return 0, 0
 	}
 	tau := t0
 	for q.head < len(q.segs) && tau < t1 {
@@ -51,23 +58,55 @@ func (q *fluidQueue) serve(t0, t1, mu float64, rec *latencies) (served float64) 
 		if start >= t1 {
 			break
 		}
+		if timeoutS > 0 {
+			if k := math.Min(g.n, g.rate*(start-timeoutS-g.a0)); k > 0 {
+				dropped += k
+				g.a0 += k / g.rate
+				g.n -= k
+				if g.n <= eps {
+					q.head++
+					continue
+				}
+			}
+		}
 		j := math.Min(g.n, math.Min(g.rate*(t1-g.a0), mu*(t1-start)))
 		if j <= 0 {
 			break
 		}
 		// wait(x) = max(0, w0 + slope·x) for x in [0, j].
-		rec.addLinear(start-g.a0, 1/mu-1/g.rate, j)
+		w0, slope := start-g.a0, 1/mu-1/g.rate
+		capped := timeoutS > 0 && slope > 0 && w0+slope*j > timeoutS
+		if capped {
+			j = math.Max(0, (timeoutS-w0)/slope)
+		}
+		rec.addLinear(w0, slope, j)
 		served += j
 		tau = math.Max(g.a0+j/g.rate, start+j/mu)
 		g.a0 += j / g.rate
 		g.n -= j
+		if capped {
+			// The head is now timeoutS old and stays so until t1 or the
+			// segment's last arrival: per second the server takes mu
+			// requests at that wait and rate − mu give up.
+			end := math.Min(t1, g.a0+g.n/g.rate+timeoutS)
+			if dt := end - tau; dt > 0 {
+				passed := math.Min(g.n, g.rate*dt)
+				s := math.Min(passed, mu*dt)
+				rec.add(timeoutS, s)
+				served += s
+				dropped += passed - s
+				g.a0 += passed / g.rate
+				g.n -= passed
+				tau = end
+			}
+		}
 		if g.n > eps {
 			break
 		}
 		q.head++
 	}
 	q.compact()
-	return served
+	return served, dropped
 }
 
 // dropOlder drops the queued requests that arrived before cutoff (they have
@@ -110,6 +149,9 @@ type latencies struct {
 	buckets  []float64
 	total    float64
 	withinSL float64
+	// longest is the longest wait recorded: quantiles never exceed it,
+	// whatever the interpolation inside its bucket says.
+	longest float64
 }
 
 const (
@@ -138,6 +180,7 @@ func (l *latencies) add(w, mass float64) {
 		return
 	}
 	l.total += mass
+	l.longest = math.Max(l.longest, w)
 	if w <= l.slo {
 		l.withinSL += mass
 	}
@@ -155,6 +198,7 @@ func (l *latencies) addDropped(w, mass float64) {
 		return
 	}
 	l.total += mass
+	l.longest = math.Max(l.longest, w)
 	l.buckets[bucketOf(w)] += mass
 }
 
@@ -180,6 +224,7 @@ func (l *latencies) addLinear(w0, slope, mass float64) {
 	}
 	m := density * (hi - lo)
 	l.total += m
+	l.longest = math.Max(l.longest, hi)
 	l.withinSL += density * math.Max(0, math.Min(hi, l.slo)-lo)
 	// Spread over the buckets the range covers.
 	for b := bucketOf(lo); b <= bucketOf(hi); b++ {
@@ -198,8 +243,13 @@ func (l *latencies) addLinear(w0, slope, mass float64) {
 }
 
 // quantile returns the q-quantile of the recorded waits in seconds,
-// interpolating log-linearly inside a bucket.
+// interpolating log-linearly inside a bucket and never above the longest
+// wait recorded.
 func (l *latencies) quantile(q float64) float64 {
+	return math.Min(l.bucketQuantile(q), l.longest)
+}
+
+func (l *latencies) bucketQuantile(q float64) float64 {
 	if l.total <= 0 {
 		return 0
 	}

@@ -40,7 +40,7 @@ func TestFluidQueue(t *testing.T) {
 				q.arrive(-tc.backlog, tc.backlog, 1)
 			}
 			q.arrive(0, 60, tc.lambda)
-			served := q.serve(0, 60, tc.mu, lat)
+			served, _ := q.serve(0, 60, tc.mu, 0, lat)
 			if math.Abs(served-tc.served) > 1e-9 || math.Abs(q.len()-tc.left) > 1e-9 {
 				t.Errorf("served %.6f, left %.6f; want %v, %v", served, q.len(), tc.served, tc.left)
 			}
@@ -70,13 +70,64 @@ func TestFluidQueueTimeout(t *testing.T) {
 	// What is left is the later half: served at once with 1000 req/s, the
 	// first of them (arrived at 30) has waited 60 s at t=90.
 	lat := newLatencies(10)
-	q.serve(90, 150, 1000, lat)
+	q.serve(90, 150, 1000, 0, lat)
 	// Buckets are 12% wide (20 a decade): the top edge of 60's bucket is 63.1.
 	if got := lat.quantile(1); got < 59 || got > 63.2 {
 		t.Errorf("longest wait %.2f s, want 60 (up to the bucket edge 63.1)", got)
 	}
 	if got := lat.quantile(0.01); got < 28 || got > 33.5 { // 30 s lies in bucket [28.2, 31.6)
 		t.Errorf("shortest waits %.2f s, want about 30", got)
+	}
+}
+
+// No request is served after waiting past the timeout: it is dropped.
+func TestFluidQueueServeDropsPastTimeout(t *testing.T) {
+	cases := []struct {
+		name                  string
+		backlog, lambda, mu   float64 // backlog arrived at 1 req/s over [−backlog, 0)
+		timeout               float64
+		served, dropped, left float64
+		within, maxWait       float64 // within the 10 s SLO; longest served wait
+	}{
+		// Arrivals at 2/s, service 1/s, timeout 10 s: request x (x ≤ 20)
+		// waits x/2 and leaves at x; from t=20 the head stays 10 s old,
+		// 40 are served at 10 s and the other 40 arrivals of [10, 50) give
+		// up; the 20 of [50, 60) still wait.
+		{name: "overload holds the wait at the timeout", lambda: 2, mu: 1, timeout: 10,
+			served: 60, dropped: 40, left: 20, within: 60, maxWait: 10},
+		// 100 queued since −100 s, 30 s timeout: 70 have given up when the
+		// server (2/s) reaches them at 0; the last 30 wait 30..15 s.
+		{name: "stale backlog is dropped, not served", backlog: 100, mu: 2, timeout: 30,
+			served: 30, dropped: 70, within: 0, maxWait: 30},
+		// No timeout: the old behaviour, waits grow to 30 s.
+		{name: "no timeout", lambda: 2, mu: 1, served: 60, left: 60, within: 20, maxWait: 30},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			q := &fluidQueue{}
+			lat := newLatencies(10)
+			if tc.backlog > 0 {
+				q.arrive(-tc.backlog, tc.backlog, 1)
+			}
+			q.arrive(0, 60, tc.lambda)
+			served, dropped := q.serve(0, 60, tc.mu, tc.timeout, lat)
+			if math.Abs(served-tc.served) > 1e-9 || math.Abs(dropped-tc.dropped) > 1e-9 ||
+				math.Abs(q.len()-tc.left) > 1e-9 {
+				t.Errorf("served %.6f dropped %.6f left %.6f; want %v, %v, %v",
+					served, dropped, q.len(), tc.served, tc.dropped, tc.left)
+			}
+			if math.Abs(lat.withinSL-tc.within) > 1e-9 {
+				t.Errorf("within SLO %.6f, want %v", lat.withinSL, tc.within)
+			}
+			// Quantiles are capped at the longest wait recorded, which
+			// is exact; below it the histogram's buckets are 12% wide.
+			if got := lat.quantile(1); math.Abs(got-tc.maxWait) > 1e-9 {
+				t.Errorf("longest served wait %.6f s, want %v", got, tc.maxWait)
+			}
+			if got := lat.quantile(0.999); got > tc.maxWait+1e-9 {
+				t.Errorf("P99.9 wait %.3f s above the longest %v", got, tc.maxWait)
+			}
+		})
 	}
 }
 

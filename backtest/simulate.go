@@ -233,12 +233,13 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 		mu := float64(fl.ready()) * rps
 		t0 := float64(i) * tickS
 		q.arrive(t0, tickS, lambda)
-		served := q.serve(t0, t0+tickS, mu, lat)
+		timeoutS := cfg.QueueTimeout.Seconds()
+		served, d := q.serve(t0, t0+tickS, mu, timeoutS, lat)
 		if cfg.QueueTimeout > 0 {
-			d := q.dropOlder(t0 + tickS - cfg.QueueTimeout.Seconds())
-			dropped += d
-			lat.addDropped(cfg.QueueTimeout.Seconds(), d)
+			d += q.dropOlder(t0 + tickS - timeoutS)
 		}
+		dropped += d
+		lat.addDropped(timeoutS, d)
 		waiting := q.len()
 		requests += lambda * tickS
 		util := 0.0

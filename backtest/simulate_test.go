@@ -142,12 +142,17 @@ func TestPredictivePreWarms(t *testing.T) {
 
 // Walk-forward: two traces equal up to a cut and different after it must
 // give every policy the same decisions before the cut.
+//
+// The cut falls half-way through a forecast step that begins at a refit
+// (trace step 30m, forecast step 1h, refit at 360h, cut at 360h30m): a
+// refit that saw even its own first forecast step, or an observation that
+// saw the tick being decided, would change decisions in [360h, 360h30m).
 func TestWalkForwardFutureCannotChangeThePast(t *testing.T) {
-	s := datasets.DefaultSynthetic().Generate(start, time.Hour, 18*24)
+	s := datasets.DefaultSynthetic().Generate(start, 30*time.Minute, 18*48)
 	a := Trace{Name: "a", Start: s.Start, Step: s.Step, RPS: s.Values}
 	b := a
 	b.RPS = append([]float64(nil), a.RPS...)
-	cut := 15 * 24
+	cut := 15*48 + 1
 	for i := cut; i < len(b.RPS); i++ {
 		b.RPS[i] = 3*b.RPS[i] + 50*float64(i%7)
 	}
@@ -155,6 +160,7 @@ func TestWalkForwardFutureCannotChangeThePast(t *testing.T) {
 	// Fix the fleet size so the static peak (the only policy allowed to
 	// know the future, by definition) does not change the others' units.
 	cfg := barConfig(a, 20)
+	cfg.Forecast.Step = time.Hour
 	cfg.Forecast.RefitEvery = 3 * time.Hour // fewer refits keep the test quick
 	policies := []string{PolicyReactive, PolicyScheduled, PolicyPredictive, PolicyHybrid}
 	ra, err := Run(context.Background(), a, cfg, policies...)
@@ -266,5 +272,31 @@ func TestRunHonoursCancel(t *testing.T) {
 	cancel()
 	if _, err := Run(ctx, squareWave(3, 10, 45), testConfig()); err == nil {
 		t.Error("a cancelled run returned no error")
+	}
+}
+
+// A trace with no data at all (every step a gap) or no demand must run
+// every policy to finite figures: no division by zero, no NaN.
+func TestRunEmptyDemandIsFinite(t *testing.T) {
+	for _, v := range []float64{math.NaN(), 0} {
+		tr := squareWave(3, 0, 0)
+		for i := range tr.RPS {
+			tr.RPS[i] = v
+		}
+		rep, err := Run(context.Background(), tr, testConfig())
+		if err != nil {
+			t.Fatalf("value %v: %v", v, err)
+		}
+		for _, r := range rep.Policies {
+			for name, x := range map[string]float64{"gpu_hours": r.GPUHours, "cost": r.Cost, "cost_vs_static": r.CostVsStatic,
+				"cost_per_1k": r.CostPer1kRequests, "slo": r.SLOAttainment, "p99": r.P99LatencyS, "dropped": r.Dropped} {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					t.Errorf("value %v, %s: %s = %v", v, r.Name, name, x)
+				}
+			}
+			if r.SLOAttainment != 1 || r.Requests != 0 {
+				t.Errorf("value %v, %s: SLO %v for %v requests, want 1 for 0", v, r.Name, r.SLOAttainment, r.Requests)
+			}
+		}
 	}
 }

@@ -22,6 +22,12 @@ func (c Config) InstancesFor(rate float64) int {
 	}
 	if c.Sizing == SizingErlangC {
 		slots := max(c.Fleet.Slots, 1)
+		// A stable queue needs more than a = λ·S servers. When even that
+		// is beyond MaxInstances (a runaway forecast, say), say so without
+		// searching upwards one server at a time from a.
+		if a := rate * c.Fleet.ServiceTime.Seconds(); c.Fleet.MaxInstances > 0 && a >= float64(c.Fleet.MaxInstances*slots) {
+			return c.Fleet.MaxInstances + 1
+		}
 		servers := ErlangCServers(rate, c.Fleet.ServiceTime.Seconds(), c.SLO.Latency.Seconds(), c.SLO.Quantile)
 		return (servers + slots - 1) / slots
 	}
@@ -41,10 +47,21 @@ func (c Config) InstancesFor(rate float64) int {
 //
 //	P(W > t) = ErlangC(c, a) · exp(−(c − a)·t / S).
 //
-// It returns 0 for lambda ≤ 0 and at least ⌊a⌋+1 (a stable queue).
+// It returns 0 for lambda ≤ 0 (or an infinite load) and otherwise at least
+// ⌊a⌋+1 (a stable queue). The search is linear in a, so callers bound a
+// first (Config.InstancesFor stops at MaxInstances).
 func ErlangCServers(lambda, serviceS, waitS, quantile float64) int {
-	if !(lambda > 0) || !(serviceS > 0) {
+	if !(lambda > 0) || !(serviceS > 0) || math.IsInf(lambda*serviceS, 1) {
 		return 0
+	}
+	// A quantile of 1 (or more, or NaN) has no finite answer: treat it as
+	// the strictest the float arithmetic can tell apart from 1.
+	if !(quantile < 1) {
+		quantile = math.Nextafter(1, 0)
+	}
+	// A negative or NaN wait bound means "no wait allowed".
+	if !(waitS >= 0) {
+		waitS = 0
 	}
 	a := lambda * serviceS
 	tail := 1 - quantile

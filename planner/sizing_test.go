@@ -73,6 +73,12 @@ func TestErlangCServers(t *testing.T) {
 		{"hundred per second, 200ms service, P95 wait 50ms", 100, 0.2, 0.05, 0.95, 26},
 		{"slow generation: 2/s, 5s service, P99 wait 10s", 2, 5, 10, 0.99, 12},
 		{"no demand", 0, 1, 1, 0.99, 0},
+		// Degenerate inputs must end, not loop: no wait allowed needs
+		// C(c,a) ≤ 0.01, which is c=19 at a=10 (the formula above, searched upwards
+		// from c=11).
+		{"NaN wait bound means none allowed", 10, 1, math.NaN(), 0.99, 19},
+		{"negative wait bound means none allowed", 10, 1, -5, 0.99, 19},
+		{"infinite load", math.Inf(1), 1, 1, 0.99, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,6 +86,20 @@ func TestErlangCServers(t *testing.T) {
 				t.Errorf("ErlangCServers = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// A runaway forecast must not make the Erlang-C search walk up to a
+// billion servers: past MaxInstances the answer is "more than max".
+func TestInstancesForErlangCBeyondMax(t *testing.T) {
+	c := DefaultConfig()
+	c.Sizing = SizingErlangC
+	c.Fleet.ServiceTime = 5 * time.Second
+	c.Fleet.MaxInstances = 50
+	for _, rate := range []float64{10, 1e9, 1e300} {
+		if got := c.InstancesFor(rate); got != 51 {
+			t.Errorf("InstancesFor(%g req/s) = %d, want 51 (beyond max 50)", rate, got)
+		}
 	}
 }
 

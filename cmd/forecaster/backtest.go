@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,13 +121,18 @@ func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error)
 		return c, usageErrorf("give --gpu-rps or --peak-instances, not both")
 	case f.gpuRPS > 0:
 		c.Fleet.RPSPerInstance = f.gpuRPS
-	case f.serviceTime > 0:
-		// Throughput from the service time: Slots / ServiceTime.
 	case f.peakInstances > 0:
-		if tr.Peak() <= 0 || f.targetUtil <= 0 {
+		// Before --service-time: with both, the peak sets the throughput
+		// (as --gpu-rps would) and the service time the Erlang-C servers.
+		if !(f.targetUtil > 0 && f.targetUtil <= 1) {
+			return c, usageErrorf("--target-util %v: must be in (0, 1]", f.targetUtil)
+		}
+		if tr.Peak() <= 0 {
 			return c, fmt.Errorf("--peak-instances: the demand has no positive peak to size from")
 		}
 		c.Fleet.RPSPerInstance = tr.Peak() / (float64(f.peakInstances) * f.targetUtil)
+	case f.serviceTime > 0:
+		// Throughput from the service time: Slots / ServiceTime.
 	default:
 		return c, usageErrorf("--gpu-rps (or --peak-instances, or --service-time) is required")
 	}
@@ -189,6 +195,18 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usageErrorf("--format %q: want table or json", *format)
 	case *plotFormat != "png" && *plotFormat != "svg":
 		return usageErrorf("--plot-format %q: want png or svg", *plotFormat)
+	}
+	switch {
+	case *refit < 0:
+		return usageErrorf("--refit %v: must not be negative", *refit)
+	case *timeout < 0:
+		return usageErrorf("--timeout %v: must not be negative", *timeout)
+	case !(*spotShare >= 0 && *spotShare <= 1):
+		return usageErrorf("--spot-share %v: must be in [0, 1]", *spotShare)
+	case !(*spotRate >= 0) || math.IsInf(*spotRate, 0):
+		return usageErrorf("--spot-interruptions %v: must be finite and >= 0", *spotRate)
+	case !(*spotPrice >= 0) || math.IsInf(*spotPrice, 0):
+		return usageErrorf("--spot-price %v: must be a finite price >= 0", *spotPrice)
 	}
 	for _, p := range *policies {
 		if !slices.Contains(backtest.Policies(), p) {

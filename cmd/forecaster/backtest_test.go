@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,6 +95,10 @@ func TestBacktestUsage(t *testing.T) {
 		{"bad planner field", []string{"--gpu-rps", "5", "--target-util", "2"}, 2, "TargetUtilisation 2"},
 		{"erlang-c needs a service time", []string{"--gpu-rps", "5", "--sizing", "erlang-c"}, 2, "Fleet.ServiceTime must be > 0 for erlang-c"},
 		{"missing file", []string{"--gpu-rps", "5", "--input", "/nonexistent/demand.csv"}, 1, "/nonexistent/demand.csv"},
+		{"negative timeout", []string{"--gpu-rps", "5", "--timeout", "-5s"}, 2, "--timeout -5s"},
+		{"negative refit", []string{"--gpu-rps", "5", "--refit", "-1h"}, 2, "--refit -1h0m0s"},
+		{"spot share above one", []string{"--gpu-rps", "5", "--spot-share", "2"}, 2, "--spot-share 2"},
+		{"peak sizing needs a usable target", []string{"--peak-instances", "20", "--target-util", "0"}, 2, "--target-util 0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,5 +107,30 @@ func TestBacktestUsage(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and ~%q", code, errOut, tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// --peak-instances sets the throughput even beside --service-time (which
+// then only sets the Erlang-C servers): halving the instances the peak
+// needs doubles each one's requests/s. It used to be ignored silently.
+func TestBacktestPeakInstancesWithServiceTime(t *testing.T) {
+	gpuRPS := func(peak string) float64 {
+		t.Helper()
+		code, out, errOut := runForecaster("backtest", "--synthetic-days", "1", "--step", "30m", "--policies", "static",
+			"--peak-instances", peak, "--service-time", "5s", "--format", "json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var doc struct {
+			GPURPS float64 `json:"gpu_rps"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		return doc.GPURPS
+	}
+	r20, r10 := gpuRPS("20"), gpuRPS("10")
+	if r20 == 0.2 || math.Abs(r10-2*r20) > 1e-9*r10 {
+		t.Errorf("gpu_rps %v with 20 peak instances and %v with 10; want the second twice the first, not 1/5s", r20, r10)
 	}
 }
