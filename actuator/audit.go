@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -85,8 +87,17 @@ func newRedactor(secrets []string) redactor {
 	var keep []string
 	for _, s := range secrets {
 		// Very short "secrets" would redact ordinary words; real keys are long.
-		if len(s) >= 4 {
-			keep = append(keep, s)
+		if len(s) < 4 {
+			continue
+		}
+		// A secret can reach an error inside a URL or a form body
+		// (signed query strings, echoed requests), escaped: redact those
+		// spellings too. Secret keys are base64-like, so '+', '/' and '='
+		// make the escaped forms differ.
+		for _, v := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
+			if !slices.Contains(keep, v) {
+				keep = append(keep, v)
+			}
 		}
 	}
 	return redactor{secrets: keep}

@@ -80,6 +80,12 @@ func (b *breaker) failure(now time.Time) (opened bool, failures int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.failures++
+	if b.state == BreakerOpen {
+		// A call let through before the breaker opened (concurrent
+		// releases) failed late: already open, no second trip or alert,
+		// and the cool-off is not extended.
+		return false, b.failures
+	}
 	b.trial = false
 	if b.state == BreakerHalfOpen || b.failures >= b.threshold {
 		opened = true

@@ -254,6 +254,7 @@ func (s *Safe) BreakerState(pool string) BreakerState {
 func (s *Safe) Capacity(ctx context.Context, pool string) (Capacity, error) {
 	p, err := s.pool(pool)
 	if err != nil {
+		s.countCall(OpCapacity, OutcomeRefused)
 		return Capacity{}, err
 	}
 	c, _, err := s.readCapacity(ctx, p)
@@ -274,7 +275,7 @@ func (s *Safe) Apply(ctx context.Context, pool string, desired float64, reason s
 	if math.IsNaN(desired) || math.IsInf(desired, 0) || desired < 0 || desired > float64(s.opts.MaxSaneDesired) {
 		err := fmt.Errorf("%w: pool %q: desired %v is not a count in [0, %d]; nothing applied",
 			ErrInvalidDesired, pool, desired, s.opts.MaxSaneDesired)
-		s.refuse(OpSetDesired, pool, reason, err)
+		s.refuse(&AuditRecord{Op: OpSetDesired, Pool: pool, Reason: reason}, err)
 		return err
 	}
 	return s.SetDesired(ctx, pool, int(math.Ceil(desired-1e-9)), reason)
@@ -285,15 +286,16 @@ func (s *Safe) Apply(ctx context.Context, pool string, desired float64, reason s
 // nil (the audit line says which rule limited it); the next call continues
 // stepping.
 func (s *Safe) SetDesired(ctx context.Context, pool string, desired int, reason string) error {
+	rec := AuditRecord{Op: OpSetDesired, Pool: pool, Requested: intPtr(desired), Reason: reason}
 	if desired < 0 || desired > s.opts.MaxSaneDesired {
 		err := fmt.Errorf("%w: pool %q: desired %d is outside [0, %d]; nothing applied",
 			ErrInvalidDesired, pool, desired, s.opts.MaxSaneDesired)
-		s.refuse(OpSetDesired, pool, reason, err)
+		s.refuse(&rec, err)
 		return err
 	}
 	p, err := s.pool(pool)
 	if err != nil {
-		s.refuse(OpSetDesired, pool, reason, err)
+		s.refuse(&rec, err)
 		return err
 	}
 	p.mu.Lock()
@@ -303,7 +305,6 @@ func (s *Safe) SetDesired(ctx context.Context, pool string, desired int, reason 
 	// its retries ended, so a service ticking every min_interval is not
 	// refused every other tick.
 	decided := s.opts.Now()
-	rec := AuditRecord{Op: OpSetDesired, Pool: pool, Requested: intPtr(desired), Reason: reason}
 	if !s.admit(p.breaker, pool) {
 		return s.circuitOpen(&rec, pool)
 	}
@@ -322,14 +323,17 @@ func (s *Safe) SetDesired(ctx context.Context, pool string, desired int, reason 
 	target, limitedBy, err := s.limit(p.cfg, capacity, from, fromKnown, desired)
 	if err != nil {
 		p.breaker.abandon()
-		s.refuse(OpSetDesired, pool, reason, err)
+		if fromKnown {
+			rec.From = intPtr(from)
+		}
+		s.refuse(&rec, err)
 		return err
 	}
 	rec.To, rec.LimitedBy = intPtr(target), limitedBy
 	if fromKnown {
 		rec.From = intPtr(from)
 		if target == from {
-			p.breaker.success()
+			s.succeed(p.breaker, pool)
 			s.finish(&rec, OutcomeNoop, nil)
 			s.log.Debug("pool already at desired size", "pool", pool, "desired", target)
 			return nil
@@ -410,7 +414,7 @@ func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.S
 		err = s.checkSteps(pool, steps)
 	}
 	if err != nil {
-		s.refuse(OpPublishSchedule, pool, "", err)
+		s.refuse(&rec, err)
 		return err
 	}
 	p.mu.Lock()
@@ -432,7 +436,7 @@ func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.S
 		target, limitedBy, err := s.limit(p.cfg, capacity, prev, prevKnown, st.Desired)
 		if err != nil {
 			p.breaker.abandon()
-			s.refuse(OpPublishSchedule, pool, "", err)
+			s.refuse(&rec, err)
 			return err
 		}
 		if limitedBy != "" {
@@ -444,7 +448,7 @@ func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.S
 		prev, prevKnown = target, true
 	}
 	if p.published && slices.EqualFunc(limited, p.lastSchedule, stepsEqual) {
-		p.breaker.success()
+		s.succeed(p.breaker, pool)
 		s.finish(&rec, OutcomeNoop, nil)
 		return nil
 	}
@@ -456,7 +460,7 @@ func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.S
 	if errors.Is(err, ErrNotImplemented) {
 		p.breaker.abandon()
 		s.finish(&rec, OutcomeNotImplemented, err)
-		return err
+		return s.redact.err(err)
 	}
 	if err != nil {
 		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("publishing %d steps for pool %q: %w", len(limited), pool, err))
@@ -496,7 +500,7 @@ func (s *Safe) Release(ctx context.Context, instanceID, reason string) error {
 	rec := AuditRecord{Op: OpRelease, Instance: instanceID, Reason: reason}
 	if instanceID == "" {
 		err := fmt.Errorf("%w: release: empty instance ID", ErrInvalidDesired)
-		s.refuse(OpRelease, "", reason, err)
+		s.refuse(&rec, err)
 		return err
 	}
 	if !s.admit(s.release, "") {
@@ -512,7 +516,7 @@ func (s *Safe) Release(ctx context.Context, instanceID, reason string) error {
 	if errors.Is(err, ErrNotImplemented) {
 		s.release.abandon()
 		s.finish(&rec, OutcomeNotImplemented, err)
-		return err
+		return s.redact.err(err)
 	}
 	if err != nil {
 		return s.fail(ctx, &rec, s.release, fmt.Errorf("releasing instance %q: %w", instanceID, err))
@@ -565,6 +569,13 @@ func (s *Safe) retry(ctx context.Context, op string, call func(context.Context) 
 		}
 		start := time.Now()
 		err = call(actx)
+		// An attempt that ran past its own timeout is retried like a
+		// transient failure even when the back-end's error does not wrap
+		// context.DeadlineExceeded (SDKs often flatten it into a string).
+		if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) &&
+			!Retryable(err) && !errors.Is(err, ErrRejected) && !errors.Is(err, ErrNotImplemented) {
+			err = fmt.Errorf("attempt timed out after %s: %w (%w)", pol.AttemptTimeout, ErrTransient, err)
+		}
 		cancel()
 		if m := s.opts.Metrics; m != nil {
 			m.latency.WithLabelValues(s.backend, op).Observe(time.Since(start).Seconds())
@@ -599,11 +610,12 @@ func Retryable(err error) bool {
 // backoff is the full-jitter delay before retry number attempt (1-based):
 // jitter · min(MaxDelay, BaseDelay · 2^(attempt-1)), jitter in [0, 1).
 func backoff(pol RetryPolicy, attempt int, jitter float64) time.Duration {
-	ceiling := pol.MaxDelay
-	if attempt-1 < 30 {
-		if d := pol.BaseDelay << (attempt - 1); d > 0 && d < ceiling {
-			ceiling = d
-		}
+	ceiling := pol.BaseDelay
+	for n := 1; n < attempt && ceiling < pol.MaxDelay; n++ {
+		ceiling *= 2 // stops at MaxDelay long before overflowing
+	}
+	if ceiling > pol.MaxDelay || ceiling <= 0 {
+		ceiling = pol.MaxDelay
 	}
 	return time.Duration(jitter * float64(ceiling))
 }
@@ -618,11 +630,11 @@ func (s *Safe) withToken(ctx context.Context) (context.Context, string) {
 	return WithIdempotencyToken(ctx, t), t
 }
 
-// refuse records a call refused before it reached the back-end.
-func (s *Safe) refuse(op, pool, reason string, err error) {
-	outcome := OutcomeRefused
-	s.finish(&AuditRecord{Op: op, Pool: pool, Reason: reason}, outcome, err)
-	s.log.Warn("actuator call refused", "op", op, "pool", pool, "error", s.redact.text(err.Error()))
+// refuse records a call refused before it reached the back-end, keeping
+// what rec already knows (requested size, request ID, ...).
+func (s *Safe) refuse(rec *AuditRecord, err error) {
+	s.finish(rec, OutcomeRefused, err)
+	s.log.Warn("actuator call refused", "op", rec.Op, "pool", rec.Pool, "error", s.redact.text(err.Error()))
 }
 
 // circuitOpen records and returns a call refused by an open breaker.

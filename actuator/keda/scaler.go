@@ -50,7 +50,6 @@ type Scaler struct {
 	mu      sync.Mutex
 	pools   map[string]*plan
 	changed chan struct{} // closed and replaced whenever a plan changes
-	stopped chan struct{} // closed when Serve ends, to end open streams
 }
 
 // plan is what the scaler knows about one pool: the last SetDesired, with
@@ -79,7 +78,7 @@ func New(opts Options) *Scaler {
 		opts.Logger = slog.Default()
 	}
 	return &Scaler{now: opts.Now, after: opts.After, log: opts.Logger.With("backend", Name),
-		pools: map[string]*plan{}, changed: make(chan struct{}), stopped: make(chan struct{})}
+		pools: map[string]*plan{}, changed: make(chan struct{})}
 }
 
 // AddPool declares a pool, so KEDA asking for it before prewarm's first
@@ -322,7 +321,7 @@ func (s *Scaler) StreamIsActive(ref *pb.ScaledObjectRef, stream grpc.ServerStrea
 			return status.Errorf(codes.NotFound, "pool %q is not configured in prewarm", pool)
 		}
 		desired, ok, next := p.at(s.now())
-		changed, stopped := s.changed, s.stopped
+		changed := s.changed
 		s.mu.Unlock()
 
 		if ok && desired != lastSent {
@@ -337,9 +336,7 @@ func (s *Scaler) StreamIsActive(ref *pb.ScaledObjectRef, stream grpc.ServerStrea
 		}
 		select {
 		case <-stream.Context().Done():
-			return nil
-		case <-stopped:
-			return nil
+			return nil // the client went away, or Serve is stopping
 		case <-changed:
 		case <-stepDue:
 		}
@@ -347,7 +344,9 @@ func (s *Scaler) StreamIsActive(ref *pb.ScaledObjectRef, stream grpc.ServerStrea
 }
 
 // Register adds the scaler to a gRPC server, for callers that run their
-// own (with TLS, interceptors, health checks).
+// own (with TLS, interceptors, health checks). StreamIsActive streams end
+// when their client goes away; such a server's GracefulStop waits for them,
+// so stop it with Stop (or GracefulStop with a deadline, then Stop).
 func (s *Scaler) Register(srv grpc.ServiceRegistrar) {
 	pb.RegisterExternalScalerServer(srv, s)
 }
@@ -355,7 +354,13 @@ func (s *Scaler) Register(srv grpc.ServiceRegistrar) {
 // Serve runs a gRPC server for the scaler on lis until ctx ends, then stops
 // it gracefully (open streams end at once). opts are passed to
 // grpc.NewServer (add credentials for TLS).
+//
+// Serve may be called again after it returns, or concurrently on several
+// listeners: each call ends only its own streams.
 func (s *Scaler) Serve(ctx context.Context, lis net.Listener, opts ...grpc.ServerOption) error {
+	stopping, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	opts = append(slices.Clip(opts), grpc.ChainStreamInterceptor(endWith(stopping)))
 	srv := grpc.NewServer(opts...)
 	s.Register(srv)
 	errc := make(chan error, 1)
@@ -365,19 +370,32 @@ func (s *Scaler) Serve(ctx context.Context, lis net.Listener, opts ...grpc.Serve
 		return fmt.Errorf("keda scaler on %s: %w", lis.Addr(), err)
 	case <-ctx.Done():
 	}
-	s.mu.Lock()
-	select {
-	case <-s.stopped:
-	default:
-		close(s.stopped)
-	}
-	s.mu.Unlock()
+	endStreams() // StreamIsActive never ends by itself: end it for GracefulStop
 	srv.GracefulStop()
 	if err := <-errc; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 		return fmt.Errorf("keda scaler on %s: %w", lis.Addr(), err)
 	}
 	return nil
 }
+
+// endWith returns a stream interceptor whose streams' contexts also end
+// when stopping does.
+func endWith(stopping context.Context) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		ctx, cancel := context.WithCancel(ss.Context())
+		defer cancel()
+		defer context.AfterFunc(stopping, cancel)()
+		return handler(srv, &stoppableStream{ServerStream: ss, ctx: ctx})
+	}
+}
+
+// stoppableStream is a server stream with a context Serve can end.
+type stoppableStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *stoppableStream) Context() context.Context { return s.ctx }
 
 // ListenAndServe listens on addr (":9090") and calls Serve.
 func (s *Scaler) ListenAndServe(ctx context.Context, addr string, opts ...grpc.ServerOption) error {

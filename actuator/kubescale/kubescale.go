@@ -75,6 +75,13 @@ func New(pool string, cfg Config) (*Scaler, error) {
 	if cfg.Namespace == "" || cfg.Workload == "" {
 		return nil, fmt.Errorf("kubescale: pool %q: options.namespace and options.workload are required", pool)
 	}
+	// Both become URL path segments: a name like "../x" must not reach
+	// another API path.
+	for field, v := range map[string]string{"namespace": cfg.Namespace, "workload": cfg.Workload} {
+		if !isDNSSubdomain(v) {
+			return nil, fmt.Errorf("kubescale: pool %q: options.%s %q is not a Kubernetes object name (lowercase letters, digits, '-', '.')", pool, field, v)
+		}
+	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = http.DefaultClient
 	}
@@ -282,4 +289,20 @@ func redactURLError(err error) string {
 		return ue.Op + ": " + ue.Err.Error()
 	}
 	return err.Error()
+}
+
+// isDNSSubdomain reports whether name is a valid Kubernetes object name
+// (RFC 1123 subdomain: at most 253 characters of [a-z0-9-.], starting and
+// ending alphanumeric).
+func isDNSSubdomain(name string) bool {
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !alnum(c) && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return alnum(name[0]) && alnum(name[len(name)-1]) && !strings.Contains(name, "..")
 }

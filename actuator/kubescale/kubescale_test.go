@@ -177,6 +177,8 @@ func TestFactoryOptions(t *testing.T) {
 		{map[string]string{"api_server": "ftp://x", "namespace": "x"}, "options.api_server"},
 		{map[string]string{"api_server": "http://127.0.0.1:1", "namespace": "x", "resource": "pods"}, "options.resource"},
 		{map[string]string{"api_server": "https://127.0.0.1:1", "namespace": "x", "ca_file": "/nonexistent"}, "options.ca_file"},
+		{map[string]string{"api_server": "http://127.0.0.1:1", "namespace": "x", "workload": "../../../api/v1/secrets"}, "options.workload"},
+		{map[string]string{"api_server": "http://127.0.0.1:1", "namespace": "Kube System"}, "options.namespace"},
 	}
 	for _, tt := range tests {
 		_, err := f(context.Background(), actuator.PoolConfig{Name: "p", Backend: kubescale.Name, Max: 1, Options: tt.options})

@@ -48,6 +48,9 @@ type pool struct {
 	instances []Instance // in launch order
 	schedule  planner.Schedule
 	billed    time.Duration // instance-time of removed instances
+	// asOf is when the pool was last reconciled; a scheduled step found
+	// due later takes effect at its own time, but never before asOf.
+	asOf time.Time
 }
 
 var _ actuator.Actuator = (*Fleet)(nil)
@@ -65,8 +68,8 @@ func New(opts Options) *Fleet {
 func (f *Fleet) AddPool(name string, ready, min, max int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p := &pool{min: min, max: max, desired: ready}
 	now := f.now()
+	p := &pool{min: min, max: max, desired: ready, asOf: now}
 	for range ready {
 		p.instances = append(p.instances, f.launch(name, now, now))
 	}
@@ -114,8 +117,10 @@ func (f *Fleet) PublishSchedule(ctx context.Context, name string, steps planner.
 	if err != nil {
 		return err
 	}
+	now := f.now()
 	p.schedule = slices.Clone(steps)
-	f.applyDue(name, p, f.now())
+	p.asOf = later(now, p.asOf) // steps already past take effect now, not back-dated
+	f.applyDue(name, p, now)
 	return nil
 }
 
@@ -215,31 +220,34 @@ func (f *Fleet) pool(name string) (*pool, error) {
 	return p, nil
 }
 
-// applyDue applies the latest scheduled step whose time has come and drops
-// the steps before it.
+// applyDue applies, in order, every scheduled step whose time has come,
+// each at its own time (or at the pool's last reconcile, if later), so
+// instances a step launched and a later step removed are billed for the
+// time between them even when nobody looked at the fleet in between.
 func (f *Fleet) applyDue(name string, p *pool, now time.Time) {
-	due := -1
-	for i, st := range p.schedule {
-		if !st.At.After(now) {
-			due = i
+	for len(p.schedule) > 0 && !p.schedule[0].At.After(now) {
+		st := p.schedule[0]
+		p.schedule = p.schedule[1:]
+		d := max(st.Desired, p.min)
+		if p.max > 0 {
+			d = min(d, p.max)
 		}
+		p.desired = d
+		f.reconcile(name, p, later(st.At, p.asOf))
 	}
-	if due < 0 {
-		return
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	d := p.schedule[due].Desired
-	d = max(d, p.min)
-	if p.max > 0 {
-		d = min(d, p.max)
-	}
-	p.desired = d
-	p.schedule = p.schedule[due+1:]
-	f.reconcile(name, p, now)
+	return b
 }
 
 // reconcile launches or removes instances to match desired, removing
 // booting instances before ready ones and newest first.
 func (f *Fleet) reconcile(name string, p *pool, now time.Time) {
+	p.asOf = later(now, p.asOf)
 	for len(p.instances) < p.desired {
 		p.instances = append(p.instances, f.launch(name, now, now.Add(f.bootDelay)))
 	}

@@ -97,3 +97,36 @@ func TestFleetBehindSafe(t *testing.T) {
 		t.Error("initial above max accepted")
 	}
 }
+
+func TestFleetBillsStepsNobodyLookedAt(t *testing.T) {
+	// Steps that fell due while nobody called the fleet still take effect
+	// at their own times: 6 instances from 10m to 20m are billed even when
+	// the fleet is next read at 30m, and a step already past when the
+	// schedule is published is not back-dated.
+	clock := actuatortest.NewClock(t0)
+	f := simulated.New(simulated.Options{Now: clock.Now})
+	f.AddPool("gpu", 2, 1, 8)
+	steps := planner.Schedule{{At: t0.Add(10 * time.Minute), Desired: 6}, {At: t0.Add(20 * time.Minute), Desired: 1}}
+	if err := f.PublishSchedule(context.Background(), "gpu", steps); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(30 * time.Minute)
+	// 2 instances 0–10m, then 6 until 20m, then 1 until 30m.
+	want := 2*10*time.Minute + 6*10*time.Minute + 1*10*time.Minute
+	if got := f.Billed("gpu"); got != want {
+		t.Errorf("billed %v, want %v", got, want)
+	}
+
+	late := planner.Schedule{{At: t0, Desired: 3}} // 30 minutes in the past
+	if err := f.PublishSchedule(context.Background(), "gpu", late); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range f.Instances("gpu")[1:] {
+		if !in.LaunchedAt.Equal(clock.Now()) {
+			t.Errorf("instance %s launched at %v, want now (%v): a past step is not back-dated", in.ID, in.LaunchedAt, clock.Now())
+		}
+	}
+	if n := len(f.Instances("gpu")); n != 3 {
+		t.Errorf("instances = %d, want 3", n)
+	}
+}
