@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prewarm/prewarm/collector/buffer"
@@ -58,7 +59,10 @@ type Config struct {
 	Buffer *buffer.Buffer
 	// Interval between collection cycles; zero means 10s.
 	Interval time.Duration
-	// GatherTimeout bounds each source's Gather; zero means Interval.
+	// GatherTimeout bounds each source's Gather; zero means Interval. A
+	// Gather still running a little after it (one that ignores its context)
+	// is abandoned: the source counts as down and is skipped until that
+	// Gather returns.
 	GatherTimeout time.Duration
 	// Tags are added to every point that lacks them (e.g. host).
 	Tags map[string]string
@@ -83,9 +87,11 @@ type Config struct {
 	// RetryBackoff is the first wait after a failed write, doubling up to
 	// MaxRetryBackoff; zeros mean 500ms and 5s.
 	RetryBackoff, MaxRetryBackoff time.Duration
-	// RejectRetries is how often a batch the store rejects (an error not
-	// wrapping store.ErrUnavailable) is retried before it is dropped; zero
-	// means 3.
+	// RejectRetries is how often a batch the store rejects (an error
+	// wrapping neither store.ErrUnavailable nor store.ErrMisconfigured) is
+	// retried before it is dropped; zero means 3. A rejected write of
+	// several batches is first retried one batch at a time, so that only
+	// the batch the store refuses is dropped.
 	RejectRetries int
 	// FlushTimeout bounds the final flush when Run stops; zero means 5s.
 	FlushTimeout time.Duration
@@ -105,11 +111,20 @@ type Collector struct {
 	loggedOnce map[string]bool // source+reason already logged
 	sourceUp   map[string]bool
 
+	// gathering[i] is set while Inputs[i]'s Gather runs, so that a Gather
+	// that ignores its context and hangs (a stuck driver call) is never
+	// called again concurrently and does not stall the cycle or shutdown.
+	gathering []atomic.Bool
+
 	// state is the writer's view of the store, used by one goroutine at a
 	// time (the write loop, then Flush).
 	state struct {
 		down     bool // logged as down; log again when it is back
 		rejected int  // consecutive rejections of the head batch
+		// narrow is how many batches, from the head, are still written one
+		// at a time because a write of several was rejected: the bad batch
+		// alone is then dropped, not the good ones sent with it.
+		narrow int
 	}
 }
 
@@ -150,6 +165,7 @@ func New(cfg Config) (*Collector, error) {
 	return &Collector{
 		cfg: cfg, log: cfg.Logger,
 		lastSeen: map[string]time.Time{}, loggedOnce: map[string]bool{}, sourceUp: map[string]bool{},
+		gathering: make([]atomic.Bool, len(cfg.Inputs)),
 	}, nil
 }
 
@@ -208,20 +224,7 @@ type CycleResult struct {
 func (c *Collector) Cycle(ctx context.Context) CycleResult {
 	now := c.cfg.Clock.Now()
 	mono := c.cfg.Clock.Elapsed()
-	results := make([]gathered, len(c.cfg.Inputs))
-	var wg sync.WaitGroup
-	for i, in := range c.cfg.Inputs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			gctx, cancel := context.WithTimeout(ctx, c.cfg.GatherTimeout)
-			defer cancel()
-			start := time.Now()
-			pts, err := in.Source.Gather(gctx)
-			results[i] = gathered{points: pts, err: err, took: time.Since(start)}
-		}()
-	}
-	wg.Wait()
+	results := c.gatherAll(ctx)
 
 	res := CycleResult{Rejected: map[string]int{}}
 	c.mu.Lock()
@@ -258,6 +261,55 @@ type gathered struct {
 	points []store.Point
 	err    error
 	took   time.Duration
+}
+
+// gatherAll runs every source's Gather at once and waits for them, but no
+// longer than GatherTimeout and a grace period: a source still running
+// then (one that ignores its context) is reported down for this cycle and
+// skipped in later ones until its Gather returns.
+func (c *Collector) gatherAll(ctx context.Context) []gathered {
+	type result struct {
+		i int
+		g gathered
+	}
+	results := make([]gathered, len(c.cfg.Inputs))
+	received := make([]bool, len(c.cfg.Inputs))
+	done := make(chan result, len(c.cfg.Inputs)) // buffered: a late Gather never blocks
+	pending := 0
+	for i, in := range c.cfg.Inputs {
+		if !c.gathering[i].CompareAndSwap(false, true) {
+			results[i] = gathered{err: errors.New("the previous Gather has not returned yet (a hung source); skipping it")}
+			received[i] = true
+			continue
+		}
+		pending++
+		go func() {
+			gctx, cancel := context.WithTimeout(ctx, c.cfg.GatherTimeout)
+			defer cancel()
+			start := time.Now()
+			pts, err := in.Source.Gather(gctx)
+			c.gathering[i].Store(false)
+			done <- result{i, gathered{points: pts, err: err, took: time.Since(start)}}
+		}()
+	}
+	wait := c.cfg.GatherTimeout + c.cfg.GatherTimeout/10 + 100*time.Millisecond
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for pending > 0 {
+		select {
+		case r := <-done:
+			results[r.i], received[r.i] = r.g, true
+			pending--
+		case <-timer.C:
+			for i := range results {
+				if !received[i] {
+					results[i] = gathered{err: fmt.Errorf("gather did not return within %s though its context ended", wait), took: wait}
+				}
+			}
+			return results
+		}
+	}
+	return results
 }
 
 // detectClockJump compares wall and monotonic time since the last cycle.
@@ -344,6 +396,11 @@ func (c *Collector) acceptInput(in Input, g gathered, now time.Time, jumped bool
 			reject("negative", 1, describe(p))
 		case p.Time.After(now.Add(c.cfg.MaxFutureSkew)):
 			reject("future", 1, describe(p))
+		case p.Validate() != nil:
+			// A tag the store cannot represent (a reserved key, a control
+			// character) would make it refuse the whole batch this point
+			// is written in.
+			reject("invalid", 1, p.Validate().Error())
 		default:
 			key := seriesKey(p)
 			if last, ok := c.lastSeen[key]; ok && !p.Time.After(last) {
@@ -437,7 +494,11 @@ func (c *Collector) writeLoop(ctx context.Context) {
 // it took off the buffer (written, or dropped after repeated rejection) and
 // the write's error, if any.
 func (c *Collector) writeOnce(ctx context.Context) (int, error) {
-	points, n, err := c.cfg.Buffer.Peek(c.cfg.WriteBatchPoints)
+	maxPoints := c.cfg.WriteBatchPoints
+	if c.state.narrow > 0 {
+		maxPoints = 1 // Peek still returns one whole batch
+	}
+	points, n, err := c.cfg.Buffer.Peek(maxPoints)
 	if err != nil || n == 0 {
 		return 0, err
 	}
@@ -447,6 +508,7 @@ func (c *Collector) writeOnce(ctx context.Context) (int, error) {
 		if err := c.cfg.Buffer.Ack(n); err != nil {
 			return 0, err
 		}
+		c.state.narrow = max(c.state.narrow-n, 0)
 		c.markStore(false, nil)
 		c.state.rejected = 0
 		if m != nil {
@@ -458,15 +520,29 @@ func (c *Collector) writeOnce(ctx context.Context) (int, error) {
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
-	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, store.ErrMisconfigured) {
+		// Keep the points: the store may come back, or an operator fix the
+		// token or bucket the error names.
+		reason := "unavailable"
+		if errors.Is(err, store.ErrMisconfigured) {
+			reason = "misconfigured"
+		}
 		if m != nil {
-			m.writeErrors.WithLabelValues("unavailable").Inc()
+			m.writeErrors.WithLabelValues(reason).Inc()
 		}
 		c.markStore(true, err)
 		return 0, err
 	}
 	if m != nil {
 		m.writeErrors.WithLabelValues("rejected").Inc()
+	}
+	if n > 1 {
+		c.state.narrow = n
+		c.state.rejected = 0
+		c.log.Warn("store rejected a write of several batches; retrying them one at a time", "batches", n,
+			"points", len(points), "err", err)
+		return 0, err
 	}
 	c.state.rejected++
 	if c.state.rejected < c.cfg.RejectRetries {
@@ -475,6 +551,7 @@ func (c *Collector) writeOnce(ctx context.Context) (int, error) {
 	}
 	c.log.Error("store rejected a batch again; dropping it", "points", len(points), "attempts", c.state.rejected, "err", err)
 	c.state.rejected = 0
+	c.state.narrow = max(c.state.narrow-n, 0)
 	if m != nil {
 		m.dropped.WithLabelValues("rejected").Add(float64(len(points)))
 	}

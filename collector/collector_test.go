@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,6 +105,8 @@ func TestCycleRejectsBadSamples(t *testing.T) {
 			gpuPoint("3", -4),
 			{Measurement: collector.GPUUtil, Tags: map[string]string{"gpu": "4"}, Value: 1, Time: now.Add(time.Hour)},
 			{Tags: map[string]string{"gpu": "5"}, Value: 1},
+			// A label the store cannot keep as a tag would fail the batch.
+			{Measurement: collector.GPUUtil, Tags: map[string]string{"gpu": "6", "_field": "x"}, Value: 1},
 		}, fmt.Errorf("%w: 1 sample without labels", collector.ErrMalformed)
 	}}
 	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: src}}}, buffer.Options{})
@@ -113,7 +116,7 @@ func TestCycleRejectsBadSamples(t *testing.T) {
 		res = h.c.Cycle(context.Background())
 		h.clock.step(10*time.Second, 10*time.Second)
 	}
-	want := map[string]int{"nan": 2, "negative": 1, "future": 1, "malformed": 2}
+	want := map[string]int{"nan": 2, "negative": 1, "future": 1, "malformed": 2, "invalid": 1}
 	for reason, n := range want {
 		if res.Rejected[reason] != n {
 			t.Errorf("last cycle rejected %d %s, want %d (all: %v)", res.Rejected[reason], reason, n, res.Rejected)
@@ -344,30 +347,83 @@ func (s *sequenced) Gather(ctx context.Context) ([]store.Point, error) {
 }
 
 // A batch the store refuses (not ErrUnavailable) is retried, then dropped
-// and counted, so one bad batch does not block the queue.
+// and counted, so one bad batch does not block the queue; the good batches
+// queued with it are retried one at a time and written, in order.
 func TestRejectedBatchDropped(t *testing.T) {
-	src := &fakeSource{name: "s", gather: func() ([]store.Point, error) { return []store.Point{gpuPoint("0", 1)}, nil }}
+	value := 0.0
+	src := &fakeSource{name: "s", gather: func() ([]store.Point, error) {
+		value++
+		return []store.Point{gpuPoint("0", value)}, nil
+	}}
 	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: src}}, RejectRetries: 2}, buffer.Options{})
-	calls := 0
-	h.store.OnWrite = func([]store.Point) error {
-		calls++
-		if calls <= 2 {
-			return errors.New("400 bad request: field type conflict")
+	poison := 2.0 // the store refuses any write holding cycle 2's point
+	h.store.OnWrite = func(pts []store.Point) error {
+		for _, p := range pts {
+			if p.Value == poison {
+				return errors.New("400 bad request: field type conflict")
+			}
 		}
 		return nil
 	}
-	h.c.Cycle(context.Background())
-	h.clock.step(time.Second, time.Second)
-	h.c.Cycle(context.Background())
 	ctx := context.Background()
 	for range 3 {
+		h.c.Cycle(ctx)
+		h.clock.step(time.Second, time.Second)
+	}
+	for range 5 {
 		h.c.Flush(ctx)
 	}
-	if got := testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_dropped_points_total", "rejected")); got != 2 {
-		t.Errorf("dropped{rejected} = %v, want 2 (the first batch, both cycles' points merged)", got)
+	if got := testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_dropped_points_total", "rejected")); got != 1 {
+		t.Errorf("dropped{rejected} = %v, want 1 (cycle 2's batch alone)", got)
+	}
+	var got []float64
+	for _, p := range h.store.Points() {
+		got = append(got, p.Value)
+	}
+	if fmt.Sprint(got) != "[1 3]" {
+		t.Errorf("written values %v, want [1 3]: the good batches, in order", got)
 	}
 	if h.buf.Stats().MemoryPoints != 0 {
 		t.Error("buffer not drained")
+	}
+}
+
+// A store that refuses our token or bucket (store.ErrMisconfigured) keeps
+// every point buffered until the setting is fixed: nothing is dropped.
+func TestMisconfiguredStoreKeepsPoints(t *testing.T) {
+	value := 0.0
+	src := &fakeSource{name: "s", gather: func() ([]store.Point, error) {
+		value++
+		return []store.Point{gpuPoint("0", value)}, nil
+	}}
+	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: src}}, RejectRetries: 1}, buffer.Options{})
+	fixed := false
+	h.store.OnWrite = func([]store.Point) error {
+		if !fixed {
+			return fmt.Errorf("influx write: %w: HTTP 401 (check the token)", store.ErrMisconfigured)
+		}
+		return nil
+	}
+	ctx := context.Background()
+	for range 3 {
+		h.c.Cycle(ctx)
+		h.clock.step(time.Second, time.Second)
+		if err := h.c.Flush(ctx); !errors.Is(err, store.ErrMisconfigured) {
+			t.Fatalf("Flush with a bad token = %v, want ErrMisconfigured", err)
+		}
+	}
+	if got := testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_dropped_points_total", "rejected")); got != 0 {
+		t.Errorf("dropped{rejected} = %v, want 0", got)
+	}
+	if !strings.Contains(h.logs.String(), "check the token") {
+		t.Errorf("the store's hint is not logged:\n%s", h.logs.String())
+	}
+	fixed = true
+	if err := h.c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.store.Points()); n != 3 {
+		t.Errorf("%d points written once the token is fixed, want 3", n)
 	}
 }
 
@@ -420,4 +476,56 @@ func mustNew(t *testing.T, h *harness, cfg collector.Config) *collector.Collecto
 		t.Fatal(err)
 	}
 	return c
+}
+
+// hungSource blocks in Gather, ignoring its context, until released.
+type hungSource struct {
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func (h *hungSource) Name() string { return "hung" }
+func (h *hungSource) Gather(ctx context.Context) ([]store.Point, error) {
+	if h.calls.Add(1) > 1 {
+		return []store.Point{gpuPoint("9", 1)}, nil
+	}
+	<-h.release
+	return nil, nil
+}
+
+// A source whose Gather ignores its context does not stall the cycle (the
+// other sources' points still arrive), is reported down, and is not called
+// again until its Gather returns.
+func TestHungSourceDoesNotStallCycle(t *testing.T) {
+	hung := &hungSource{release: make(chan struct{})}
+	ok := &fakeSource{name: "ok", gather: func() ([]store.Point, error) { return []store.Point{gpuPoint("0", 1)}, nil }}
+	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: hung}, {Source: ok}},
+		GatherTimeout: 20 * time.Millisecond}, buffer.Options{})
+	for i := range 2 {
+		done := make(chan collector.CycleResult, 1)
+		go func() { done <- h.c.Cycle(context.Background()) }()
+		select {
+		case res := <-done:
+			if res.Accepted != 1 {
+				t.Errorf("cycle %d accepted %d points, want 1 from the healthy source", i, res.Accepted)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("cycle %d still waiting on a hung source after 5 s", i)
+		}
+		h.clock.step(time.Second, time.Second)
+	}
+	if n := hung.calls.Load(); n != 1 {
+		t.Errorf("hung Gather called %d times, want 1 (never concurrently with itself)", n)
+	}
+	if testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_source_up", "hung")) != 0 {
+		t.Error("source_up{hung} should be 0")
+	}
+	close(hung.release)
+	deadline := time.Now().Add(5 * time.Second)
+	for res := h.c.Cycle(context.Background()); res.Accepted != 2; res = h.c.Cycle(context.Background()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the source did not come back after its Gather returned (accepted %d)", res.Accepted)
+		}
+		h.clock.step(time.Second, time.Second)
+	}
 }

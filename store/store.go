@@ -79,3 +79,10 @@ type Store interface {
 // now (server down, timeout); the write may succeed later. Other errors mean
 // the request itself is wrong and retrying will not help.
 var ErrUnavailable = errors.New("store unavailable")
+
+// ErrMisconfigured wraps errors that mean the store refuses every request
+// as configured (bad credentials, a missing bucket or database), whatever
+// the points: no batch can succeed until an operator fixes the setting, and
+// then every batch can. A writer keeps its points and retries, as for
+// ErrUnavailable, instead of dropping batch after batch.
+var ErrMisconfigured = errors.New("store misconfigured")

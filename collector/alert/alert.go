@@ -39,8 +39,9 @@ type Rules struct {
 	// QueueHigh fires when a service's queue length stays above the
 	// threshold.
 	QueueHigh Rule `yaml:"queue_high"`
-	// StaleAfter forgets a GPU's pending conditions when it has not been
-	// seen for this long (a host that stopped reporting is not idle), and
+	// StaleAfter forgets a GPU's conditions when it has not been seen for
+	// this long (a host that stopped reporting is not idle), resolving
+	// those that were firing, and
 	// resolves a service condition whose signal has been missing this long
 	// (no requests means no latency to be high).
 	StaleAfter time.Duration `yaml:"stale_after"`
@@ -69,6 +70,7 @@ type FieldError struct {
 	Msg   string
 }
 
+// Error names the setting, e.g. "alerts.idle.threshold 150 must be in (0, 100]".
 func (e *FieldError) Error() string { return "alerts." + e.Field + " " + e.Msg }
 
 // Problems lists the impossible settings, in a stable order: percent
@@ -275,6 +277,7 @@ func (e *Engine) Evaluate(at time.Time, points []store.Point) []Event {
 	for _, key := range slices.Sorted(maps.Keys(gpus)) {
 		events = append(events, e.evaluateGPU(at, key, gpus[key])...)
 	}
+	events = append(events, e.forgetStaleGPUs(at, gpus)...)
 	// Services are visited even without points this cycle, so a signal
 	// that stopped resolves after StaleAfter.
 	keys := slices.Collect(maps.Keys(services))
@@ -339,6 +342,33 @@ func (e *Engine) event(kind, rule string, s subject, since, at time.Time, value,
 	e.events.WithLabelValues(kind, rule).Inc()
 	return Event{Kind: kind, Rule: rule, InstanceID: id, Pool: s.pool, Service: s.service, Host: s.host, GPU: s.gpu,
 		UUID: s.uuid, Since: since.UTC(), At: at.UTC(), Value: value, Threshold: threshold, Reason: strings.TrimSpace(reason)}
+}
+
+// forgetStaleGPUs drops the GPUs not seen for StaleAfter (a host that
+// stopped reporting, a GPU removed), with a resolved event for each rule
+// that was firing, so that neither its alerts nor its firing gauges stay up
+// forever.
+func (e *Engine) forgetStaleGPUs(at time.Time, seen map[string]*reading) []Event {
+	if e.rules.StaleAfter <= 0 {
+		return nil
+	}
+	var events []Event
+	for _, key := range slices.Sorted(maps.Keys(e.gpus)) {
+		st := e.gpus[key]
+		if seen[key] != nil || at.Sub(st.lastSeen) <= e.rules.StaleAfter {
+			continue
+		}
+		gap := at.Sub(st.lastSeen).Round(time.Second)
+		for _, name := range slices.Sorted(maps.Keys(st.conds)) {
+			if c := st.conds[name]; c.firing {
+				events = append(events, e.event(KindResolved, name, st.subject, c.since, at, c.lastValue, c.threshold,
+					fmt.Sprintf("%s no longer known: GPU not reported for %s: %s", name, gap, st.subject)))
+			}
+		}
+		e.clearFiring(st)
+		delete(e.gpus, key)
+	}
+	return events
 }
 
 // clearFiring drops the firing gauges of every rule of st.

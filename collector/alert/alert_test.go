@@ -92,6 +92,9 @@ func TestEngineScenarios(t *testing.T) {
 				{62 * time.Minute, KindIdle, RuleIdle, 32 * time.Minute}}},
 		{"a reporting gap longer than stale_after restarts idle",
 			[]step{{20 * time.Minute, gpu(util, 0)}, {10 * time.Minute, nil}, {25 * time.Minute, gpu(util, 0)}}, nil},
+		{"a GPU that stops reporting resolves its firing alerts after stale_after",
+			[]step{{6 * time.Minute, gpu(util, 95)}, {6 * time.Minute, nil}},
+			[]wantEvent{{5 * time.Minute, KindAlert, RuleUtilHigh, 0}, {11 * time.Minute, KindResolved, RuleUtilHigh, 0}}},
 		{"GPUs without activity signals are never idle",
 			[]step{{40 * time.Minute, gpu(used, 1, total, 80)}}, nil},
 	}

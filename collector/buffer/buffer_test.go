@@ -281,3 +281,63 @@ func TestBufferCorruptRecordSkipped(t *testing.T) {
 	}
 	b.Close()
 }
+
+// A crash after a drained spool deleted its segments but before it saved
+// the cursor leaves a stale cursor entry; a new segment that reuses the
+// number must still be read from its start.
+func TestBufferStaleCursorIgnored(t *testing.T) {
+	dir := t.TempDir()
+	stale := []byte("1099511627776 200\n") // firstSegment, past the first records
+	if err := os.WriteFile(filepath.Join(dir, cursorFile), stale, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Options{MemoryPoints: 1, SpoolDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if err := b.Push(batch(i*5, 5)); err != nil { // all spooled: over the memory bound
+			t.Fatal(err)
+		}
+	}
+	// A crash: the process dies without Close.
+	b2, err := New(Options{MemoryPoints: 1, SpoolDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	wantSequence(t, drain(t, b2, 100), 0, 30)
+}
+
+// A failed append (a full disk, here a closed file) costs only its own
+// batch: the next one starts a new segment and everything else reads back.
+func TestBufferFailedAppend(t *testing.T) {
+	b, err := New(Options{MemoryPoints: 1, SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Push(batch(0, 5)); err != nil {
+		t.Fatal(err)
+	}
+	b.spool.tail.Close() // the next write fails
+	if err := b.Push(batch(5, 5)); err == nil {
+		t.Fatal("Push to a failing spool succeeded")
+	}
+	if err := b.Push(batch(10, 5)); err != nil {
+		t.Fatalf("Push after a failed append: %v", err)
+	}
+	got := drain(t, b, 100)
+	want := []float64{0, 1, 2, 3, 4, 10, 11, 12, 13, 14}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	if st := b.Stats(); st.DroppedPoints != 5 {
+		t.Errorf("dropped %d points, want 5", st.DroppedPoints)
+	}
+}

@@ -89,6 +89,12 @@ func openSpool(dir string, segmentBytes int64) (*spool, error) {
 			return nil, err
 		}
 	}
+	// Rewrite the cursor from what is left: an entry for a segment that no
+	// longer exists (a crash between deleting it and saving the cursor)
+	// must not apply to a new segment that reuses its number.
+	if err := s.writeCursor(); err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
 	return s, nil
 }
 
@@ -113,7 +119,9 @@ func (s *spool) readCursor() map[uint64]int64 {
 }
 
 // writeCursor saves, for each segment whose first record in the index is not
-// at offset 0, where reading resumes.
+// at offset 0, where reading resumes. It writes a temporary file and renames
+// it over the cursor, so a crash leaves the old cursor or the new one, never
+// a torn one whose shortened offset would point inside a record.
 func (s *spool) writeCursor() error {
 	path := filepath.Join(s.dir, cursorFile)
 	var buf []byte
@@ -130,7 +138,11 @@ func (s *spool) writeCursor() error {
 	if len(buf) == 0 {
 		return removeIfExists(path)
 	}
-	return os.WriteFile(path, buf, 0o640)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, buf, 0o640); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // scan indexes the records of one segment from offset start, truncating a
@@ -205,7 +217,13 @@ func (s *spool) append(points []store.Point) error {
 		}
 	}
 	if _, err := s.tail.Write(buf); err != nil {
-		return err
+		// A short write (a full disk) leaves a torn record that later
+		// records would follow at offsets the index does not know: cut it
+		// off and start the next append in a new segment.
+		terr := s.tail.Truncate(s.tailSize)
+		cerr := s.tail.Close()
+		s.tail = nil
+		return errors.Join(err, terr, cerr)
 	}
 	s.index = append(s.index, record{segment: s.tailID, offset: s.tailSize, size: int64(len(buf) - headerBytes), points: len(points)})
 	s.tailSize += int64(len(buf))

@@ -3,6 +3,7 @@ package dcgm
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 
@@ -43,6 +44,10 @@ type Source struct {
 	name   string
 	url    string
 	client *http.Client
+	// host tags samples that carry no Hostname label: the exporter's host
+	// from the URL, or "" for a loopback exporter (the collector's own host
+	// then applies).
+	host string
 }
 
 var _ collector.Source = (*Source)(nil)
@@ -59,20 +64,44 @@ func New(rawURL string, client *http.Client) (*Source, error) {
 	if uri := u.RequestURI(); uri != "/metrics" {
 		name += uri
 	}
-	return &Source{name: name, url: rawURL, client: client}, nil
+	return &Source{name: name, url: rawURL, client: client, host: remoteHost(u)}, nil
+}
+
+// remoteHost is the host of an exporter URL, or "" when it is this machine
+// (localhost, a loopback address). Without it, samples of a remote exporter
+// whose Hostname label is turned off would carry the collector's own host,
+// and idle events would name the wrong instance.
+func remoteHost(u *url.URL) string {
+	h := u.Hostname()
+	if h == "localhost" {
+		return ""
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return ""
+	}
+	return h
 }
 
 // Name is "dcgm:" and the exporter's host:port, followed by the path when it
 // is not /metrics.
 func (s *Source) Name() string { return s.name }
 
-// Gather scrapes the exporter once.
+// Gather scrapes the exporter once. Samples without a Hostname label are
+// tagged with the exporter's host from its URL unless it is a loopback one.
 func (s *Source) Gather(ctx context.Context) ([]store.Point, error) {
 	fams, err := promscrape.Fetch(ctx, s.client, s.url)
 	if err != nil {
 		return nil, err
 	}
-	return Convert(fams)
+	points, err := Convert(fams)
+	if s.host != "" {
+		for _, p := range points {
+			if p.Tags[collector.TagHost] == "" {
+				p.Tags[collector.TagHost] = s.host
+			}
+		}
+	}
+	return points, err
 }
 
 // Convert turns a parsed dcgm-exporter page into points (without time).

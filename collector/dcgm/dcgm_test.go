@@ -165,3 +165,40 @@ DCGM_FI_DEV_GPU_UTIL{Hostname="h"} 20
 		t.Fatalf("Gather = %v, %v; want the one good point and ErrMalformed", points, err)
 	}
 }
+
+// A remote exporter whose samples lack the Hostname label (it can be turned
+// off) is tagged with its URL's host, not left to the collector's own host;
+// a loopback exporter is left untagged so the collector's host applies.
+func TestRemoteHostFromURL(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"http://10.0.0.7:9400/metrics", "10.0.0.7"},
+		{"http://gpu-node-3.example:9400/metrics", "gpu-node-3.example"},
+		{"http://127.0.0.1:9400/metrics", ""},
+		{"http://[::1]:9400/metrics", ""},
+		{"http://localhost:9400/metrics", ""},
+	}
+	for _, tc := range tests {
+		src, err := New(tc.url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.host != tc.want {
+			t.Errorf("New(%q).host = %q, want %q", tc.url, src.host, tc.want)
+		}
+	}
+	page := "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\"} 10\nDCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"GPU-b\",Hostname=\"h\"} 20\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(page)) }))
+	defer srv.Close()
+	src, _ := New(srv.URL, nil)
+	src.host = "10.0.0.7" // as if the exporter were remote
+	points, err := src.Gather(context.Background())
+	if err != nil || len(points) != 2 {
+		t.Fatalf("Gather = %v, %v", points, err)
+	}
+	for _, p := range points {
+		want := map[string]string{"0": "10.0.0.7", "1": "h"}[p.Tags[collector.TagGPU]]
+		if p.Tags[collector.TagHost] != want {
+			t.Errorf("gpu %s host = %q, want %q", p.Tags[collector.TagGPU], p.Tags[collector.TagHost], want)
+		}
+	}
+}

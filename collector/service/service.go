@@ -116,6 +116,10 @@ func (s *Source) Observe(at time.Time, fams promscrape.Families) ([]store.Point,
 		switch {
 		case err != nil:
 			errs = append(errs, err)
+			// The next good scrape is more than one step after the kept
+			// counters: restart from it rather than divide its increase by
+			// one step.
+			s.counters = nil
 		default:
 			inc, ok := increase(s.counters, cur)
 			if ok && !first {
@@ -140,6 +144,7 @@ func (s *Source) Observe(at time.Time, fams promscrape.Families) ([]store.Point,
 		cur, err := s.histograms(fams, name)
 		if err != nil {
 			errs = append(errs, err)
+			s.hists = nil // as for the counter: restart from the next good scrape
 		} else {
 			delta, ok := bucketIncrease(s.hists, cur)
 			if ok && !first {
@@ -219,7 +224,8 @@ func increase(prev, cur map[model.Fingerprint]float64) (float64, bool) {
 
 // bucketIncrease returns the cumulative buckets' increase since prev, summed
 // over series that share the same bucket bounds as the first one; a series
-// whose total count fell was reset and counts whole.
+// any of whose buckets fell was reset and counts whole, and a series whose
+// bounds changed since prev is skipped (its deltas would mix buckets).
 func bucketIncrease(prev, cur map[model.Fingerprint][]promscrape.Bucket) ([]promscrape.Bucket, bool) {
 	if prev == nil {
 		return nil, false
@@ -227,10 +233,13 @@ func bucketIncrease(prev, cur map[model.Fingerprint][]promscrape.Bucket) ([]prom
 	var sum []promscrape.Bucket
 	for k, bs := range cur {
 		p, seen := prev[k]
-		if !seen || len(p) != len(bs) {
+		if !seen || len(p) != len(bs) || !sameBounds(p, bs) {
 			continue
 		}
-		reset := bs[len(bs)-1].Count < p[len(p)-1].Count
+		reset := false
+		for i := range bs {
+			reset = reset || bs[i].Count < p[i].Count
+		}
 		if sum == nil {
 			sum = make([]promscrape.Bucket, len(bs))
 			for i := range bs {

@@ -3,16 +3,21 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/prewarm/prewarm/collector"
+	"github.com/prewarm/prewarm/collector/promscrape"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -163,5 +168,79 @@ func TestServiceClockBackwards(t *testing.T) {
 	}
 	if _, ok := value(points, collector.ServiceRequestRate); ok {
 		t.Fatal("rate computed across a backwards clock step")
+	}
+}
+
+// A scrape that lacks the counter must not make the next rate divide two
+// steps' increase by one step: the rate restarts after the gap.
+func TestServiceRateAfterMissingCounter(t *testing.T) {
+	page := func(requests string) promscrape.Families {
+		fams, err := promscrape.Parse(strings.NewReader(requests))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fams
+	}
+	src, err := New(Config{Name: "api", URL: "http://127.0.0.1/metrics", RequestsCounter: "req_total"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	steps := []struct {
+		page string
+		rate float64 // NaN: no rate expected
+	}{
+		{"# TYPE req_total counter\nreq_total 100\n", math.NaN()},
+		{"# TYPE other counter\nother 1\n", math.NaN()}, // counter missing
+		{"# TYPE req_total counter\nreq_total 300\n", math.NaN()},
+		{"# TYPE req_total counter\nreq_total 400\n", 10}, // 100 in 10 s
+	}
+	for i, s := range steps {
+		points, _ := src.Observe(t0.Add(time.Duration(i)*10*time.Second), page(s.page))
+		got, ok := value(points, collector.ServiceRequestRate)
+		if math.IsNaN(s.rate) && ok || !math.IsNaN(s.rate) && (!ok || math.Abs(got-s.rate) > 1e-9) {
+			t.Errorf("step %d: rate %v (present %v), want %v", i, got, ok, s.rate)
+		}
+	}
+}
+
+// bucketIncrease treats a series as reset when any bucket fell, not only
+// its total, and skips a series whose bucket bounds changed.
+func TestBucketIncrease(t *testing.T) {
+	inf := math.Inf(1)
+	b := func(bounds []float64, counts ...float64) []promscrape.Bucket {
+		out := make([]promscrape.Bucket, len(counts))
+		for i := range counts {
+			out[i] = promscrape.Bucket{UpperBound: bounds[i], Count: counts[i]}
+		}
+		return out
+	}
+	le := []float64{0.1, 1, inf}
+	other := []float64{0.2, 1, inf}
+	tests := []struct {
+		name      string
+		prev, cur []promscrape.Bucket
+		want      []float64
+	}{
+		{"increase", b(le, 10, 20, 30), b(le, 15, 30, 40), []float64{5, 10, 10}},
+		// Restarted and already past the old total, but the first bucket fell.
+		{"reset seen in a low bucket", b(le, 10, 20, 30), b(le, 2, 25, 40), []float64{2, 25, 40}},
+		{"bounds changed", b(le, 10, 20, 30), b(other, 15, 30, 40), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := bucketIncrease(map[model.Fingerprint][]promscrape.Bucket{1: tc.prev},
+				map[model.Fingerprint][]promscrape.Bucket{1: tc.cur})
+			if !ok {
+				t.Fatal("ok = false with a previous scrape")
+			}
+			var counts []float64
+			for _, x := range got {
+				counts = append(counts, x.Count)
+			}
+			if fmt.Sprint(counts) != fmt.Sprint(tc.want) {
+				t.Errorf("increase %v, want %v", counts, tc.want)
+			}
+		})
 	}
 }

@@ -19,8 +19,11 @@
 // caller had forgotten the points; it also drops batches when its own retry
 // buffer fills.) A failed request stops the Write: the error says how many
 // points were written before it and wraps store.ErrUnavailable when the
-// server could not be reached, timed out or answered 5xx/429, so that the
-// caller keeps the batch and retries it. Rewriting points that already
+// server could not be reached, timed out or answered 5xx/429, and
+// store.ErrMisconfigured when it refused the token, org or bucket
+// (401/403/404), so that in both cases the caller keeps the batch and
+// retries it; any other answer (a 400 about the points) is a rejection of
+// that batch. Rewriting points that already
 // landed is harmless: InfluxDB keys a point by series and time and keeps the
 // last value written.
 //

@@ -13,7 +13,9 @@ import (
 
 // wrap turns a client error into one the caller can act on: it wraps
 // store.ErrUnavailable when retrying later may succeed (no connection, a
-// timeout, HTTP 408/429/5xx) and says what the server answered otherwise.
+// timeout, HTTP 408/429/5xx), store.ErrMisconfigured when the server refuses
+// our token, org or bucket (HTTP 401/403/404), and says what the server
+// answered in every case.
 // reqCtx is the request's context, whose deadline is our Timeout.
 func (s *Store) wrap(op string, err error, reqCtx context.Context) error {
 	if errors.Is(err, context.Canceled) || errors.Is(reqCtx.Err(), context.Canceled) {
@@ -30,6 +32,9 @@ func (s *Store) wrap(op string, err error, reqCtx context.Context) error {
 	if retryable(herr.StatusCode) {
 		return fmt.Errorf("influx %s %s: %w: %s", op, s.cfg.URL, store.ErrUnavailable, describe(herr))
 	}
+	if misconfigured(herr.StatusCode) {
+		return fmt.Errorf("influx %s %s: %w: %s", op, s.cfg.URL, store.ErrMisconfigured, describe(herr))
+	}
 	return fmt.Errorf("influx %s %s: %s", op, s.cfg.URL, describe(herr))
 }
 
@@ -40,6 +45,17 @@ func retryable(status int) bool {
 	case status == 0, status == http.StatusRequestTimeout, status == http.StatusTooManyRequests:
 		return true
 	case status >= 500:
+		return true
+	}
+	return false
+}
+
+// misconfigured reports whether an HTTP status means the server refuses
+// every request made with our token, org or bucket (401, 403, 404), so that
+// no batch can land until the configuration is fixed.
+func misconfigured(status int) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
 		return true
 	}
 	return false

@@ -62,8 +62,8 @@ func TestUnknownDatabaseIsNotUnavailable(t *testing.T) {
 	s := newStore(t, influx.Config{URL: url, Bucket: "no_such_db/autogen"})
 	defer s.Close()
 	err := s.Write(context.Background(), []store.Point{{Measurement: "m", Value: 1, Time: time.Now()}})
-	if err == nil || errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("Write to a missing database = %v, want a permanent error", err)
+	if err == nil || errors.Is(err, store.ErrUnavailable) || !errors.Is(err, store.ErrMisconfigured) {
+		t.Fatalf("Write to a missing database = %v, want ErrMisconfigured (until someone creates it)", err)
 	}
 	if !strings.Contains(err.Error(), "database") {
 		t.Errorf("error %q should say the database is the problem", err)
@@ -151,14 +151,18 @@ func TestErrorClassification(t *testing.T) {
 		status      int
 		body        string
 		unavailable bool
-		mention     string
+		// misconfigured: every request fails until an operator fixes the
+		// token or bucket, so a writer must keep its points.
+		misconfigured bool
+		mention       string
 	}{
-		{"server error", http.StatusServiceUnavailable, `{"code":"unavailable","message":"overloaded"}`, true, "overloaded"},
-		{"internal error", http.StatusInternalServerError, `{"error":"boom"}`, true, "500"},
-		{"rate limited", http.StatusTooManyRequests, `{"code":"too many requests","message":"slow down"}`, true, "slow down"},
-		{"bad points", http.StatusBadRequest, `{"code":"invalid","message":"unable to parse"}`, false, "unable to parse"},
-		{"bad token", http.StatusUnauthorized, `{"code":"unauthorized","message":"unauthorized access"}`, false, "token"},
-		{"no bucket", http.StatusNotFound, `{"code":"not found","message":"bucket not found"}`, false, "bucket"},
+		{"server error", http.StatusServiceUnavailable, `{"code":"unavailable","message":"overloaded"}`, true, false, "overloaded"},
+		{"internal error", http.StatusInternalServerError, `{"error":"boom"}`, true, false, "500"},
+		{"rate limited", http.StatusTooManyRequests, `{"code":"too many requests","message":"slow down"}`, true, false, "slow down"},
+		{"bad points", http.StatusBadRequest, `{"code":"invalid","message":"unable to parse"}`, false, false, "unable to parse"},
+		{"bad token", http.StatusUnauthorized, `{"code":"unauthorized","message":"unauthorized access"}`, false, true, "token"},
+		{"forbidden", http.StatusForbidden, `{"code":"forbidden","message":"no write permission"}`, false, true, "token"},
+		{"no bucket", http.StatusNotFound, `{"code":"not found","message":"bucket not found"}`, false, true, "bucket"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,6 +180,9 @@ func TestErrorClassification(t *testing.T) {
 			}
 			if got := errors.Is(err, store.ErrUnavailable); got != tc.unavailable {
 				t.Errorf("errors.Is(%v, ErrUnavailable) = %v, want %v", err, got, tc.unavailable)
+			}
+			if got := errors.Is(err, store.ErrMisconfigured); got != tc.misconfigured {
+				t.Errorf("errors.Is(%v, ErrMisconfigured) = %v, want %v", err, got, tc.misconfigured)
 			}
 			if !strings.Contains(err.Error(), tc.mention) {
 				t.Errorf("error %q should mention %q", err, tc.mention)
