@@ -119,8 +119,9 @@ type Collector struct {
 	// state is the writer's view of the store, used by one goroutine at a
 	// time (the write loop, then Flush).
 	state struct {
-		down     bool // logged as down; log again when it is back
-		rejected int  // consecutive rejections of the head batch
+		corrupt  int64 // spool points lost to damaged records, as last counted
+		down     bool  // logged as down; log again when it is back
+		rejected int   // consecutive rejections of the head batch
 		// narrow is how many batches, from the head, are still written one
 		// at a time because a write of several was rejected: the bad batch
 		// alone is then dropped, not the good ones sent with it.
@@ -466,6 +467,22 @@ func (c *Collector) updateBufferGauges() {
 	m.buffered.WithLabelValues("spool").Set(float64(st.SpoolPoints))
 }
 
+// countCorrupt reports spooled points the buffer lost to damaged records
+// since the last call, in the log and in dropped_points_total. Called by
+// the writer only.
+func (c *Collector) countCorrupt() {
+	n := c.cfg.Buffer.Stats().CorruptPoints
+	if n <= c.state.corrupt {
+		return
+	}
+	lost := n - c.state.corrupt
+	c.state.corrupt = n
+	c.log.Error("spooled points lost to damaged spool records (disk error or crash mid-write)", "points", lost)
+	if m := c.cfg.Metrics; m != nil {
+		m.dropped.WithLabelValues("spool_corrupt").Add(float64(lost))
+	}
+}
+
 // writeLoop drains the buffer into the store until ctx is done.
 func (c *Collector) writeLoop(ctx context.Context) {
 	backoff := c.cfg.RetryBackoff
@@ -499,6 +516,7 @@ func (c *Collector) writeOnce(ctx context.Context) (int, error) {
 		maxPoints = 1 // Peek still returns one whole batch
 	}
 	points, n, err := c.cfg.Buffer.Peek(maxPoints)
+	c.countCorrupt()
 	if err != nil || n == 0 {
 		return 0, err
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -527,5 +529,48 @@ func TestHungSourceDoesNotStallCycle(t *testing.T) {
 			t.Fatalf("the source did not come back after its Gather returned (accepted %d)", res.Accepted)
 		}
 		h.clock.step(time.Second, time.Second)
+	}
+}
+
+// Spooled points lost to a damaged record are logged and counted in
+// dropped_points_total{reason="spool_corrupt"}, not lost silently.
+func TestSpoolCorruptionCounted(t *testing.T) {
+	value := 0.0
+	src := &sequenced{&fakeSource{name: "s", gather: func() ([]store.Point, error) {
+		value++
+		return []store.Point{gpuPoint("0", value)}, nil
+	}}}
+	dir := t.TempDir()
+	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: src}}}, buffer.Options{MemoryPoints: 1, SpoolDir: dir})
+	ctx := context.Background()
+	h.store.SetDown(true)
+	for range 3 {
+		h.c.Cycle(ctx) // the first point in memory, the next two spooled
+		h.clock.step(time.Second, time.Second)
+	}
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
+	if len(segs) != 1 {
+		t.Fatalf("spool segments %v, want 1", segs)
+	}
+	f, err := os.OpenFile(segs[0], os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("XX"), 15); err != nil { // inside the first record's payload
+		t.Fatal(err)
+	}
+	f.Close()
+	h.store.SetDown(false)
+	if err := h.c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.store.Points()); n != 2 {
+		t.Errorf("%d points written, want 2 (one lost to the damaged record)", n)
+	}
+	if got := testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_dropped_points_total", "spool_corrupt")); got != 1 {
+		t.Errorf("dropped{spool_corrupt} = %v, want 1", got)
+	}
+	if !strings.Contains(h.logs.String(), "damaged spool records") {
+		t.Errorf("loss not logged:\n%s", h.logs.String())
 	}
 }

@@ -49,7 +49,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		buffered: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "buffered_points",
 			Help: "Points waiting to be written, in memory or in the disk spool."}, []string{"where"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "dropped_points_total",
-			Help: "Points lost: buffer and spool full, or rejected by the store."}, []string{"reason"}),
+			Help: "Points lost, by reason: buffer_full (memory and spool full), rejected (refused by the store), spool_corrupt (damaged spool records)."}, []string{"reason"}),
 		gpu: newGPUGauges(),
 	}
 	for _, c := range []prometheus.Collector{m.cycles, m.samples, m.rejected, m.sourceUp, m.gatherSeconds,

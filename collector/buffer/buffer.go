@@ -39,8 +39,12 @@ var ErrClosed = errors.New("buffer closed")
 type Stats struct {
 	MemoryPoints, SpoolPoints int
 	SpoolBytes                int64
-	// DroppedPoints counts points refused because every bound was full.
+	// DroppedPoints counts points lost: refused because every bound was
+	// full (or the spool failed), plus CorruptPoints.
 	DroppedPoints int64
+	// CorruptPoints counts spooled points lost to damaged records (a disk
+	// error, a crash mid-write on a machine without a write cache flush).
+	CorruptPoints int64
 }
 
 // Buffer is a bounded FIFO of point batches, in memory then on disk. It is
@@ -186,6 +190,7 @@ func (b *Buffer) Stats() Stats {
 	if b.spool != nil {
 		s.SpoolPoints = b.spool.points
 		s.SpoolBytes = b.spool.bytes
+		s.CorruptPoints = b.spool.corrupt
 		s.DroppedPoints += b.spool.corrupt
 	}
 	return s

@@ -3,6 +3,8 @@ package buffer
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -276,8 +278,8 @@ func TestBufferCorruptRecordSkipped(t *testing.T) {
 	}
 	f.Close()
 	wantSequence(t, drain(t, b, 100), 4, 12)
-	if got := b.Stats().DroppedPoints; got != 4 {
-		t.Fatalf("DroppedPoints = %d, want 4", got)
+	if st := b.Stats(); st.DroppedPoints != 4 || st.CorruptPoints != 4 {
+		t.Fatalf("DroppedPoints = %d, CorruptPoints = %d, want 4 and 4", st.DroppedPoints, st.CorruptPoints)
 	}
 	b.Close()
 }
@@ -300,7 +302,7 @@ func TestBufferStaleCursorIgnored(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A crash: the process dies without Close.
+	crash(b)
 	b2, err := New(Options{MemoryPoints: 1, SpoolDir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -340,4 +342,41 @@ func TestBufferFailedAppend(t *testing.T) {
 	if st := b.Stats(); st.DroppedPoints != 5 {
 		t.Errorf("dropped %d points, want 5", st.DroppedPoints)
 	}
+}
+
+// crash lets go of b's files as a dying process would, without Close's
+// saving of the memory queue.
+func crash(b *Buffer) {
+	if s := b.spool; s != nil {
+		if s.tail != nil {
+			s.tail.Close()
+		}
+		if s.lock != nil {
+			s.lock.Close()
+		}
+	}
+}
+
+// Two buffers on one spool directory would interleave their segments: the
+// second is refused with an error that says what to change.
+func TestBufferSpoolDirLocked(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("no flock here: lockDir does nothing")
+	}
+	dir := t.TempDir()
+	b, err := New(Options{SpoolDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{SpoolDir: dir}); err == nil || !strings.Contains(err.Error(), "--spool-dir") {
+		t.Fatalf("second New on one spool dir = %v, want an error naming --spool-dir", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b2, err := New(Options{SpoolDir: dir})
+	if err != nil {
+		t.Fatalf("New after Close: %v", err)
+	}
+	b2.Close()
 }

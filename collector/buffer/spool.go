@@ -48,6 +48,7 @@ type spool struct {
 	tail         *os.File
 	tailID       uint64
 	tailSize     int64
+	lock         *os.File // held while open; nil where locking is missing
 }
 
 // wirePoint is a Point as spooled: short keys, time in Unix nanoseconds.
@@ -66,6 +67,23 @@ func openSpool(dir string, segmentBytes int64) (*spool, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	s, err := loadSpool(dir, segmentBytes)
+	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+// loadSpool indexes the segments a previous run left in dir.
+func loadSpool(dir string, segmentBytes int64) (*spool, error) {
 	s := &spool{dir: dir, segmentBytes: segmentBytes}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -400,10 +418,14 @@ func (s *spool) prepend(batches [][]store.Point) error {
 }
 
 func (s *spool) close() error {
-	if s.tail == nil {
-		return nil
+	var err error
+	if s.tail != nil {
+		err = errors.Join(s.tail.Sync(), s.tail.Close())
+		s.tail = nil
 	}
-	err := errors.Join(s.tail.Sync(), s.tail.Close())
-	s.tail = nil
+	if s.lock != nil {
+		err = errors.Join(err, s.lock.Close()) // closing releases the flock
+		s.lock = nil
+	}
 	return err
 }

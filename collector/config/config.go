@@ -117,12 +117,18 @@ const (
 	DefaultLatencyHistogram = "http_request_duration_seconds"
 )
 
+// DefaultRetention is how long the embedded store keeps points unless
+// store.retention says otherwise: 90 days, four times the forecaster's
+// default 28-day history, so the file does not grow without bound.
+const DefaultRetention = 90 * 24 * time.Hour
+
 // Default returns the configuration used for everything the file and the
 // flags leave out.
 func Default() Config {
 	return Config{
 		Interval: 10 * time.Second,
 		Listen:   "127.0.0.1:9108",
+		Store:    Store{Retention: DefaultRetention},
 		Alerts:   alert.DefaultRules(),
 	}
 }

@@ -137,3 +137,26 @@ func TestSourceSamples(t *testing.T) {
 		}
 	}
 }
+
+func TestEmbeddedRetentionDefault(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want time.Duration
+	}{
+		{"default", "store: {embedded: x.db}\n", DefaultRetention},
+		{"set", "store: {embedded: x.db, retention: 720h}\n", 720 * time.Hour},
+		{"zero keeps forever", "store: {embedded: x.db, retention: 0s}\n", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse("t.yml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Store.Retention != tt.want {
+				t.Errorf("retention = %v, want %v", cfg.Store.Retention, tt.want)
+			}
+		})
+	}
+}

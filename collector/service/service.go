@@ -180,6 +180,11 @@ func (s *Source) series(fams promscrape.Families, name string, want dto.MetricTy
 			out[promscrape.Signature(m)] = v
 		}
 	}
+	if len(out) == 0 {
+		// Without this a match that selects nothing would read as a
+		// request rate of zero, which a forecaster takes for real demand.
+		return nil, fmt.Errorf("%w: service %s: no %s series match %v", collector.ErrMalformed, s.cfg.Name, name, s.cfg.Match)
+	}
 	return out, nil
 }
 
@@ -196,6 +201,9 @@ func (s *Source) histograms(fams promscrape.Families, name string) (map[model.Fi
 		if promscrape.Matches(m, s.cfg.Match) && m.Histogram != nil {
 			out[promscrape.Signature(m)] = promscrape.Buckets(m.Histogram)
 		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: service %s: no %s series match %v", collector.ErrMalformed, s.cfg.Name, name, s.cfg.Match)
 	}
 	return out, nil
 }

@@ -131,6 +131,9 @@ func TestServiceErrors(t *testing.T) {
 		{"missing metric", Config{Name: "a", URL: srv.URL, QueueGauge: "no_such_metric"}, false, true},
 		{"wrong type", Config{Name: "a", URL: srv.URL, LatencyHistogram: "queue_length"}, false, true},
 		{"counter named as gauge", Config{Name: "a", URL: srv.URL, QueueGauge: "http_requests_total"}, false, true},
+		// A match selecting nothing must not read as zero requests per second.
+		{"match selects nothing", Config{Name: "a", URL: srv.URL, RequestsCounter: "http_requests_total",
+			Match: map[string]string{"job": "no-such-job"}}, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/prewarm/prewarm/store"
 )
@@ -151,7 +152,9 @@ type entry struct {
 
 // Write stores a batch of points in one transaction: all of them or, with
 // an error, none. Invalid points (see store.Point.Validate) fail the whole
-// batch with an error wrapping store.ErrInvalidPoint.
+// batch with an error wrapping store.ErrInvalidPoint; a failure of the file
+// itself (a full disk, an I/O error, a closed store) wraps
+// store.ErrUnavailable, so that a writer keeps the batch and retries.
 func (s *Store) Write(ctx context.Context, points []store.Point) error {
 	if len(points) == 0 {
 		return nil
@@ -182,12 +185,30 @@ func (s *Store) Write(ctx context.Context, points []store.Point) error {
 		return s.put(tx, entries)
 	})
 	if err != nil {
-		return fmt.Errorf("embedded store %s: write %d points: %w", s.path, len(points), err)
+		if refusesData(err) {
+			return fmt.Errorf("embedded store %s: write %d points: %w", s.path, len(points), err)
+		}
+		// The file, not the points, failed (a full disk, an I/O error, the
+		// store closed): keep the batch and retry, as for a server down.
+		return fmt.Errorf("embedded store %s: write %d points: %w: %w", s.path, len(points), store.ErrUnavailable, err)
 	}
 	for k, id := range created {
 		s.ids[k] = id
 	}
 	return nil
+}
+
+// refusesData reports whether a failed write was bbolt refusing the points
+// themselves (a measurement or tag set too large for a key), which no retry
+// fixes, rather than the file failing.
+func refusesData(err error) bool {
+	for _, e := range []error{berrors.ErrKeyTooLarge, berrors.ErrKeyRequired, berrors.ErrValueTooLarge,
+		berrors.ErrIncompatibleValue, berrors.ErrBucketNameRequired} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // encode resolves each point's series id (creating new series in tx and

@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -290,4 +291,25 @@ func BenchmarkQuery(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "points/s")
+}
+
+// A write the file cannot take (here: the store is closed; in the field a
+// full disk) wraps store.ErrUnavailable so the collector keeps the batch;
+// points bbolt refuses as such (a tag set longer than a key may be) do
+// not, so one bad batch cannot stall the queue forever.
+func TestWriteErrorClassification(t *testing.T) {
+	at := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	s, _ := openTemp(t, embedded.Options{NoSync: true})
+	huge := map[string]string{"pod": strings.Repeat("p", 40_000)}
+	err := s.Write(context.Background(), []store.Point{{Measurement: "m", Tags: huge, Value: 1, Time: at}})
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Write of a 40 kB tag set = %v, want a permanent error", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Write(context.Background(), []store.Point{{Measurement: "m", Value: 1, Time: at}})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Write to a closed store = %v, want store.ErrUnavailable", err)
+	}
 }
