@@ -179,11 +179,31 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusOK, Reply{Outcome: "ignored", InstanceID: req.InstanceID, Reason: "kind " + req.Kind + " releases nothing"})
 		return
 	}
+	key := r.Header.Get(IdempotencyHeader)
+	if key != "" && !idempotencyKeyRE.MatchString(key) {
+		reply(http.StatusBadRequest, Reply{Outcome: "error", InstanceID: req.InstanceID,
+			Error: IdempotencyHeader + " must be 1-64 letters, digits or . _ : -"})
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
+	if key != "" {
+		// The caller's key becomes the call's idempotency token, so a
+		// client that retries its POST (a timeout, a lost reply) sends the
+		// provider the same client token and the instance is stopped once.
+		ctx = actuator.WithIdempotencyToken(ctx, key)
+	}
 	status, rep := h.release(ctx, req)
 	reply(status, rep)
 }
+
+// IdempotencyHeader names the optional request header whose value makes
+// retried requests one release at the provider.
+const IdempotencyHeader = "Idempotency-Key"
+
+// idempotencyKeyRE is what an idempotency key may look like; the provider's
+// client tokens take at most 64 such characters.
+var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 
 // decode reads and checks the body.
 func decode(body io.Reader) (Request, error) {
