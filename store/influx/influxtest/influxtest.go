@@ -129,10 +129,25 @@ func StartServer(t testing.TB, opts ...Option) *Server {
 		}
 		s.Token = o.user + ":" + o.password
 	}
-	if err := post(s.URL+"/query", url.Values{"q": {"CREATE DATABASE " + Database}}, o.user, o.password); err != nil {
+	if err := createDatabase(s.URL, o.user, o.password); err != nil {
 		t.Fatalf("influxtest: create database: %v", err)
 	}
 	return s
+}
+
+// createDatabase creates Database. Right after the first user is created,
+// InfluxDB 1.8 can refuse that user's credentials for a moment (HTTP 403)
+// while its user cache catches up, so a refusal is retried for up to 10 s.
+func createDatabase(base, user, password string) error {
+	form := url.Values{"q": {"CREATE DATABASE " + Database}}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := post(base+"/query", form, user, password)
+		if err == nil || user == "" || time.Now().After(deadline) || !strings.Contains(err.Error(), "HTTP 40") {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // quoteIdent quotes an InfluxQL identifier.
