@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/model/seasonal"
 )
 
 // Forecaster adapts the package to model.Forecaster: each call fits a
@@ -78,7 +79,10 @@ func (f Forecaster) Forecast(history []float64, horizon int, level float64) (mod
 		return model.Forecast{}, model.ErrNoData
 	}
 	if isConstant(y) {
-		fc := seasonalNaive(y, 1, horizon, level)
+		fc, err := seasonal.Naive{}.Forecast(y, horizon, level)
+		if err != nil {
+			return model.Forecast{}, err
+		}
 		fc.Fallback = strings.Join(append(notes, "naive: the history is constant"), "; ")
 		return fc, nil
 	}
@@ -98,7 +102,10 @@ func (f Forecaster) Forecast(history []float64, horizon int, level float64) (mod
 			m = p
 		}
 	}
-	fc = seasonalNaive(y, m, horizon, level)
+	fc, snErr := seasonal.SeasonalNaive{Period: m}.Forecast(y, horizon, level)
+	if snErr != nil {
+		return model.Forecast{}, snErr
+	}
 	fc.Fallback = strings.Join(append(notes, fmt.Sprintf("%s: %v", fc.Method, err)), "; ")
 	return fc, nil
 }

@@ -55,7 +55,7 @@ func TestForecasterAwkwardInput(t *testing.T) {
 		{"constant", Forecaster{Periods: []int{24}}, constant(100, 3), "naive", "constant"},
 		{"constant with gaps", Forecaster{Periods: []int{24}}, nanAt(constant(100, 3), 10, 99), "naive", "constant"},
 		{"all zeros", Forecaster{Periods: []int{24}}, constant(100, 0), "naive", "constant"},
-		{"zeros rule out multiplicative", Forecaster{Periods: []int{24}, Spec: mult}, withZeros, "snaive[24]", "strictly positive"},
+		{"zeros rule out multiplicative", Forecaster{Periods: []int{24}, Spec: mult}, withZeros, "snaive(24)", "strictly positive"},
 		{"zeros with auto", Forecaster{Periods: []int{24, 168}}, withZeros, "ets(", ""},
 		{"weekly period too long", Forecaster{Periods: []int{24, 168}}, hourly[:200], "ets(", "periods [168] dropped"},
 		{"shorter than one day", Forecaster{Periods: []int{24}}, hourly[:20], "ets(A,", "periods [24] dropped"},
@@ -63,8 +63,8 @@ func TestForecasterAwkwardInput(t *testing.T) {
 		{"one point", Forecaster{Periods: []int{24}}, hourly[:1], "naive", "constant"},
 		{"one finite point among gaps", Forecaster{Periods: []int{24}}, []float64{math.NaN(), 4, math.NaN()}, "naive", "constant"},
 		{"infinite values are gaps", Forecaster{Periods: []int{24}}, infAt(hourly, 10, 400), "ets(", "history[10] = +Inf treated as missing"},
-		{"mostly missing", Forecaster{Periods: []int{24}}, nanAt(hourly[:72], seq(1, 71)...), "snaive[24]", "too short"},
-		{"few finite values", Forecaster{Periods: []int{24}}, nanAt(hourly[:72], seq(2, 70)...), "snaive[24]", "too short"},
+		{"mostly missing", Forecaster{Periods: []int{24}}, nanAt(hourly[:72], seq(1, 71)...), "snaive(24)", "too short"},
+		{"few finite values", Forecaster{Periods: []int{24}}, nanAt(hourly[:72], seq(2, 70)...), "snaive(24)", "too short"},
 		{"few finite values, non-seasonal", Forecaster{}, nanAt(hourly[:72], seq(2, 70)...), "ets(A,", ""},
 	}
 	for _, tc := range tests {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/model/seasonal"
 )
 
 // m4Dir is where the M4 Hourly data lives: $PREWARM_DATASETS/m4-hourly,
@@ -133,7 +134,7 @@ func TestM4HourlySample(t *testing.T) {
 	}{
 		{"default[24,168]", Forecaster{Periods: []int{24, 168}}},
 		{"ets(A,N,A)[24,168]+ar1", Forecaster{Periods: []int{24, 168}, Spec: &Spec{Seasonality: Additive, AR1: true}}},
-		{"snaive", snaiveForecaster{24}},
+		{"snaive", seasonal.SeasonalNaive{Period: 24}},
 	}
 	scores := make([]m4Scores, len(methods))
 	for j, meth := range methods {
@@ -159,10 +160,4 @@ func TestM4HourlySample(t *testing.T) {
 			t.Errorf("default Forecaster misses the bar (OWA ≤ 0.60, MSIS ≤ 9, coverage 0.93–0.97): %v", &def)
 		}
 	}
-}
-
-type snaiveForecaster struct{ m int }
-
-func (s snaiveForecaster) Forecast(y []float64, h int, level float64) (model.Forecast, error) {
-	return seasonalNaive(y, s.m, h, level), nil
 }
