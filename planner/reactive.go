@@ -27,10 +27,12 @@ type ReactiveState struct {
 	// Desired is the reactive term's recommendation; 0 before the first
 	// decision.
 	Desired int
-	// Since when each condition has held without a break (zero: not now).
-	highSince, queueSince, lowSince time.Time
-	// When the last scale-out and the last action of either kind happened.
-	lastOut, lastAction time.Time
+	// HighSince, QueueSince and LowSince say since when each condition has
+	// held without a break (zero: not now).
+	HighSince, QueueSince, LowSince time.Time
+	// LastOut and LastAction are when the last scale-out and the last
+	// action of either kind happened: the cooldown clocks.
+	LastOut, LastAction time.Time
 }
 
 // ReactiveNext applies the reactive rules to one observation and returns the
@@ -50,9 +52,9 @@ type ReactiveState struct {
 func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (ReactiveState, Step) {
 	r := c.Reactive
 	began := obs.At.Add(-obs.Span)
-	s.highSince = track(s.highSince, obs.Utilisation > r.ScaleOutUtilisation, began)
-	s.queueSince = track(s.queueSince, obs.Queue > r.ScaleOutQueue, began)
-	s.lowSince = track(s.lowSince, obs.Utilisation < r.ScaleInUtilisation && obs.Queue <= 0, began)
+	s.HighSince = track(s.HighSince, obs.Utilisation > r.ScaleOutUtilisation, began)
+	s.QueueSince = track(s.QueueSince, obs.Queue > r.ScaleOutQueue, began)
+	s.LowSince = track(s.LowSince, obs.Utilisation < r.ScaleInUtilisation && obs.Queue <= 0, began)
 	if s.Desired == 0 {
 		s.Desired, _ = c.clamp(current)
 	}
@@ -61,12 +63,12 @@ func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Rea
 
 	var reason string
 	switch {
-	case (held(s.highSince, r.ScaleOutFor) || held(s.queueSince, r.ScaleOutQueueFor)) && cooled(s.lastOut, r.ScaleOutCooldown):
+	case (held(s.HighSince, r.ScaleOutFor) || held(s.QueueSince, r.ScaleOutQueueFor)) && cooled(s.LastOut, r.ScaleOutCooldown):
 		step := r.ScaleOutStep
 		if r.MaxStep > step {
 			step = min(max(step, c.InstancesFor(obs.DemandRPS)-current), r.MaxStep)
 		}
-		if held(s.highSince, r.ScaleOutFor) {
+		if held(s.HighSince, r.ScaleOutFor) {
 			reason = fmt.Sprintf("reactive: util %.0f%% > %.0f%% for %s, +%d", 100*obs.Utilisation,
 				100*r.ScaleOutUtilisation, shortDuration(r.ScaleOutFor), step)
 		} else {
@@ -74,13 +76,13 @@ func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Rea
 				shortDuration(r.ScaleOutQueueFor), step)
 		}
 		s.Desired = current + step
-		s.lastOut, s.lastAction = obs.At, obs.At
-	case held(s.lowSince, r.ScaleInFor) && cooled(s.lastAction, r.ScaleInCooldown) && current > c.Fleet.MinInstances:
+		s.LastOut, s.LastAction = obs.At, obs.At
+	case held(s.LowSince, r.ScaleInFor) && cooled(s.LastAction, r.ScaleInCooldown) && current > c.Fleet.MinInstances:
 		s.Desired = min(s.Desired, current-r.ScaleInStep)
 		reason = fmt.Sprintf("reactive: util %.0f%% < %.0f%% for %s, -%d", 100*obs.Utilisation,
 			100*r.ScaleInUtilisation, shortDuration(r.ScaleInFor), r.ScaleInStep)
-		s.lastAction = obs.At
-		s.lowSince = time.Time{} // the next scale-in needs a fresh idle spell
+		s.LastAction = obs.At
+		s.LowSince = time.Time{} // the next scale-in needs a fresh idle spell
 	default:
 		reason = fmt.Sprintf("reactive: hold %d (util %.0f%%, queue %.0f)", s.Desired, 100*obs.Utilisation, obs.Queue)
 	}

@@ -1,0 +1,130 @@
+package control
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/prewarm/prewarm/planner"
+)
+
+// StateVersion is the version of State's encoding. Restore refuses other
+// versions, so a service upgraded across a format change starts afresh
+// instead of misreading old state.
+const StateVersion = 1
+
+// State is everything a Controller remembers between decisions: the refit
+// in force with its plans and gate verdict, the reactive rules' hold and
+// cooldown clocks, and the forecasts and demand that the gate scores. A
+// service saves it after every refit and decision and restores it at start,
+// so a restart (a crash loop, a liveness probe) neither resets a cooldown
+// nor trusts a model the gate had demoted.
+//
+// Every field is exported so that State can be encoded with encoding/gob
+// (Encode, DecodeState). Its floats may be NaN (missing demand), which
+// JSON cannot carry.
+type State struct {
+	// Version is StateVersion when the state was taken.
+	Version int
+	// Refit is the refit in force; its At is zero before the first.
+	Refit RefitState
+	// Level is the gate level the last Decide followed.
+	Level string
+	// Reactive is the reactive rules' memory.
+	Reactive planner.ReactiveState
+	// Forecasts are the remembered model and profile forecasts per step
+	// start, oldest first.
+	Forecasts []ScoredForecast
+	// Actual is the remembered demand per step start, oldest first.
+	Actual []ObservedDemand
+}
+
+// RefitState is a Refit with the forecasts that later refits score.
+type RefitState struct {
+	Refit
+	// ModelMean and ProfileMean are the forecasts for the steps the refit
+	// owns (until the next refit).
+	ModelMean, ProfileMean []float64
+}
+
+// ScoredForecast is the model's and the profile's forecast for the step
+// starting at At (NaN: that forecaster did not run).
+type ScoredForecast struct {
+	At             time.Time
+	Model, Profile float64
+}
+
+// ObservedDemand is the demand (requests/s) of the step starting at At.
+type ObservedDemand struct {
+	At  time.Time
+	RPS float64
+}
+
+// State returns a copy of the controller's memory.
+func (c *Controller) State() State {
+	st := State{Version: StateVersion, Level: c.level, Reactive: c.reactive,
+		Refit: RefitState{Refit: c.last, ModelMean: slices.Clone(c.last.modelMean), ProfileMean: slices.Clone(c.last.profileMean)}}
+	for t, f := range c.forecasts {
+		st.Forecasts = append(st.Forecasts, ScoredForecast{At: t, Model: f[0], Profile: f[1]})
+	}
+	slices.SortFunc(st.Forecasts, func(a, b ScoredForecast) int { return a.At.Compare(b.At) })
+	for t, v := range c.actual {
+		st.Actual = append(st.Actual, ObservedDemand{At: t, RPS: v})
+	}
+	slices.SortFunc(st.Actual, func(a, b ObservedDemand) int { return a.At.Compare(b.At) })
+	return st
+}
+
+// Restore replaces the controller's memory with st, taken by State from a
+// controller of the same pool. A state of another version, or one whose
+// forecast grid is not this controller's step, is refused and the
+// controller is left as it was: the caller should then start afresh and
+// say so.
+func (c *Controller) Restore(st State) error {
+	if st.Version != StateVersion {
+		return fmt.Errorf("controller state version %d, want %d", st.Version, StateVersion)
+	}
+	if r := st.Refit; !r.At.IsZero() && r.Forecast.Step != 0 && r.Forecast.Step != c.settings.Step {
+		return fmt.Errorf("controller state was made on a %v forecast step, the pool now uses forecast.step %v",
+			r.Forecast.Step, c.settings.Step)
+	}
+	c.last = st.Refit.Refit
+	c.last.modelMean, c.last.profileMean = slices.Clone(st.Refit.ModelMean), slices.Clone(st.Refit.ProfileMean)
+	c.level = st.Level
+	c.reactive = st.Reactive
+	c.forecasts = make(map[time.Time][2]float64, len(st.Forecasts))
+	for _, f := range st.Forecasts {
+		c.forecasts[f.At] = [2]float64{f.Model, f.Profile}
+	}
+	c.actual = make(map[time.Time]float64, len(st.Actual))
+	for _, a := range st.Actual {
+		c.actual[a.At] = a.RPS
+	}
+	return nil
+}
+
+// Encode serialises st with encoding/gob, which keeps NaN.
+func (st State) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+		return nil, fmt.Errorf("encoding controller state: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeState parses what Encode wrote. Corrupt input is an error, never a
+// panic.
+func DecodeState(data []byte) (st State, err error) {
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
+		return State{}, fmt.Errorf("decoding controller state: %w", err)
+	}
+	for _, f := range st.Forecasts {
+		if math.IsInf(f.Model, 0) || math.IsInf(f.Profile, 0) {
+			return State{}, fmt.Errorf("decoding controller state: infinite forecast at %s", f.At.Format(time.RFC3339))
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,138 @@
+package control
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/planner"
+)
+
+// A controller restored from an encoded State decides exactly as the one
+// it was taken from: the gate stays demoted, and the reactive clocks (a
+// scale-out's cooldown) carry over, where a fresh controller would trust
+// the model again and scale out at once.
+func TestRestoredControllerDecidesAsTheOriginal(t *testing.T) {
+	p := testPlanner()
+	p.Gating.Window = 24 * time.Hour
+	newCtl := func() *Controller {
+		c, err := New(p, hourly(func([]int) model.Forecaster { return constant(500) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	orig := newCtl()
+	history := flat(24*5, 100)
+	now := t0
+	for range 30 {
+		history = append(history, 100)
+		if _, err := orig.Refit(now, history); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Hour)
+	}
+	if orig.Last().Gate.Level != planner.GateProfile {
+		t.Fatalf("setup: gate %s, want the model demoted to profile", orig.Last().Gate.Level)
+	}
+	// Hot for longer than ScaleOutFor: the reactive term scales out once,
+	// then its cooldown runs.
+	busy := func(at time.Time) planner.Observation {
+		return planner.Observation{At: at, Span: time.Minute, Utilisation: 0.99, DemandRPS: 150}
+	}
+	at := now.Add(-time.Hour)
+	for range 6 {
+		at = at.Add(time.Minute)
+		orig.Decide(at, busy(at), 11)
+	}
+
+	data, err := orig.State().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := DecodeState(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, fresh := newCtl(), newCtl()
+	if err := restored.Restore(st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Refit(now.Add(-time.Hour), history); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Last().Gate.Level == planner.GateProfile {
+		t.Fatal("setup: a fresh controller should not know the model was demoted")
+	}
+	for range 10 {
+		at = at.Add(time.Minute)
+		want := orig.Decide(at, busy(at), 15)
+		got := restored.Decide(at, busy(at), 15)
+		if got != want {
+			t.Fatalf("%s: restored decided %+v, the original %+v", at.Format(time.TimeOnly), got, want)
+		}
+		if restored.Level() != planner.GateProfile {
+			t.Fatalf("%s: restored follows %s, want the demoted model to stay demoted", at.Format(time.TimeOnly), restored.Level())
+		}
+	}
+	// The next refit scores the same remembered forecasts, so it gates alike.
+	history = append(history, 100)
+	r1, err1 := orig.Refit(now, history)
+	r2, err2 := restored.Refit(now, history)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if r1.Gate != r2.Gate {
+		t.Fatalf("gate after restore %+v, original %+v", r2.Gate, r1.Gate)
+	}
+}
+
+func TestRestoreRefusesAnotherGridOrVersion(t *testing.T) {
+	c, err := New(testPlanner(), hourly(func([]int) model.Forecaster { return constant(100) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Refit(t0, flat(72, 100)); err != nil {
+		t.Fatal(err)
+	}
+	good := c.State()
+	tests := []struct {
+		name  string
+		edit  func(*State)
+		error string
+	}{
+		{"old version", func(s *State) { s.Version = 0 }, "version"},
+		{"other step", func(s *State) { s.Refit.Forecast.Step = 30 * time.Minute }, "forecast.step"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := good
+			tt.edit(&st)
+			other, _ := New(testPlanner(), hourly(nil))
+			if err := other.Restore(st); err == nil || !strings.Contains(err.Error(), tt.error) {
+				t.Fatalf("Restore = %v, want an error naming %q", err, tt.error)
+			}
+			if !other.Last().At.IsZero() {
+				t.Fatal("a refused state must leave the controller as it was")
+			}
+		})
+	}
+}
+
+func FuzzDecodeState(f *testing.F) {
+	c, _ := New(testPlanner(), hourly(func([]int) model.Forecaster { return constant(100) }))
+	c.Refit(t0, flat(72, 100))
+	data, _ := c.State().Encode()
+	f.Add(data)
+	f.Add([]byte{})
+	f.Add([]byte("not gob"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := DecodeState(data)
+		if err != nil {
+			return
+		}
+		other, _ := New(testPlanner(), hourly(nil))
+		_ = other.Restore(st) // must not panic
+	})
+}
