@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs prewarm's whole test suite: lint, then go test with a real InfluxDB
-# 1.8 (built once with `go install`, started on a free loopback port with a
-# throw-away data dir, stopped on exit). Usage: scripts/test.sh [PACKAGES...]
+# 1.8 (built once with `go install`) and a real Prometheus 2.x (apt-get
+# installed when missing), each started on a free loopback port with a
+# throw-away data dir and stopped on exit. Usage: scripts/test.sh [PACKAGES...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=("${@:-./...}")
@@ -10,13 +11,25 @@ pkgs=("${@:-./...}")
 echo "== lint"
 make --no-print-directory lint PKGS="${pkgs[*]}"
 
+stops=()
+trap 'for s in "${stops[@]}"; do $s || true; done' EXIT
+
 if [ -x scripts/influxd.sh ]; then
   echo "== influxd"
   # influxd.sh start prints KEY=VALUE lines to export (PREWARM_INFLUXD,
   # PREWARM_INFLUX_URL) and leaves the server running until `stop`.
   while IFS= read -r line; do export "${line?}"; done < <(scripts/influxd.sh start)
-  trap 'scripts/influxd.sh stop' EXIT
+  stops+=("scripts/influxd.sh stop")
   export PREWARM_REQUIRE_INFLUX=1
+fi
+
+if [ -x scripts/prometheus.sh ]; then
+  echo "== prometheus"
+  # prometheus.sh start installs Prometheus 2.x (apt-get) when missing and
+  # prints PREWARM_PROMETHEUS, PREWARM_PROMTOOL and PREWARM_PROMETHEUS_URL.
+  while IFS= read -r line; do export "${line?}"; done < <(scripts/prometheus.sh start)
+  stops+=("scripts/prometheus.sh stop")
+  export PREWARM_REQUIRE_PROMETHEUS=1
 fi
 
 echo "== go test"

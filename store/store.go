@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -40,6 +41,29 @@ type Query struct {
 	// Step is the aggregation window; zero returns raw points.
 	Step      time.Duration
 	Aggregate Aggregate
+	// Expr is a query in the store's own language, e.g. the PromQL
+	// sum(rate(http_requests_total{pool="sd"}[1m])) for store/prometheus.
+	// When set, Measurement and Match are not used (Measurement, if given,
+	// names the result); Start, End, Step and Aggregate keep their meaning.
+	// Stores that cannot run it return an error wrapping
+	// ErrExprUnsupported.
+	Expr string
+}
+
+// ErrExprUnsupported wraps the error of a store asked to run a Query.Expr
+// it has no language for. It matches ErrInvalidQuery too: retrying will not
+// help.
+var ErrExprUnsupported = fmt.Errorf("%w: this store cannot run query expressions", ErrInvalidQuery)
+
+// RefuseExpr returns nil when q has no Expr, else an error wrapping
+// ErrExprUnsupported that names the store and the expression. A store
+// without a query language calls it first thing in Query.
+func RefuseExpr(q Query, storeName string) error {
+	if q.Expr == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: the %s store cannot run the expression `%s`; select the series with measurement and match instead, "+
+		"or read from Prometheus (--store prometheus:URL)", ErrExprUnsupported, storeName, q.Expr)
 }
 
 // Sample is one (possibly aggregated) value of a series at a time. For an

@@ -45,6 +45,7 @@ func commands() []command {
 		{"eval", "evaluate the forecasting methods on a benchmark data set (eval m4)", runEval},
 		{"backtest", "replay recorded demand through scaling policies and compare cost and SLO", runBacktest},
 		{"plan", "print a capacity-planning report for a demand series", runPlan},
+		{"import", "load a CSV export of a pool's demand into the store, so that its first plan is a forecast", runImport},
 		{"release", "release one instance through a cloud API (e.g. when a training job ends)", runRelease},
 	}
 }

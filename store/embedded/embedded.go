@@ -298,6 +298,9 @@ type seriesRef struct {
 // over [q.Start, q.End), raw or aggregated to q.Step (see the package doc).
 // Series without points in the range are left out.
 func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Series, error) {
+	if err := store.RefuseExpr(q, "embedded"); err != nil {
+		return nil, err
+	}
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,9 @@ import (
 // Query runs q as a Flux script (see the package doc) and returns one
 // Series per tag set, sorted by store.CanonicalTags, samples in time order.
 func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Series, error) {
+	if err := store.RefuseExpr(q, "InfluxDB"); err != nil {
+		return nil, err
+	}
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}

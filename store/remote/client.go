@@ -75,6 +75,9 @@ func New(baseURL string, opts Options) (*Store, error) {
 // Query asks the remote store for q. The result is what the store behind
 // the API returns for q directly.
 func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Series, error) {
+	if err := store.RefuseExpr(q, "remote"); err != nil {
+		return nil, err
+	}
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/prewarm/prewarm/collector"
+	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/store/influx"
+)
+
+// runImport implements 'forecaster import': a CSV export into the store,
+// as the series serve reads by default, so a new pool starts from history.
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("import", "--input FILE.csv --pool NAME [--store embedded:PATH | --influx-url URL] [FLAGS]",
+		"Loads a CSV export of a pool's demand (requests/s, or requests per row with --counts) into the embedded\n"+
+			"store or InfluxDB as the series 'forecaster serve' reads by default, "+collector.ServiceRequestRate+"{pool=NAME},\n"+
+			"so that the pool's first refit finds history and its first plan is a forecast, not reactive-only.\n"+
+			"Steps that the collector's own series already cover are left out (never counted twice); importing\n"+
+			"the same file again overwrites what it wrote. Stop 'forecaster serve' first: the embedded file has\n"+
+			"one writer at a time.", stderr)
+	var (
+		input, pool, storeSpec, measurement string
+		csv                                 datasets.CSVOptions
+		shift                               bool
+		pointEvery                          time.Duration
+		ic                                  influx.Config
+	)
+	fs.StringVar(&input, "input", "", "CSV file with a header: a time column and a value column (required)")
+	fs.StringVar(&pool, "pool", "", "the pool the demand belongs to: the pool tag of the series (required)")
+	fs.StringVar(&storeSpec, "store", "embedded:prewarm.db", "store: embedded:PATH, or use the --influx-* flags")
+	fs.StringVar(&ic.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
+	fs.StringVar(&ic.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
+	fs.StringVar(&ic.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
+	fs.StringVar(&measurement, "measurement", collector.ServiceRequestRate, "measurement to write (a pool's demand.measurement, if it sets one)")
+	fs.StringVar(&csv.TimeColumn, "time-column", "", "column holding the timestamps (default: the first)")
+	fs.StringVar(&csv.ValueColumn, "value-column", "", "column holding the demand (default: the only value column)")
+	fs.BoolVar(&csv.Counts, "counts", false, "values are requests per row, not requests/s: divided by the step")
+	fs.DurationVar(&csv.Step, "step", 0, "bucket the rows into steps of this length (default: the file's own step)")
+	fs.BoolVar(&csv.SkipBad, "skip-bad", false, "skip (and list) bad rows instead of failing")
+	fs.BoolVar(&shift, "shift-to-now", false, "move the series by whole weeks to end in the last week (keeps weekday and time of day)")
+	fs.DurationVar(&pointEvery, "point-every", 0, "write each step's value every DURATION within the step (e.g. 30m for hourly data and a 30m forecast.step; default: once per step)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErrorf("unexpected argument %q (the file goes after --input)", fs.Arg(0))
+	case input == "":
+		return usageErrorf("--input is required")
+	case pool == "":
+		return usageErrorf("--pool is required")
+	case pointEvery < 0:
+		return usageErrorf("--point-every %v must not be negative", pointEvery)
+	}
+	ic.Token = os.Getenv("INFLUX_TOKEN")
+
+	series, report, err := datasets.LoadCSVReport(input, csv)
+	if err != nil {
+		return err
+	}
+	if !report.Clean() {
+		fmt.Fprint(stderr, report.String())
+	}
+	unit := "requests/s"
+	if csv.Counts {
+		series = series.PerSecond()
+		unit = fmt.Sprintf("requests per %v, as requests/s", series.Step)
+	}
+	now := time.Now()
+	switch {
+	case shift:
+		series = series.AlignWeeks(now)
+	case series.Index:
+		return usageErrorf("%s: the timestamps are an index (0, 1, 2, ...), not dates: add --shift-to-now", input)
+	}
+	db, err := openStore(ctx, storeSpec, ic)
+	if err != nil {
+		return err
+	}
+	tags := map[string]string{collector.TagPool: pool}
+	res, err := datasets.Import(ctx, db, series, datasets.ImportOptions{Measurement: measurement, Tags: tags,
+		PointEvery: pointEvery, Until: now})
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing the store: %w", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "imported %d points (%d steps of %v, %s) into %s{pool=%s}", res.Points, res.Steps, series.Step, unit, measurement, pool)
+	if res.Steps > 0 {
+		fmt.Fprintf(stdout, " from %s to %s", res.First.UTC().Format(time.RFC3339), res.Last.Add(series.Step).UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(stdout, "; skipped %d steps without data and %d steps the store's other %s{pool=%s} series already cover\n",
+		res.Missing, res.Overlapping, measurement, pool)
+	if res.Steps > 0 && now.Sub(res.Last) > 28*24*time.Hour {
+		fmt.Fprintf(stderr, "note: the data ends %s ago; serve reads history back from now (forecast.history, default 28 days): add --shift-to-now to use it\n",
+			now.Sub(res.Last).Round(time.Hour))
+	}
+	return nil
+}
