@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/prewarm/prewarm/service"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/remote"
@@ -80,7 +80,7 @@ func TestServeOnce(t *testing.T) {
 		{"bad store", []string{"serve", "--config", cfg, "--store", "sqlite:x", "--once"}, 2, "want embedded:PATH"},
 		{"missing config file", []string{"serve", "--config", filepath.Join(dir, "nope.yaml"), "--once"}, 1, "reading config"},
 		{"unreadable release token file", []string{"serve", "--config", cfg, "--store", "embedded:" + dbPath, "--once",
-			"--release-token-file", filepath.Join(dir, "no-token")}, 1, "--release-token-file: releasehook: reading token file"},
+			"--release-token-file", filepath.Join(dir, "no-token")}, 1, "--release-token-file: reading token file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,22 +167,24 @@ pools:
 }
 
 func TestSimulatedBootDelay(t *testing.T) {
-	pool := func(backend string, boot time.Duration) service.PoolConfig {
-		return service.PoolConfig{Name: backend + boot.String(), Backend: backend, Max: 4, RPSPerInstance: 1, BootDelay: boot}
+	pool := func(backend string, boot time.Duration) spec.Pool {
+		p := spec.DefaultPool()
+		p.Name, p.Backend, p.Max, p.RPSPerInstance, p.BootDelay = backend+boot.String(), backend, 4, 1, boot
+		return p
 	}
 	tests := []struct {
 		name  string
-		pools []service.PoolConfig
+		pools []spec.Pool
 		want  time.Duration
 	}{
-		{"the simulated pool's boot delay", []service.PoolConfig{pool("simulated", 3*time.Minute)}, 3 * time.Minute},
-		{"the longest of several", []service.PoolConfig{pool("simulated", 3*time.Minute), pool("simulated", 7*time.Minute)}, 7 * time.Minute},
-		{"other back-ends do not count", []service.PoolConfig{pool("dryrun", 30*time.Minute), pool("simulated", 2*time.Minute)}, 2 * time.Minute},
-		{"default without a simulated pool", []service.PoolConfig{pool("dryrun", time.Minute)}, 10 * time.Minute},
+		{"the simulated pool's boot delay", []spec.Pool{pool("simulated", 3*time.Minute)}, 3 * time.Minute},
+		{"the longest of several", []spec.Pool{pool("simulated", 3*time.Minute), pool("simulated", 7*time.Minute)}, 7 * time.Minute},
+		{"other back-ends do not count", []spec.Pool{pool("dryrun", 30*time.Minute), pool("simulated", 2*time.Minute)}, 2 * time.Minute},
+		{"default without a simulated pool", []spec.Pool{pool("dryrun", time.Minute)}, 10 * time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := simulatedBootDelay(service.Config{Pools: tt.pools}); got != tt.want {
+			if got := simulatedBootDelay(&spec.File{Pools: tt.pools}); got != tt.want {
 				t.Errorf("boot delay = %v, want %v", got, tt.want)
 			}
 		})
