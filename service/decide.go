@@ -22,7 +22,6 @@ import (
 // Every failure is returned, so the tick counts as failed and /healthz and
 // the pool's status notice.
 func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval time.Duration) error {
-	began := time.Now()
 	s.takePending(p)
 	name := p.spec.Name
 	s.mu.Lock()
@@ -100,7 +99,7 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 		}
 	}
 	s.saveController(p, cs, refitted)
-	s.record(p, decision{now: now, took: time.Since(began), mode: mode, capa: capa, known: known, step: step,
+	s.record(p, decision{now: now, mode: mode, capa: capa, known: known, step: step,
 		res: res, outcome: outcome, obs: obs, holding: holding})
 	return errors.Join(errs...)
 }
@@ -177,7 +176,6 @@ func (s *Service) saveController(p *pool, cs control.State, refitted bool) {
 // decision is what record publishes.
 type decision struct {
 	now     time.Time
-	took    time.Duration
 	mode    spec.Mode
 	capa    actuator.Capacity
 	known   bool
@@ -211,7 +209,7 @@ func (s *Service) record(p *pool, d decision) {
 	}
 	s.mu.Lock()
 	st := &p.status
-	st.At, st.DecidedIn = d.now, Duration(d.took)
+	st.At = d.now
 	st.Current, st.CurrentKnown = d.capa.Current, d.known
 	st.Wished, st.Desired, st.LimitedBy = d.step.Desired, desired, d.res.LimitedBy
 	st.Outcome, st.NextChangeAt, st.Applied = d.outcome, d.res.NextChangeAt, applied

@@ -49,12 +49,14 @@ func (a controllerMark) equal(b controllerMark) bool {
 }
 
 // newController builds a pool's planner configuration and controller.
-func newController(ps spec.Pool) (planner.Config, *control.Controller, error) {
+func (s *Service) newController(ps spec.Pool) (planner.Config, *control.Controller, error) {
 	plan, err := ps.Planner()
 	if err != nil {
 		return plan, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
 	}
-	ctl, err := control.New(plan, ps.Settings())
+	set := ps.Settings()
+	set.NewModel = s.deps.NewModel
+	ctl, err := control.New(plan, set)
 	if err != nil {
 		return plan, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
 	}
@@ -63,7 +65,7 @@ func newController(ps spec.Pool) (planner.Config, *control.Controller, error) {
 
 // newPool builds a pool's planner, controller and back-end.
 func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
-	plan, ctl, err := newController(ps)
+	plan, ctl, err := s.newController(ps)
 	if err != nil {
 		return nil, err
 	}
@@ -96,13 +98,13 @@ func (s *Service) newSafe(ctx context.Context, ps spec.Pool) (*actuator.Safe, er
 
 // rebuild prepares a changed pool: a new controller (restored at the swap)
 // and, when the back-end or its limits changed, a new back-end.
-func (s *Service) rebuild(ctx context.Context, p *pool, ps spec.Pool) (*pool, error) {
-	plan, ctl, err := newController(ps)
+func (s *Service) rebuild(ctx context.Context, was, ps spec.Pool) (*pool, error) {
+	plan, ctl, err := s.newController(ps)
 	if err != nil {
 		return nil, err
 	}
 	np := &pool{spec: ps, plan: plan, ctl: ctl}
-	a, b := p.spec.Actuator(), ps.Actuator()
+	a, b := was.Actuator(), ps.Actuator()
 	if a.Backend != b.Backend || a.Min != b.Min || a.Max != b.Max || a.MaxStep != b.MaxStep ||
 		a.MinInterval != b.MinInterval || fmt.Sprint(a.Options) != fmt.Sprint(b.Options) {
 		if np.act, err = s.newSafe(ctx, ps); err != nil {

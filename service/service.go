@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/model"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/spec"
@@ -42,6 +43,9 @@ type Deps struct {
 	// Redactor masks secrets in the error texts the API and logs show;
 	// nil masks nothing.
 	Redactor *redact.Redactor
+	// NewModel builds each pool's forecasting model for its seasonal
+	// periods (in steps); nil means the controller's default, model/auto.
+	NewModel func(periods []int) model.Forecaster
 	// DrainTimeout bounds how long a stopping service waits for the
 	// decisions in flight (default 20s, within Kubernetes' 30s grace).
 	DrainTimeout time.Duration
@@ -222,11 +226,13 @@ func (s *Service) runDecision(ctx context.Context, p *pool, now time.Time, inter
 
 	ctx, cancel := context.WithTimeout(ctx, interval)
 	done := make(chan error, 1)
+	began := time.Now()
 	go func() {
 		defer cancel()
 		err := s.decide(ctx, p, now, interval)
 		s.mu.Lock()
 		p.busySince = time.Time{}
+		p.status.DecidedIn = Duration(time.Since(began))
 		if err != nil {
 			s.fail(p, now, err)
 		} else {
@@ -273,8 +279,9 @@ func (s *Service) Reload(ctx context.Context, file *spec.File) error {
 	defer s.tickMu.Unlock()
 	s.mu.Lock()
 	old := map[string]*pool{}
+	specs := map[*pool]spec.Pool{}
 	for _, p := range s.pools {
-		old[p.spec.Name] = p
+		old[p.spec.Name], specs[p] = p, p.spec
 	}
 	cur := s.file
 	s.mu.Unlock()
@@ -285,10 +292,10 @@ func (s *Service) Reload(ctx context.Context, file *spec.File) error {
 	for _, ps := range file.Pools {
 		p, ok := old[ps.Name]
 		switch {
-		case ok && p.spec.Equal(ps):
+		case ok && specs[p].Equal(ps):
 			next = append(next, p)
 		case ok:
-			np, err := s.rebuild(ctx, p, ps)
+			np, err := s.rebuild(ctx, specs[p], ps)
 			if err != nil {
 				errs = append(errs, err)
 				continue
