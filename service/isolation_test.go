@@ -85,7 +85,7 @@ func isolationRig(t *testing.T, stuck *actuatortest.Fake) (*Service, *actuatorte
 	now := time.Now()
 	var pts []store.Point
 	for _, m := range []string{"hung_rps", "kube_rps", "fine_rps", "stuck_rps"} {
-		for ts := now.Add(-time.Minute); ts.Before(now.Add(10*time.Second)); ts = ts.Add(100 * time.Millisecond) {
+		for ts := now.Add(-time.Minute); ts.Before(now.Add(10 * time.Second)); ts = ts.Add(100 * time.Millisecond) {
 			pts = append(pts, store.Point{Measurement: m, Tags: map[string]string{"pool": "x"}, Value: 5, Time: ts})
 		}
 	}
