@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/spec"
 )
@@ -280,4 +283,28 @@ func (r reactiveClocks) state() planner.ReactiveState {
 
 func planFor(at time.Time, desired int, reason string) planner.Step {
 	return planner.Step{At: at, Desired: desired, Reason: reason}
+}
+
+// A secret a back-end echoes in its error reaches neither the pool's
+// status nor the API: both go through the service's redactor.
+func TestSecretsAreMaskedInStatusAndAPI(t *testing.T) {
+	const secret = "AKLT-very-secret-key-0123456789"
+	r := newRigWith(t, 1, floor30(spec.ModeActive), func(d *Deps) { d.Redactor = redact.New(secret) })
+	r.fake.OnScale = func(string, int, int) error {
+		return fmt.Errorf("proxy said: bad signature for key %s: %w", secret, actuator.ErrRejected)
+	}
+	r.writeDemand(t, r.clock.Now().Add(-time.Minute), r.clock.Now(), func(time.Time) float64 { return 5 })
+	r.svc.Tick(context.Background())
+	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/v1/pools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	st := r.svc.Status()[0]
+	if !strings.Contains(st.Error, "bad signature for key "+redact.Mask) || strings.Contains(st.Error, secret) || strings.Contains(string(body), secret) {
+		t.Errorf("status error %q; API %s", st.Error, body)
+	}
 }
