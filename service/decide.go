@@ -43,7 +43,7 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	capa, known, err := p.act.ReadCapacity(ctx, name)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("reading capacity: %w", err))
-		s.saveController(p, p.ctl.State(), refitted)
+		s.saveController(p, now, refitted, false)
 		return errors.Join(errs...)
 	}
 	// The reactive rules step from what the pool was last asked for
@@ -71,9 +71,8 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	default:
 		step = p.ctl.Decide(now, obs, current)
 	}
-	cs := p.ctl.State()
-	if mode != spec.ModePaused && !holding {
-		step = p.holdScaleIn(step, current, cs.Reactive)
+	if mode != spec.ModePaused && !holding && !p.spec.ScaleInOnForecast && step.Desired < current {
+		step = p.holdScaleIn(step, current, p.ctl.State().Reactive)
 	}
 
 	var res actuator.Result
@@ -98,7 +97,7 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 			errs = append(errs, fmt.Errorf("previewing %d: %w", step.Desired, err))
 		}
 	}
-	s.saveController(p, cs, refitted)
+	s.saveController(p, now, refitted, outcome == OutcomeApplied || outcome == OutcomeLimited)
 	s.record(p, decision{now: now, mode: mode, capa: capa, known: known, step: step,
 		res: res, outcome: outcome, obs: obs, holding: holding})
 	return errors.Join(errs...)
@@ -150,16 +149,41 @@ func outcomeOf(res actuator.Result, err error) string {
 	return OutcomeApplied
 }
 
-// saveController writes the controller's memory to the state file when it
-// changed since the last save: after a refit, a gate level change or a
-// reactive clock moving. The decisions in between change nothing saved.
-func (s *Service) saveController(p *pool, cs control.State, refitted bool) {
+// When the controller's memory is saved. Encoding it (control.State,
+// gob) takes about a millisecond and a half per pool, as long as the rest
+// of a decision, so it is saved when it matters rather than every tick:
+//   - with every change made (the reactive cooldowns start), and after a
+//     refit that moved the gate (a demoted model stays demoted);
+//   - after every refitSaveEvery-th refit otherwise, keeping the gate's
+//     scores fresh (a restart refits at once from the scores saved);
+//   - every clockSaveEvery when a reactive hold clock moved (since when
+//     utilisation has been high or low): a crash loses at most that much
+//     of a hold spell, which can only delay the next reactive action.
+const (
+	refitSaveEvery = 6
+	clockSaveEvery = 5 * time.Minute
+)
+
+// saveController writes the controller's memory to the state file when
+// the rules above say so.
+func (s *Service) saveController(p *pool, at time.Time, refitted, changed bool) {
 	db := s.deps.State
 	if db == nil || s.deps.Preview {
 		return
 	}
+	if refitted {
+		p.refitsUnsaved++
+	}
+	due := changed || p.refitsUnsaved >= refitSaveEvery
+	if !due && !refitted && at.Sub(p.savedAt) < clockSaveEvery {
+		return
+	}
+	cs := p.ctl.State()
 	mark := markOf(cs)
-	if !refitted && mark.equal(p.saved) {
+	if !due && mark.level == p.saved.level && (refitted || mark.reactiveEqual(p.saved)) {
+		if !refitted {
+			p.savedAt = at
+		}
 		return
 	}
 	data, err := cs.Encode()
@@ -170,7 +194,7 @@ func (s *Service) saveController(p *pool, cs control.State, refitted bool) {
 		s.log.Error("pool state not saved; a restart may forget the gate and the reactive clocks", "pool", p.spec.Name, "err", err)
 		return
 	}
-	p.saved = mark
+	p.saved, p.savedAt, p.refitsUnsaved = mark, at, 0
 }
 
 // decision is what record publishes.

@@ -20,10 +20,12 @@ type pool struct {
 	ctl  *control.Controller
 	act  *actuator.Safe
 
-	nextRefit time.Time
-	saved     controllerMark // what the state file holds of ctl
-	lastSeen  time.Time      // the previous decision, for the billing counters
-	paused    bool           // the last decision was paused
+	nextRefit     time.Time
+	saved         controllerMark // what the state file holds of ctl
+	savedAt       time.Time      // when it was saved (the tick's now)
+	refitsUnsaved int            // refits since it was saved
+	lastSeen      time.Time      // the previous decision, for the billing counters
+	paused        bool           // the last decision was paused
 
 	// Guarded by s.mu.
 	mode      spec.Mode
@@ -33,19 +35,18 @@ type pool struct {
 	status    PoolStatus
 }
 
-// controllerMark is what changes when the controller's memory needs saving:
-// a refit, a gate level, or a reactive clock.
+// controllerMark is what the saving rules compare (saveController): the
+// gate level and the reactive rules' memory.
 type controllerMark struct {
-	refit    time.Time
 	level    string
 	reactive planner.ReactiveState
 }
 
-func (a controllerMark) equal(b controllerMark) bool {
+// reactiveEqual reports whether the reactive rules' memory is the same.
+func (a controllerMark) reactiveEqual(b controllerMark) bool {
 	ra, rb := a.reactive, b.reactive
-	return a.refit.Equal(b.refit) && a.level == b.level && ra.Desired == rb.Desired &&
-		ra.HighSince.Equal(rb.HighSince) && ra.QueueSince.Equal(rb.QueueSince) && ra.LowSince.Equal(rb.LowSince) &&
-		ra.LastOut.Equal(rb.LastOut) && ra.LastAction.Equal(rb.LastAction)
+	return ra.Desired == rb.Desired && ra.HighSince.Equal(rb.HighSince) && ra.QueueSince.Equal(rb.QueueSince) &&
+		ra.LowSince.Equal(rb.LowSince) && ra.LastOut.Equal(rb.LastOut) && ra.LastAction.Equal(rb.LastAction)
 }
 
 // newController builds a pool's planner configuration and controller.
@@ -190,7 +191,7 @@ func (s *Service) restore(p *pool) {
 }
 
 func markOf(st control.State) controllerMark {
-	return controllerMark{refit: st.Refit.At, level: st.Level, reactive: st.Reactive}
+	return controllerMark{level: st.Level, reactive: st.Reactive}
 }
 
 // configMode is the mode the configuration file gives the pool.

@@ -59,3 +59,31 @@ func TestClearMode(t *testing.T) {
 		t.Errorf("mode = %+v after clearing", got.Mode)
 	}
 }
+
+// A late save never overwrites a newer one: a confirmation saved without
+// waiting cannot undo the next pending change, even across a reopen.
+func TestNewestSaveWins(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := state.Open(path, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	for i := range 50 { // confirmations (not waited for) and pending changes (waited for), interleaved
+		db.SaveActuator("a", actuator.Memory{LastChange: actuator.Change{At: at.Add(time.Duration(i) * time.Minute), To: i}})
+		db.SaveActuator("a", actuator.Memory{LastChange: actuator.Change{At: at.Add(time.Duration(i) * time.Minute), To: i + 1, Pending: true}})
+	}
+	db.Close()
+	db, err = state.Open(path, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got, _ := db.Load("a"); got.Actuator == nil || got.Actuator.LastChange.To != 50 || !got.Actuator.LastChange.Pending {
+		t.Fatalf("loaded %+v, want the last pending change (to 50)", got.Actuator)
+	}
+	db.SaveActuator("a", actuator.Memory{LastChange: actuator.Change{To: 51, Pending: true}})
+	if got, _ := db.Load("a"); got.Actuator.LastChange.To != 51 {
+		t.Errorf("a save after the reopen lost to an older one: %+v", got.Actuator)
+	}
+}
