@@ -156,7 +156,7 @@ pools:
 			done := make(chan int, 1)
 			go func() {
 				done <- run(ctx, []string{"serve", "--config", cfg, "--store", "embedded:" + filepath.Join(t.TempDir(), "db"),
-					"--listen", "127.0.0.1:0", "--keda-listen", tt.kedaListen}, &stdout, &stderr)
+					"--state", filepath.Join(t.TempDir(), "state.db"), "--listen", "127.0.0.1:0", "--keda-listen", tt.kedaListen}, &stdout, &stderr)
 			}()
 			if tt.wantCode == 0 {
 				time.Sleep(300 * time.Millisecond) // let it start serving
@@ -515,5 +515,57 @@ func TestSignals(t *testing.T) {
 	}
 	if strings.Contains(p.out.String(), "pool decision failed") {
 		t.Errorf("failure lines on a clean stop:\n%s", p.out.String())
+	}
+}
+
+// serve --once previews: it applies nothing unless the pool is active and
+// --apply is given; it reads the real fleet either way.
+func TestServeOnceAppliesOnlyActivePoolsWithApply(t *testing.T) {
+	t.Setenv("PREWARM_RELEASE_TOKEN", "")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "token"), []byte(scaleToken), 0o600)
+	dbPath := filepath.Join(dir, "prewarm.db")
+	db, err := embedded.Open(dbPath, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Write(context.Background(), []store.Point{{Measurement: "service_request_rate", Tags: map[string]string{"pool": "sd"}, Value: 5, Time: time.Now()}})
+	db.Close()
+	for _, tt := range []struct {
+		mode  string
+		apply bool
+		want  []int
+	}{
+		{"forecast-only", true, nil},
+		{"active", false, nil},
+		{"active", true, []int{5}},
+	} {
+		t.Run(fmt.Sprintf("%s apply=%v", tt.mode, tt.apply), func(t *testing.T) {
+			api := newScaleAPI(t, 1)
+			cfg := filepath.Join(t.TempDir(), "forecaster.yaml")
+			os.WriteFile(cfg, []byte(fmt.Sprintf(`pools:
+  - {name: sd, backend: kubescale, mode: %s, min: 1, max: 40, max_step: 4, rps_per_instance: 10,
+     windows: "daily 00:00-24:00 at least 30",
+     options: {api_server: %q, namespace: inference, workload: sd, token_file: %q}}
+`, tt.mode, api.srv.URL, filepath.Join(dir, "token"))), 0o600)
+			args := []string{"serve", "--config", cfg, "--store", "embedded:" + dbPath, "--state", filepath.Join(t.TempDir(), "state.db"), "--once"}
+			if tt.apply {
+				args = append(args, "--apply")
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if got := api.changes(); !slices.Equal(got, tt.want) {
+				t.Errorf("changes %v, want %v", got, tt.want)
+			}
+			var pools []service.PoolStatus
+			if err := json.Unmarshal(stdout.Bytes(), &pools); err != nil || len(pools) != 1 || pools[0].Wished != 30 || pools[0].Current != 1 {
+				t.Errorf("stdout %s (%v), want the pool at 1 wishing 30", stdout.String(), err)
+			}
+		})
+	}
+	if code := run(context.Background(), []string{"serve", "--config", "x.yaml", "--apply"}, io.Discard, io.Discard); code != 2 {
+		t.Errorf("--apply without --once: exit %d, want 2", code)
 	}
 }
