@@ -135,9 +135,14 @@ func (m *Metrics) refit(pool string, took time.Duration) {
 	}
 }
 
-func (m *Metrics) failure(pool string) {
-	if m != nil {
-		m.failures.WithLabelValues(pool).Inc()
+// failure counts a failed tick; undecided adds the decision's outcome
+// "failed" (a decision that got to apply was counted by its outcome).
+func (m *Metrics) failure(pool string, undecided bool) {
+	if m == nil {
+		return
+	}
+	m.failures.WithLabelValues(pool).Inc()
+	if undecided {
 		m.decisions.WithLabelValues(pool, OutcomeFailed).Inc()
 	}
 }

@@ -255,12 +255,19 @@ func (s *Service) runDecision(ctx context.Context, p *pool, now time.Time, inter
 	}
 }
 
-// fail records a failed decision. s.mu held.
+// fail records a failed decision. A decision that got as far as applying
+// (or previewing) keeps that outcome, with the error beside it (a pool
+// held on its floors while the store is down was still changed); one that
+// did not is failed. s.mu held.
 func (s *Service) fail(p *pool, now time.Time, err error) {
 	msg := s.deps.Redactor.String(err.Error())
-	p.status.At, p.status.Error, p.status.Outcome = now, msg, OutcomeFailed
+	decided := p.status.At.Equal(now) && p.status.Outcome != ""
+	p.status.At, p.status.Error = now, msg
+	if !decided {
+		p.status.Outcome = OutcomeFailed
+	}
 	s.log.Warn("pool decision failed", "pool", p.spec.Name, "err", msg)
-	s.deps.Metrics.failure(p.spec.Name)
+	s.deps.Metrics.failure(p.spec.Name, !decided)
 }
 
 // Reload replaces the configuration with file (already checked by
