@@ -300,33 +300,27 @@ func freeAddr(t *testing.T) string {
 	return lis.Addr().String()
 }
 
-// process is a started binary whose output is kept.
+// process is a started binary whose output goes to a file.
 type process struct {
 	cmd *exec.Cmd
-	out *syncBuffer
+	log string
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// output returns what the process wrote so far.
+func (p *process) output() string {
+	b, _ := os.ReadFile(p.log)
+	return string(b)
 }
 
 func start(t *testing.T, bin string, env []string, args ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command(bin, args...), out: &syncBuffer{}}
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	log, err := os.CreateTemp(t.TempDir(), "output-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	p := &process{cmd: exec.Command(bin, args...), log: log.Name()}
+	p.cmd.Stdout, p.cmd.Stderr = log, log
 	p.cmd.Env = append(os.Environ(), env...)
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -498,23 +492,23 @@ func TestSignals(t *testing.T) {
 	good, _ := os.ReadFile(r.config)
 	os.WriteFile(r.config, []byte(strings.Replace(string(good), "min_interval: 10m", "min_interval: soon", 1)), 0o600)
 	p.cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(p.out.String(), "configuration not reloaded") })
-	if _, ok := poolStatus(addr); !ok || !strings.Contains(p.out.String(), "pools[0].min_interval") {
-		t.Errorf("after a bad SIGHUP: serving %v; log:\n%s", ok, p.out.String())
+	waitFor(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(p.output(), "configuration not reloaded") })
+	if _, ok := poolStatus(addr); !ok || !strings.Contains(p.output(), "pools[0].min_interval") {
+		t.Errorf("after a bad SIGHUP: serving %v; log:\n%s", ok, p.output())
 	}
 	os.WriteFile(r.config, []byte(strings.Replace(string(good), "max: 40", "max: 20", 1)), 0o600)
 	p.cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, 10*time.Second, "the reload", func() bool { return strings.Contains(p.out.String(), "configuration reloaded on SIGHUP") })
+	waitFor(t, 10*time.Second, "the reload", func() bool { return strings.Contains(p.output(), "configuration reloaded on SIGHUP") })
 	waitFor(t, 15*time.Second, "a decision with the new max", func() bool {
 		st, ok := poolStatus(addr)
 		return ok && st.Wished == 20
 	})
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if err := p.cmd.Wait(); err != nil {
-		t.Errorf("exit after SIGTERM: %v\n%s", err, p.out.String())
+		t.Errorf("exit after SIGTERM: %v\n%s", err, p.output())
 	}
-	if strings.Contains(p.out.String(), "pool decision failed") {
-		t.Errorf("failure lines on a clean stop:\n%s", p.out.String())
+	if strings.Contains(p.output(), "pool decision failed") {
+		t.Errorf("failure lines on a clean stop:\n%s", p.output())
 	}
 }
 
