@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -77,59 +74,6 @@ func (a *auditLog) write(rec AuditRecord) error {
 	}
 	return nil
 }
-
-// redactor replaces known secret values in free text.
-type redactor struct{ secrets []string }
-
-const redacted = "[REDACTED]"
-
-func newRedactor(secrets []string) redactor {
-	var keep []string
-	for _, s := range secrets {
-		// Very short "secrets" would redact ordinary words; real keys are long.
-		if len(s) < 4 {
-			continue
-		}
-		// A secret can reach an error inside a URL or a form body
-		// (signed query strings, echoed requests), escaped: redact those
-		// spellings too. Secret keys are base64-like, so '+', '/' and '='
-		// make the escaped forms differ.
-		for _, v := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
-			if !slices.Contains(keep, v) {
-				keep = append(keep, v)
-			}
-		}
-	}
-	return redactor{secrets: keep}
-}
-
-func (r redactor) text(s string) string {
-	for _, secret := range r.secrets {
-		s = strings.ReplaceAll(s, secret, redacted)
-	}
-	return s
-}
-
-// err returns err unchanged when its message holds no secret, otherwise an
-// error with the redacted message that still unwraps to err for errors.Is.
-func (r redactor) err(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if clean := r.text(msg); clean != msg {
-		return &redactedError{msg: clean, err: err}
-	}
-	return err
-}
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
 
 func intPtr(v int) *int { return &v }
 

@@ -3,78 +3,13 @@ package actuator_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
 )
-
-func TestLoadConfigGood(t *testing.T) {
-	cfg, err := actuator.LoadConfig(filepath.Join("testdata", "pools.good.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := actuator.PoolConfig{Name: "scg-sd-pool", Backend: "volcengine", Min: 1, Max: 16, MaxStep: 4,
-		MinInterval: 2 * time.Minute, Options: map[string]string{"region": "cn-beijing"}}
-	got, ok := cfg.Pool("scg-sd-pool")
-	if !ok || got.Name != want.Name || got.Backend != want.Backend || got.Min != want.Min || got.Max != want.Max ||
-		got.MaxStep != want.MaxStep || got.MinInterval != want.MinInterval || got.Options["region"] != "cn-beijing" {
-		t.Errorf("pool = %+v, want %+v", got, want)
-	}
-	if len(cfg.Pools) != 2 {
-		t.Errorf("pools = %d, want 2", len(cfg.Pools))
-	}
-}
-
-func TestLoadConfigBad(t *testing.T) {
-	tests := []struct {
-		file string
-		want []string // substrings of the error
-	}{
-		{"unknown_field.bad.yml", []string{"line 5", `unknown field "maxstep"`}},
-		{"max_below_min.bad.yml", []string{"line 5", `pool "sd-pool"`, "max: must be ≥ min (4), got 2"}},
-		{"negative_step.bad.yml", []string{"line 8", `pool "b"`, "max_step"}},
-		{"duplicate.bad.yml", []string{`pool "a"`, "defined twice"}},
-		{"bad_interval.bad.yml", []string{"line 5", "soon"}},
-		{"no_backend.bad.yml", []string{"backend: is required"}},
-		{"empty.bad.yml", []string{"no pools"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			_, err := actuator.LoadConfig(filepath.Join("testdata", tt.file))
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-			if !strings.Contains(err.Error(), tt.file) {
-				t.Errorf("error %q does not name the file", err)
-			}
-		})
-	}
-}
-
-func FuzzParseConfig(f *testing.F) {
-	f.Add([]byte("pools:\n  - name: a\n    backend: keda\n    max: 2\n"))
-	f.Add([]byte("pools:\n  - {name: a, backend: x, min: 3, max: 2, min_interval: 1h}\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := actuator.ParseConfig(data, "fuzz.yml")
-		if err != nil {
-			return
-		}
-		for _, p := range cfg.Pools {
-			if verr := p.Validate(); verr != nil {
-				t.Fatalf("accepted an invalid pool: %v", verr)
-			}
-		}
-	})
-}
 
 func TestRegistry(t *testing.T) {
 	r := actuator.NewRegistry()
@@ -86,10 +21,14 @@ func TestRegistry(t *testing.T) {
 	failing := func(ctx context.Context, cfg actuator.PoolConfig) (actuator.Actuator, error) {
 		return nil, errors.New("option region: required")
 	}
-	for name, f := range map[string]actuator.Factory{"fake": fake, "failing": failing} {
-		if err := r.Register(name, f); err != nil {
-			t.Fatal(err)
-		}
+	if err := r.Register("fake", fake, "region", "endpoint"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Register("failing", failing); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.OptionKeys(); fmt.Sprint(got) != "map[failing:[] fake:[endpoint region]]" {
+		t.Errorf("OptionKeys = %v", got)
 	}
 	if err := r.Register("fake", fake); err == nil {
 		t.Error("registering a name twice: no error")
@@ -109,6 +48,11 @@ func TestRegistry(t *testing.T) {
 		isErr   error
 	}{
 		{"built", "fake", good, nil, nil},
+		{"declared option", "fake", actuator.PoolConfig{Name: "p", Backend: "fake", Max: 3, Options: map[string]string{"region": "x"}}, nil, nil},
+		{"undeclared option is a typo", "fake", actuator.PoolConfig{Name: "p", Backend: "fake", Max: 3, Options: map[string]string{"regoin": "x"}},
+			[]string{"options.regoin", "unknown option of back-end fake (known: endpoint, region)"}, actuator.ErrInvalidConfig},
+		{"a back-end without options takes none", "failing", actuator.PoolConfig{Name: "p", Backend: "failing", Max: 3, Options: map[string]string{"x": "1"}},
+			[]string{"options.x", "(known: none)"}, actuator.ErrInvalidConfig},
 		{"unknown lists names", "volcano", good, []string{`"volcano"`, "registered: failing, fake"}, actuator.ErrUnknownBackend},
 		{"invalid config", "fake", actuator.PoolConfig{Name: "p", Backend: "fake"}, []string{"max"}, actuator.ErrInvalidConfig},
 		{"factory error wrapped", "failing", good, []string{"building failing actuator", "option region"}, nil},

@@ -12,16 +12,24 @@ package actuator
 // Wiring, in main:
 //
 //	reg := actuator.NewRegistry()
-//	_ = reg.Register(dryrun.Name, dryrun.Factory(logger))      // and keda, simulated, volcengine
-//	cfg, err := actuator.LoadConfig("pools.yml")                // or embed []actuator.PoolConfig
+//	_ = reg.Register(dryrun.Name, dryrun.Factory(logger), dryrun.OptionKeys...) // and keda, simulated, volcengine
+//	file, err := spec.Load("forecaster.yaml", reg.OptionKeys())                 // the one pool spec
 //	metrics, err := actuator.NewMetrics(prometheus.DefaultRegisterer)
-//	audit := actuator.NewSyncWriter(auditFile)                  // shared by every Safe
-//	for _, pool := range cfg.Pools {
+//	audit := actuator.NewSyncWriter(auditFile)                                   // shared by every Safe
+//	for _, p := range file.Pools {
+//		pool := p.Actuator()
 //		inner, err := reg.New(ctx, pool.Backend, pool)
 //		safe := actuator.NewSafe(inner, actuator.SafetyOptions{
-//			Pools: []actuator.PoolConfig{pool}, Audit: audit, Metrics: metrics})
+//			Pools: []actuator.PoolConfig{pool}, Audit: audit, Metrics: metrics,
+//			Redactor: redactor, Persist: saveMemory})
+//		_ = safe.Restore(pool.Name, savedMemory)   // after a restart
 //		_ = safe.Apply(ctx, pool.Name, plannedInstances, "forecast p95 ...")
 //	}
+//
+// Safe's memory of each pool (its last change, the last schedule it
+// published) is what min_interval and max_step count from; Persist saves
+// it before every change and Restore puts it back after a restart, so a
+// crash loop cannot scale faster than min_interval allows.
 //
 // Back-ends report failures by wrapping ErrThrottled, ErrTransient or
 // ErrRejected; Safe retries the first two. A back-end whose API takes a

@@ -18,4 +18,7 @@ var (
 	ErrUnknownBackend = errors.New("unknown actuator back-end")
 	// ErrInvalidConfig: a pool configuration failed validation.
 	ErrInvalidConfig = errors.New("invalid actuator configuration")
+	// ErrNotPersisted: the change could not be recorded (SafetyOptions.
+	// Persist failed), so it was not made.
+	ErrNotPersisted = errors.New("change not recorded, so not made")
 )

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/redact"
 )
 
 // Operation names used in audit records, metrics and logs.
@@ -87,9 +88,19 @@ type SafetyOptions struct {
 	Logger *slog.Logger
 	// OnAlert, if set, is called (synchronously) when a breaker opens.
 	OnAlert func(Alert)
-	// Secrets are values (access keys, tokens) replaced by [REDACTED] in
+	// Redactor replaces the secrets it knows (access keys, tokens) in
 	// audit lines, logs and returned errors, should a back-end leak one.
-	Secrets []string
+	// Build one per binary from every secret (package redact) and share
+	// it. Nil: nothing is redacted.
+	Redactor *redact.Redactor
+	// Persist, if set, saves a pool's Memory durably. Safe calls it with
+	// the change marked pending before it asks the back-end (a Persist
+	// error then cancels the change: an action that could not be recorded
+	// is not taken), again once the back-end answered, and after a
+	// schedule is published. Restore the saved Memory at start, so a
+	// restart keeps min_interval and max_step counting from the last
+	// change instead of from zero.
+	Persist func(pool string, m Memory) error
 
 	// Now is the clock. Nil: time.Now.
 	Now func() time.Time
@@ -129,7 +140,7 @@ type Safe struct {
 	opts    SafetyOptions
 	log     *slog.Logger
 	audit   *auditLog
-	redact  redactor
+	redact  *redact.Redactor
 	pools   map[string]*poolState
 	release *breaker
 }
@@ -142,12 +153,89 @@ type poolState struct {
 	configErr error // the pool's configuration is invalid: refuse every call
 
 	mu           sync.Mutex // serialises changes to the pool
-	lastChange   time.Time  // when the back-end last accepted a change
-	lastApplied  int        // valid when applied
-	applied      bool
+	last         Change     // the last change made (At zero: none yet)
 	lastSchedule planner.Schedule
 	published    bool
 	breaker      *breaker
+}
+
+// applied reports whether a change is remembered, and its size.
+func (p *poolState) applied() (int, bool) { return p.last.To, !p.last.At.IsZero() }
+
+// memory returns what p remembers. p.mu held.
+func (p *poolState) memory() Memory {
+	return Memory{LastChange: p.last, Schedule: slices.Clone(p.lastSchedule), Published: p.published}
+}
+
+// Change is one change Safe sent to a pool's back-end, the memory its rate
+// limit (min_interval) and step limit (max_step) count from.
+type Change struct {
+	// At is when the change was decided; min_interval counts from it.
+	At time.Time `json:"at"`
+	// From is the size the pool was asked to leave (-1: unknown, for a
+	// back-end that cannot report its size); To the size asked for.
+	From int `json:"from"`
+	To   int `json:"to"`
+	// RequestID is the change's idempotency token (the audit line's
+	// request_id).
+	RequestID string `json:"request_id"`
+	// Pending marks a change recorded before the back-end answered. A
+	// restored pending change counts as made: after a crash mid-call the
+	// next change waits out min_interval rather than risk a second one.
+	Pending bool `json:"pending,omitempty"`
+}
+
+// Memory is what Safe remembers about one pool between calls: its last
+// change and the last schedule it published. Persist saves it; Restore
+// puts it back after a restart.
+type Memory struct {
+	// LastChange is the last change made; its At is zero before the first.
+	LastChange Change `json:"last_change"`
+	// Schedule is the last schedule published (Published: one was).
+	Schedule  planner.Schedule `json:"schedule,omitempty"`
+	Published bool             `json:"published,omitempty"`
+}
+
+// Memory returns what Safe remembers about pool.
+func (s *Safe) Memory(pool string) (Memory, error) {
+	p, ok := s.pools[pool]
+	if !ok {
+		return Memory{}, s.unknownPool(pool)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.memory(), nil
+}
+
+// Restore replaces what Safe remembers about pool with m, saved by Persist
+// before a restart. A change dated in the future (a clock stepped back
+// since) is taken as made now, so it can only delay the next change.
+func (s *Safe) Restore(pool string, m Memory) error {
+	p, ok := s.pools[pool]
+	if !ok {
+		return s.unknownPool(pool)
+	}
+	if m.LastChange.To < 0 || m.LastChange.To > s.opts.MaxSaneDesired {
+		return fmt.Errorf("%w: pool %q: restored change to %d is outside [0, %d]", ErrInvalidDesired, pool, m.LastChange.To, s.opts.MaxSaneDesired)
+	}
+	if now := s.opts.Now(); m.LastChange.At.After(now) {
+		m.LastChange.At = now
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last, p.lastSchedule, p.published = m.LastChange, slices.Clone(m.Schedule), m.Published
+	return nil
+}
+
+// persist saves p's memory when a Persist hook is set. p.mu held.
+func (s *Safe) persist(p *poolState) error {
+	if s.opts.Persist == nil {
+		return nil
+	}
+	if err := s.opts.Persist(p.cfg.Name, p.memory()); err != nil {
+		return fmt.Errorf("%w: pool %q: %w", ErrNotPersisted, p.cfg.Name, err)
+	}
+	return nil
 }
 
 // NewSafe wraps inner with the safety rules configured by opts. A pool whose
@@ -162,7 +250,7 @@ func NewSafe(inner Actuator, opts SafetyOptions) *Safe {
 		opts:    opts,
 		log:     opts.Logger.With("component", "actuator", "backend", inner.Name()),
 		audit:   &auditLog{w: opts.Audit},
-		redact:  newRedactor(opts.Secrets),
+		redact:  opts.Redactor,
 		pools:   map[string]*poolState{},
 		release: &breaker{threshold: opts.Breaker.FailureThreshold, coolOff: opts.Breaker.CoolOff},
 	}
@@ -250,20 +338,28 @@ func (s *Safe) BreakerState(pool string) BreakerState {
 }
 
 // Capacity reads the pool's size through the retry policy. It is not
-// subject to the breaker, so operators can always look.
+// subject to the breaker, so operators can always look. A back-end that
+// cannot report its size reads as the zero Capacity; ReadCapacity tells.
 func (s *Safe) Capacity(ctx context.Context, pool string) (Capacity, error) {
+	c, _, err := s.ReadCapacity(ctx, pool)
+	return c, err
+}
+
+// ReadCapacity is Capacity saying whether the back-end reported the size
+// (known false: it cannot, actuator.ErrNotImplemented, and c is zero).
+func (s *Safe) ReadCapacity(ctx context.Context, pool string) (c Capacity, known bool, err error) {
 	p, err := s.pool(pool)
 	if err != nil {
 		s.countCall(OpCapacity, OutcomeRefused)
-		return Capacity{}, err
+		return Capacity{}, false, err
 	}
-	c, _, err := s.readCapacity(ctx, p)
+	c, known, err = s.readCapacity(ctx, p)
 	outcome := OutcomeOK
 	if err != nil {
 		outcome = outcomeOf(err)
 	}
 	s.countCall(OpCapacity, outcome)
-	return c, s.redact.err(err)
+	return c, known, s.redact.Error(err)
 }
 
 // Apply is SetDesired for fractional planner outputs: it refuses NaN,
@@ -286,17 +382,44 @@ func (s *Safe) Apply(ctx context.Context, pool string, desired float64, reason s
 // nil (the audit line says which rule limited it); the next call continues
 // stepping.
 func (s *Safe) SetDesired(ctx context.Context, pool string, desired int, reason string) error {
+	_, err := s.Resize(ctx, pool, desired, reason)
+	return err
+}
+
+// Result is what one Resize did or, from Preview, would do.
+type Result struct {
+	// From is the size stepped from (FromKnown false: the back-end cannot
+	// report it and nothing was applied before); To the size after bounds
+	// and max_step; LimitedBy the rule that changed the request ("min",
+	// "max", "max_step"), "" when none did.
+	From      int    `json:"from"`
+	FromKnown bool   `json:"from_known"`
+	To        int    `json:"to"`
+	LimitedBy string `json:"limited_by,omitempty"`
+	// Outcome is OutcomeOK (applied), OutcomeNoop (already there),
+	// OutcomeRateLimited (min_interval not over: nothing applied until
+	// NextChangeAt) or, for a failed call, the audit line's outcome.
+	Outcome      string    `json:"outcome"`
+	NextChangeAt time.Time `json:"next_change_at,omitzero"`
+	// RequestID is the call's idempotency token ("" for a preview).
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// Resize is SetDesired returning what it did: the sizes, the rule that
+// limited the request, and the outcome. A rate-limited change returns its
+// Result with an error wrapping ErrRateLimited.
+func (s *Safe) Resize(ctx context.Context, pool string, desired int, reason string) (Result, error) {
 	rec := AuditRecord{Op: OpSetDesired, Pool: pool, Requested: intPtr(desired), Reason: reason}
 	if desired < 0 || desired > s.opts.MaxSaneDesired {
 		err := fmt.Errorf("%w: pool %q: desired %d is outside [0, %d]; nothing applied",
 			ErrInvalidDesired, pool, desired, s.opts.MaxSaneDesired)
 		s.refuse(&rec, err)
-		return err
+		return Result{Outcome: OutcomeRefused}, err
 	}
 	p, err := s.pool(pool)
 	if err != nil {
 		s.refuse(&rec, err)
-		return err
+		return Result{Outcome: OutcomeRefused}, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -306,64 +429,129 @@ func (s *Safe) SetDesired(ctx context.Context, pool string, desired int, reason 
 	// refused every other tick.
 	decided := s.opts.Now()
 	if !s.admit(p.breaker, pool) {
-		return s.circuitOpen(&rec, pool)
+		return Result{Outcome: OutcomeCircuitOpen}, s.circuitOpen(&rec, pool)
 	}
 	ctx, rec.RequestID = s.withToken(ctx)
 
 	capacity, known, err := s.readCapacity(ctx, p)
 	if err != nil {
-		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("reading pool %q before changing it: %w", pool, err))
+		return Result{Outcome: OutcomeError}, s.fail(ctx, &rec, p.breaker, fmt.Errorf("reading pool %q before changing it: %w", pool, err))
 	}
-	// The size to step from: the back-end's, or, for a back-end that cannot
-	// report it, the last one Safe applied.
-	from, fromKnown := capacity.Desired, known
-	if !known && p.applied {
-		from, fromKnown = p.lastApplied, true
+	res, err := s.decide(p, capacity, known, desired, decided)
+	res.RequestID = rec.RequestID
+	if res.FromKnown {
+		rec.From = intPtr(res.From)
 	}
-	target, limitedBy, err := s.limit(p.cfg, capacity, from, fromKnown, desired)
-	if err != nil {
+	switch {
+	case err != nil && errors.Is(err, ErrRateLimited):
 		p.breaker.abandon()
-		if fromKnown {
-			rec.From = intPtr(from)
-		}
-		s.refuse(&rec, err)
-		return err
-	}
-	rec.To, rec.LimitedBy = intPtr(target), limitedBy
-	if fromKnown {
-		rec.From = intPtr(from)
-		if target == from {
-			s.succeed(p.breaker, pool)
-			s.finish(&rec, OutcomeNoop, nil)
-			s.log.Debug("pool already at desired size", "pool", pool, "desired", target)
-			return nil
-		}
-	}
-	if since := decided.Sub(p.lastChange); p.cfg.MinInterval > 0 && !p.lastChange.IsZero() && since < p.cfg.MinInterval {
-		p.breaker.abandon()
-		err := fmt.Errorf("%w: pool %q changed %s ago, min_interval is %s; %d → %d not applied",
-			ErrRateLimited, pool, since.Round(time.Millisecond), p.cfg.MinInterval, from, target)
+		rec.To, rec.LimitedBy = intPtr(res.To), res.LimitedBy
 		s.finish(&rec, OutcomeRateLimited, err)
-		return err
+		return res, err
+	case err != nil:
+		p.breaker.abandon()
+		s.refuse(&rec, err)
+		return res, err
+	}
+	rec.To, rec.LimitedBy = intPtr(res.To), res.LimitedBy
+	if res.Outcome == OutcomeNoop {
+		s.succeed(p.breaker, pool)
+		s.finish(&rec, OutcomeNoop, nil)
+		s.log.Debug("pool already at desired size", "pool", pool, "desired", res.To)
+		return res, nil
 	}
 
+	// Write ahead: the change is on record before the back-end hears of
+	// it, so a crash mid-call cannot let a restart repeat it at once.
+	before := p.last
+	from := res.From
+	if !res.FromKnown {
+		from = -1
+	}
+	p.last = Change{At: decided, From: from, To: res.To, RequestID: rec.RequestID, Pending: true}
+	if err := s.persist(p); err != nil {
+		p.last = before
+		p.breaker.abandon()
+		res.Outcome = OutcomeRefused
+		s.refuse(&rec, err)
+		return res, err
+	}
 	ctx, slot := withRequestIDSlot(ctx)
 	rec.Attempts, err = s.retry(ctx, OpSetDesired, func(ctx context.Context) error {
-		return s.inner.SetDesired(ctx, pool, target, reason)
+		return s.inner.SetDesired(ctx, pool, res.To, reason)
 	})
 	rec.ProviderRequestID = slot.get()
 	if err != nil {
-		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("setting pool %q to %d: %w", pool, target, err))
+		p.last = before
+		if perr := s.persist(p); perr != nil {
+			s.log.Error("could not record that a change failed; the next one may wait for min_interval", "pool", pool, "error", s.redact.String(perr.Error()))
+		}
+		res.Outcome = OutcomeError
+		return res, s.fail(ctx, &rec, p.breaker, fmt.Errorf("setting pool %q to %d: %w", pool, res.To, err))
 	}
-	p.lastChange, p.lastApplied, p.applied = decided, target, true
+	p.last.Pending = false
+	if err := s.persist(p); err != nil {
+		s.log.Error("change applied but not confirmed on record; a restart counts it as made", "pool", pool, "error", s.redact.String(err.Error()))
+	}
 	s.succeed(p.breaker, pool)
 	if m := s.opts.Metrics; m != nil {
-		m.desired.WithLabelValues(s.backend, pool).Set(float64(target))
+		m.desired.WithLabelValues(s.backend, pool).Set(float64(res.To))
 	}
+	res.Outcome = OutcomeOK
 	s.finish(&rec, OutcomeOK, nil)
-	s.log.Info("pool resized", "pool", pool, "from", from, "to", target, "requested", desired,
-		"limited_by", limitedBy, "reason", s.redact.text(reason), "request_id", rec.RequestID)
-	return nil
+	s.log.Info("pool resized", "pool", pool, "from", res.From, "to", res.To, "requested", desired,
+		"limited_by", res.LimitedBy, "reason", s.redact.String(reason), "request_id", rec.RequestID)
+	return res, nil
+}
+
+// Preview returns what Resize would do with desired for a pool whose
+// back-end reported c (known false: it cannot report its size), without
+// calling the back-end or writing an audit line: the forecast-only mode's
+// "would set". Its Outcome is OutcomeOK for a change that would be made.
+func (s *Safe) Preview(pool string, c Capacity, known bool, desired int) (Result, error) {
+	if desired < 0 || desired > s.opts.MaxSaneDesired {
+		return Result{Outcome: OutcomeRefused}, fmt.Errorf("%w: pool %q: desired %d is outside [0, %d]",
+			ErrInvalidDesired, pool, desired, s.opts.MaxSaneDesired)
+	}
+	p, err := s.pool(pool)
+	if err != nil {
+		return Result{Outcome: OutcomeRefused}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	res, err := s.decide(p, c, known, desired, s.opts.Now())
+	if err != nil && errors.Is(err, ErrRateLimited) {
+		return res, nil
+	}
+	return res, err
+}
+
+// decide applies the bounds, max_step and min_interval to desired for a
+// pool that reported c at now. p.mu held.
+func (s *Safe) decide(p *poolState, c Capacity, known bool, desired int, now time.Time) (Result, error) {
+	// The size to step from: the back-end's, or, for a back-end that cannot
+	// report it, the last one Safe applied.
+	res := Result{From: c.Desired, FromKnown: known}
+	if last, ok := p.applied(); !known && ok {
+		res.From, res.FromKnown = last, true
+	}
+	target, limitedBy, err := s.limit(p.cfg, c, res.From, res.FromKnown, desired)
+	if err != nil {
+		res.Outcome = OutcomeRefused
+		return res, err
+	}
+	res.To, res.LimitedBy = target, limitedBy
+	if res.FromKnown && target == res.From {
+		res.Outcome = OutcomeNoop
+		return res, nil
+	}
+	if since := now.Sub(p.last.At); p.cfg.MinInterval > 0 && !p.last.At.IsZero() && since < p.cfg.MinInterval {
+		res.Outcome, res.NextChangeAt = OutcomeRateLimited, p.last.At.Add(p.cfg.MinInterval)
+		return res, fmt.Errorf("%w: pool %q changed %s ago, min_interval is %s; %d → %d not applied",
+			ErrRateLimited, p.cfg.Name, since.Round(time.Millisecond), p.cfg.MinInterval, res.From, target)
+	}
+	res.Outcome = OutcomeOK
+	return res, nil
 }
 
 // limit applies the bounds (config and back-end) and the step limit. When
@@ -428,8 +616,8 @@ func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.S
 		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("reading pool %q before publishing its schedule: %w", pool, err))
 	}
 	prev, prevKnown := capacity.Desired, known
-	if !known && p.applied {
-		prev, prevKnown = p.lastApplied, true
+	if last, ok := p.applied(); !known && ok {
+		prev, prevKnown = last, true
 	}
 	limited := make(planner.Schedule, len(steps))
 	for i, st := range steps {
@@ -460,12 +648,15 @@ func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.S
 	if errors.Is(err, ErrNotImplemented) {
 		p.breaker.abandon()
 		s.finish(&rec, OutcomeNotImplemented, err)
-		return s.redact.err(err)
+		return s.redact.Error(err)
 	}
 	if err != nil {
 		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("publishing %d steps for pool %q: %w", len(limited), pool, err))
 	}
 	p.lastSchedule, p.published = limited, true
+	if err := s.persist(p); err != nil {
+		s.log.Warn("schedule published but not recorded; a restart publishes it again", "pool", pool, "error", s.redact.String(err.Error()))
+	}
 	s.succeed(p.breaker, pool)
 	s.finish(&rec, OutcomeOK, nil)
 	s.log.Info("schedule published", "pool", pool, "steps", len(limited), "request_id", rec.RequestID)
@@ -516,14 +707,14 @@ func (s *Safe) Release(ctx context.Context, instanceID, reason string) error {
 	if errors.Is(err, ErrNotImplemented) {
 		s.release.abandon()
 		s.finish(&rec, OutcomeNotImplemented, err)
-		return s.redact.err(err)
+		return s.redact.Error(err)
 	}
 	if err != nil {
 		return s.fail(ctx, &rec, s.release, fmt.Errorf("releasing instance %q: %w", instanceID, err))
 	}
 	s.succeed(s.release, "")
 	s.finish(&rec, OutcomeOK, nil)
-	s.log.Info("instance released", "instance", instanceID, "reason", s.redact.text(reason), "request_id", rec.RequestID)
+	s.log.Info("instance released", "instance", instanceID, "reason", s.redact.String(reason), "request_id", rec.RequestID)
 	return nil
 }
 
@@ -531,10 +722,14 @@ func (s *Safe) Release(ctx context.Context, instanceID, reason string) error {
 func (s *Safe) pool(name string) (*poolState, error) {
 	p, ok := s.pools[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q is not among the pools configured for back-end %s (configured: %v)",
-			ErrUnknownPool, name, s.backend, sortedKeys(s.pools))
+		return nil, s.unknownPool(name)
 	}
 	return p, p.configErr
+}
+
+func (s *Safe) unknownPool(name string) error {
+	return fmt.Errorf("%w: %q is not among the pools configured for back-end %s (configured: %v)",
+		ErrUnknownPool, name, s.backend, sortedKeys(s.pools))
 }
 
 // readCapacity reads the pool through the retry policy. known is false when
@@ -591,7 +786,7 @@ func (s *Safe) retry(ctx context.Context, op string, call func(context.Context) 
 			return attempt, fmt.Errorf("gave up after %d attempts: %w", attempt, err)
 		}
 		delay := backoff(pol, attempt, s.opts.Jitter())
-		s.log.Warn("retrying back-end call", "op", op, "attempt", attempt, "delay", delay, "error", s.redact.text(err.Error()))
+		s.log.Warn("retrying back-end call", "op", op, "attempt", attempt, "delay", delay, "error", s.redact.String(err.Error()))
 		if m := s.opts.Metrics; m != nil {
 			m.retries.WithLabelValues(s.backend, op).Inc()
 		}
@@ -634,7 +829,7 @@ func (s *Safe) withToken(ctx context.Context) (context.Context, string) {
 // what rec already knows (requested size, request ID, ...).
 func (s *Safe) refuse(rec *AuditRecord, err error) {
 	s.finish(rec, OutcomeRefused, err)
-	s.log.Warn("actuator call refused", "op", rec.Op, "pool", rec.Pool, "error", s.redact.text(err.Error()))
+	s.log.Warn("actuator call refused", "op", rec.Op, "pool", rec.Pool, "error", s.redact.String(err.Error()))
 }
 
 // circuitOpen records and returns a call refused by an open breaker.
@@ -647,7 +842,7 @@ func (s *Safe) circuitOpen(rec *AuditRecord, pool string) error {
 // fail records a failed call, feeds the breaker and raises an alert when it
 // opens. Failures caused by the caller's own context ending do not count.
 func (s *Safe) fail(ctx context.Context, rec *AuditRecord, b *breaker, err error) error {
-	err = s.redact.err(err)
+	err = s.redact.Error(err)
 	s.finish(rec, OutcomeError, err)
 	if ctx.Err() != nil {
 		b.abandon()
@@ -703,9 +898,9 @@ func (s *Safe) finish(rec *AuditRecord, outcome string, err error) {
 	rec.Time = s.opts.Now().UTC()
 	rec.Backend = s.backend
 	rec.Outcome = outcome
-	rec.Reason = s.redact.text(rec.Reason)
+	rec.Reason = s.redact.String(rec.Reason)
 	if err != nil {
-		rec.Error = s.redact.text(err.Error())
+		rec.Error = s.redact.String(err.Error())
 	}
 	if werr := s.audit.write(*rec); werr != nil {
 		s.log.Error("audit log write failed", "error", werr)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/redact"
 )
 
 // hanging is a back-end whose first SetDesired attempts hang until their
@@ -207,7 +208,7 @@ func TestSafeRefusedAuditRecordsRequest(t *testing.T) {
 func TestSafeRedactsEscapedSecrets(t *testing.T) {
 	const secret = "c2VjcmV0/S2V5+Zm9yVGVzdHM=" // base64-like: '/', '+', '='
 	h := newHarness(t, actuator.PoolConfig{Max: 10}, 2, 0, 0, func(o *actuator.SafetyOptions) {
-		o.Secrets = []string{secret}
+		o.Redactor = redact.New(secret)
 		o.Retry.MaxAttempts = 1
 	})
 	h.fake.OnScale = func(string, int, int) error {

@@ -20,6 +20,7 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/redact"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -477,7 +478,7 @@ func TestSafeWithoutCapacity(t *testing.T) {
 func TestSafeAuditLine(t *testing.T) {
 	const fakeKey = "AKLTZmFrZUFjY2Vzc0tleUZvclRlc3Rz"
 	h := newHarness(t, actuator.PoolConfig{Max: 10}, 2, 0, 0, func(o *actuator.SafetyOptions) {
-		o.Secrets = []string{fakeKey}
+		o.Redactor = redact.New(fakeKey)
 		o.Retry.MaxAttempts = 1
 	})
 	h.fake.OnScale = func(string, int, int) error {

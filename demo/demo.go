@@ -17,6 +17,7 @@ import (
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/service"
+	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 )
@@ -42,7 +43,7 @@ type Options struct {
 
 const (
 	poolName    = "demo"
-	measurement = service.DefaultDemandMeasurement
+	measurement = spec.DefaultDemandMeasurement
 	step        = time.Minute
 )
 
@@ -148,15 +149,16 @@ func replay(ctx context.Context, opts Options, db store.Store, demand datasets.S
 	now := func() time.Time { return clock }
 	fleet := simulated.New(simulated.Options{Now: now, BootDelay: opts.BootDelay})
 	fleet.AddPool(poolName, 4, 1, 40)
-	cfg := service.DefaultConfig()
+	cfg := spec.DefaultFile()
 	cfg.Interval = step
-	cfg.Pools = []service.PoolConfig{{Name: poolName, Backend: simulated.Name, Min: 1, Max: 40, MaxStep: 8,
-		Demand:         service.SeriesRef{Measurement: measurement, Match: map[string]string{"pool": poolName}},
-		RPSPerInstance: rpsPerInstance, BootDelay: opts.BootDelay}}
-	safe := actuator.NewSafe(fleet, actuator.SafetyOptions{Pools: []actuator.PoolConfig{cfg.Pools[0].Actuator()},
-		Now: now, Logger: opts.Logger})
-	svc, err := service.New(cfg, service.Deps{Store: db, Actuators: map[string]*actuator.Safe{poolName: safe},
-		Now: now, Logger: opts.Logger})
+	pool := spec.DefaultPool()
+	pool.Name, pool.Backend, pool.Mode, pool.Min, pool.Max, pool.MaxStep = poolName, simulated.Name, spec.ModeActive, 1, 40, 8
+	pool.Demand = spec.SeriesRef{Measurement: measurement, Match: map[string]string{"pool": poolName}}
+	pool.RPSPerInstance, pool.BootDelay = rpsPerInstance, opts.BootDelay
+	cfg.Pools = []spec.Pool{pool}
+	svc, err := service.New(ctx, &cfg, service.Deps{Store: db,
+		Backend: func(context.Context, actuator.PoolConfig) (actuator.Actuator, error) { return fleet, nil },
+		Now:     now, Logger: opts.Logger})
 	if err != nil {
 		return liveStats{}, err
 	}

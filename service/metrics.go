@@ -1,40 +1,58 @@
 package service
 
 import (
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/spec"
 )
 
-// Metrics are the service's Prometheus metrics. A nil *Metrics records
-// nothing, so tests need not build one.
+// Metrics are the service's Prometheus metrics, named as METRICS.md's
+// contract says. A nil *Metrics records nothing, so tests need not build
+// one.
 type Metrics struct {
-	desired, current, demand, forecastUpper *prometheus.GaugeVec
-	gate                                    *prometheus.GaugeVec
-	refitSeconds                            *prometheus.HistogramVec
-	failures                                *prometheus.CounterVec
+	modeVec, wished, desired, planned, current, demand, forecastRPS, gateLevel, bootDelaySec *prometheus.GaugeVec
+	decisions, failures, gpuHours, cost, staticCost                                          *prometheus.CounterVec
+	refitSeconds                                                                             *prometheus.HistogramVec
+	tickSeconds                                                                              prometheus.Histogram
+	lastTick                                                                                 prometheus.Gauge
 }
 
 // NewMetrics registers the service's metrics on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "prewarm", Name: name, Help: help}, labels)
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "prewarm", Name: name, Help: help}, append([]string{"pool"}, labels...))
+	}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "prewarm", Name: name, Help: help}, append([]string{"pool"}, labels...))
 	}
 	m := &Metrics{
-		desired:       gauge("pool_desired_instances", "Instances the policy wants for the pool now.", "pool"),
-		current:       gauge("pool_current_instances", "Instances the back-end reports (booting or ready).", "pool"),
-		demand:        gauge("pool_demand_rps", "Pool demand over the last tick, requests/s.", "pool"),
-		forecastUpper: gauge("pool_forecast_upper_rps", "Upper bound of the demand forecast for the step in progress at the last refit, requests/s.", "pool"),
-		gate:          gauge("pool_forecast_gate", "1 for the gate level in force (model, profile, reactive).", "pool", "level"),
+		modeVec:      gauge("pool_mode", "1 for the pool's mode in force (forecast-only, active, paused).", "mode"),
+		wished:       gauge("pool_wished_instances", "Instances the policy wants now, before the actuator's limits."),
+		desired:      gauge("pool_desired_instances", "Instances applied (or, forecast-only, that would be) after min, max, max_step and min_interval."),
+		planned:      gauge("pool_planned_instances", "The trusted forecast plan's step now (NaN when reactive only)."),
+		current:      gauge("pool_current_instances", "Instances the back-end reports (booting or ready)."),
+		demand:       gauge("pool_demand_rps", "Pool demand over the last tick, requests/s (NaN when it could not be read)."),
+		forecastRPS:  gauge("pool_forecast_rps", "Demand forecast for the step in progress, requests/s.", "bound"),
+		gateLevel:    gauge("pool_forecast_gate", "1 for the gate level in force (model, profile, reactive).", "level"),
+		bootDelaySec: gauge("pool_boot_delay_seconds", "The pool's configured boot_delay."),
+		decisions:    counter("pool_decisions_total", "Decisions by outcome: applied, unchanged, limited, rate_limited, not_applied, failed.", "outcome"),
+		failures:     counter("pool_decision_failures_total", "Ticks whose decision or its application failed."),
+		gpuHours:     counter("pool_gpu_hours_total", "Instance-hours billed (booting included), from the capacity read each tick."),
+		cost:         counter("pool_cost_total", "pool_gpu_hours_total at the pool's on-demand price."),
+		staticCost:   counter("pool_static_cost_total", "The same time billed for a static fleet at the pool's max."),
 		refitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "prewarm", Name: "refit_duration_seconds",
 			Help: "Time one forecast refit took.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}, []string{"pool"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "prewarm", Name: "pool_decision_failures_total",
-			Help: "Ticks whose decision or its application failed."}, []string{"pool"}),
+		tickSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "prewarm", Name: "tick_duration_seconds",
+			Help: "Time one whole tick over every pool took.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 8)}),
+		lastTick: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "prewarm", Name: "last_successful_tick_timestamp_seconds",
+			Help: "Unix time of the last tick in which every pool decided."}),
 	}
-	for _, c := range []prometheus.Collector{m.desired, m.current, m.demand, m.forecastUpper, m.gate, m.refitSeconds, m.failures} {
+	for _, c := range []prometheus.Collector{m.modeVec, m.wished, m.desired, m.planned, m.current, m.demand, m.forecastRPS,
+		m.gateLevel, m.bootDelaySec, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -42,35 +60,116 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-func (m *Metrics) decision(pool string, desired, current int, demandRPS float64) {
+func (m *Metrics) decision(pool string, wished, desired, current int, demandRPS, planned float64, outcome string) {
 	if m == nil {
 		return
 	}
+	m.wished.WithLabelValues(pool).Set(float64(wished))
 	m.desired.WithLabelValues(pool).Set(float64(desired))
 	m.current.WithLabelValues(pool).Set(float64(current))
 	m.demand.WithLabelValues(pool).Set(demandRPS)
+	m.planned.WithLabelValues(pool).Set(planned)
+	m.decisions.WithLabelValues(pool, outcome).Inc()
 }
 
-func (m *Metrics) refit(pool string, took time.Duration, r control.Refit) {
+// forecast publishes the forecast for the step in progress at now.
+func (m *Metrics) forecast(pool string, f planner.DemandForecast, now time.Time) {
+	if m == nil || f.Step <= 0 || now.Before(f.Start) {
+		return
+	}
+	i := int(now.Sub(f.Start) / f.Step)
+	for bound, v := range map[string][]float64{"mean": f.Forecast.Mean, "lower": f.Forecast.Lower, "upper": f.Forecast.Upper} {
+		x := math.NaN()
+		if i < len(v) {
+			x = v[i]
+		}
+		m.forecastRPS.WithLabelValues(pool, bound).Set(x)
+	}
+}
+
+func (m *Metrics) gate(pool, level string) {
+	if m == nil || level == "" {
+		return
+	}
+	for _, l := range []string{planner.GateModel, planner.GateProfile, planner.GateReactive} {
+		v := 0.0
+		if l == level {
+			v = 1
+		}
+		m.gateLevel.WithLabelValues(pool, l).Set(v)
+	}
+}
+
+func (m *Metrics) mode(pool string, mode spec.Mode) {
 	if m == nil {
 		return
 	}
-	m.refitSeconds.WithLabelValues(pool).Observe(took.Seconds())
-	if up := r.Forecast.Forecast.Upper; len(up) > 0 {
-		m.forecastUpper.WithLabelValues(pool).Set(up[0])
-	}
-	for _, level := range []string{planner.GateModel, planner.GateProfile, planner.GateReactive} {
+	for _, md := range spec.Modes {
 		v := 0.0
-		if level == r.Gate.Level {
+		if md == mode {
 			v = 1
 		}
-		m.gate.WithLabelValues(pool, level).Set(v)
+		m.modeVec.WithLabelValues(pool, string(md)).Set(v)
 	}
 }
 
-func (m *Metrics) failure(pool string) {
+func (m *Metrics) bootDelay(pool string, d time.Duration) {
+	if m != nil {
+		m.bootDelaySec.WithLabelValues(pool).Set(d.Seconds())
+	}
+}
+
+// bill adds hours of the pool (and of a static fleet at max) at price.
+func (m *Metrics) bill(pool string, hours, staticHours, price float64) {
+	if m == nil {
+		return
+	}
+	m.gpuHours.WithLabelValues(pool).Add(hours)
+	m.cost.WithLabelValues(pool).Add(hours * price)
+	m.staticCost.WithLabelValues(pool).Add(staticHours * price)
+}
+
+func (m *Metrics) refit(pool string, took time.Duration) {
+	if m != nil {
+		m.refitSeconds.WithLabelValues(pool).Observe(took.Seconds())
+	}
+}
+
+// failure counts a failed tick; undecided adds the decision's outcome
+// "failed" (a decision that got to apply was counted by its outcome).
+func (m *Metrics) failure(pool string, undecided bool) {
 	if m == nil {
 		return
 	}
 	m.failures.WithLabelValues(pool).Inc()
+	if undecided {
+		m.decisions.WithLabelValues(pool, OutcomeFailed).Inc()
+	}
+}
+
+func (m *Metrics) tick(took time.Duration) {
+	if m != nil {
+		m.tickSeconds.Observe(took.Seconds())
+	}
+}
+
+func (m *Metrics) tickSucceeded(at time.Time) {
+	if m != nil {
+		m.lastTick.Set(float64(at.UnixNano()) / 1e9)
+	}
+}
+
+// forget drops a removed pool's series.
+func (m *Metrics) forget(pool string) {
+	if m == nil {
+		return
+	}
+	l := prometheus.Labels{"pool": pool}
+	for _, v := range []*prometheus.GaugeVec{m.modeVec, m.wished, m.desired, m.planned, m.current, m.demand, m.forecastRPS, m.gateLevel, m.bootDelaySec} {
+		v.DeletePartialMatch(l)
+	}
+	for _, v := range []*prometheus.CounterVec{m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost} {
+		v.DeletePartialMatch(l)
+	}
+	m.refitSeconds.DeletePartialMatch(l)
 }

@@ -29,7 +29,7 @@ func TestCollectorIdleEventReleasesTheInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(r.svc.Handler(r.reg, hook))
+	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{Gatherer: r.reg, Release: hook}))
 	defer srv.Close()
 	d, err := notify.NewDispatcher(quietLogger(), []*notify.Webhook{{URL: srv.URL + releasehook.Path,
 		Format: notify.FormatJSON, Token: "t0ken", Kinds: []string{alert.KindIdle}}}, notify.DispatcherOptions{})

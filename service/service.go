@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
-	"github.com/prewarm/prewarm/control"
-	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/redact"
+	"github.com/prewarm/prewarm/service/state"
+	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -20,97 +22,116 @@ import (
 type Deps struct {
 	// Store is where demand and utilisation are read.
 	Store store.Querier
-	// Actuators maps each pool to its (Safe-wrapped) actuator.
-	Actuators map[string]*actuator.Safe
+	// Backend builds a pool's back-end (cmd/forecaster: the actuator
+	// registry). The service wraps it in actuator.Safe.
+	Backend func(ctx context.Context, pool actuator.PoolConfig) (actuator.Actuator, error)
+	// Safety is the template of every pool's actuator.Safe: audit log,
+	// metrics, logger, redactor, clock. The service sets Pools and Persist.
+	Safety actuator.SafetyOptions
+	// State keeps each pool's memory across restarts; nil keeps it in
+	// memory only.
+	State *state.DB
+	// Preview makes every pool compute and apply nothing, whatever its
+	// mode (serve --once without --apply), and write no state.
+	Preview bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Metrics; nil means none.
 	Metrics *Metrics
+	// Redactor masks secrets in the error texts the API and logs show;
+	// nil masks nothing.
+	Redactor *redact.Redactor
+	// NewModel builds each pool's forecasting model for its seasonal
+	// periods (in steps); nil means the controller's default, model/auto.
+	NewModel func(periods []int) model.Forecaster
+	// DrainTimeout bounds how long a stopping service waits for the
+	// decisions in flight (default 20s, within Kubernetes' 30s grace).
+	DrainTimeout time.Duration
 }
 
 // Service runs the scaling loop over every configured pool.
 type Service struct {
-	cfg   Config
-	deps  Deps
-	log   *slog.Logger
-	pools []*pool
+	deps Deps
+	log  *slog.Logger
 
-	mu     sync.Mutex // guards the pools' status
-	lastOK time.Time
+	tickMu sync.Mutex // one tick or reload at a time
+
+	mu     sync.Mutex // guards what follows and every pool's status
+	file   *spec.File
+	pools  []*pool
+	lastOK time.Time // the last tick in which every pool decided
 }
 
-// pool is one pool's live state.
-type pool struct {
-	cfg       PoolConfig
-	plan      planner.Config
-	ctl       *control.Controller
-	act       *actuator.Safe
-	nextRefit time.Time
-	status    PoolStatus
-}
-
-// PoolStatus is what /api/v1/pools reports about a pool.
-type PoolStatus struct {
-	Name      string    `json:"name"`
-	Backend   string    `json:"backend"`
-	At        time.Time `json:"at"`
-	Current   int       `json:"current"`
-	Desired   int       `json:"desired"`
-	Reason    string    `json:"reason"`
-	DemandRPS float64   `json:"demand_rps"`
-	// Gate is the level the last decision followed (model, profile or
-	// reactive: also once a plan has run out without a fresh refit).
-	Gate       string           `json:"gate"`
-	GateReason string           `json:"gate_reason"`
-	Model      string           `json:"model"`
-	LastRefit  time.Time        `json:"last_refit"`
-	Plan       planner.Schedule `json:"plan"`
-	Error      string           `json:"error,omitempty"`
-}
-
-// New builds the service; every pool must have an actuator in deps.
-func New(cfg Config, deps Deps) (*Service, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
+// New builds the service over a checked configuration (spec.Parse), building
+// each pool's back-end and restoring what deps.State remembers of it.
+func New(ctx context.Context, file *spec.File, deps Deps) (*Service, error) {
 	if deps.Store == nil {
 		return nil, errors.New("service: no store")
+	}
+	if deps.Backend == nil {
+		return nil, errors.New("service: no back-end factory")
 	}
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	s := &Service{cfg: cfg, deps: deps, log: deps.Logger}
-	if s.log == nil {
-		s.log = slog.Default()
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
 	}
-	for _, pc := range cfg.Pools {
-		act, ok := deps.Actuators[pc.Name]
-		if !ok {
-			return nil, fmt.Errorf("service: pool %q has no actuator", pc.Name)
-		}
-		plan, err := pc.Planner()
+	if deps.DrainTimeout <= 0 {
+		deps.DrainTimeout = 20 * time.Second
+	}
+	if deps.Safety.Now == nil {
+		deps.Safety.Now = deps.Now
+	}
+	if deps.Safety.Logger == nil {
+		deps.Safety.Logger = deps.Logger
+	}
+	if deps.Safety.Redactor == nil {
+		deps.Safety.Redactor = deps.Redactor
+	}
+	if err := file.Validate(nil); err != nil {
+		return nil, err
+	}
+	s := &Service{deps: deps, log: deps.Logger, file: file}
+	var errs []error
+	for _, ps := range file.Pools {
+		p, err := s.newPool(ctx, ps)
 		if err != nil {
-			return nil, fmt.Errorf("pool %q: %w", pc.Name, err)
+			errs = append(errs, err)
+			continue
 		}
-		ctl, err := control.New(plan, pc.Settings())
-		if err != nil {
-			return nil, fmt.Errorf("pool %q: %w", pc.Name, err)
-		}
-		s.pools = append(s.pools, &pool{cfg: pc, plan: plan, ctl: ctl, act: act,
-			status: PoolStatus{Name: pc.Name, Backend: pc.Backend}})
+		s.restore(p)
+		s.pools = append(s.pools, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return s, nil
 }
 
-// Run ticks every Interval until ctx ends. A failing pool is logged and
-// retried next tick; it never stops the others.
+// Interval returns the decision tick in force.
+func (s *Service) Interval() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.file.Interval
+}
+
+// Run ticks every interval until ctx ends, then lets the decisions in
+// flight finish (within DrainTimeout) and returns. A failing pool is
+// logged, shown in its status and retried next tick; it never stops the
+// others.
 func (s *Service) Run(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.Interval)
+	interval := s.Interval()
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		s.Tick(ctx)
+		if now := s.Interval(); now != interval {
+			interval = now
+			t.Reset(interval)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -119,265 +140,272 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 }
 
-// Tick takes one decision for every pool at the service clock's now and
-// returns the first failing pool's error (all pools are still attempted;
-// each pool's error is in its status until its next successful tick).
+// Tick takes one decision for every pool at the service clock's now, in
+// parallel (at most workers at once), each within a deadline of one
+// interval, and returns the failing pools' errors joined (each pool's
+// error is also in its status until its next successful decision). When
+// ctx ends, decisions already started finish and no new one starts.
 func (s *Service) Tick(ctx context.Context) error {
-	now := s.deps.Now()
-	var first error
-	for _, p := range s.pools {
-		err := s.tickPool(ctx, p, now)
-		s.mu.Lock()
-		p.status.At = now
-		p.status.Error = ""
-		if err != nil {
-			p.status.Error = err.Error()
-		} else {
-			s.lastOK = now
-		}
-		s.mu.Unlock()
-		if err != nil {
-			s.log.Warn("pool decision failed", "pool", p.cfg.Name, "err", err)
-			s.deps.Metrics.failure(p.cfg.Name)
-			if first == nil {
-				first = fmt.Errorf("pool %s: %w", p.cfg.Name, err)
-			}
-		}
-	}
-	return first
-}
-
-// tickPool takes one pool's decision. A failed refit does not stop it: the
-// plan in force is followed until it runs out. When the live signals cannot
-// be read the pool is held (control.Controller.Hold): the plan and the
-// schedule floors may still raise it, nothing lowers it. Every failure is
-// returned, so the tick counts as failed and /healthz notices.
-func (s *Service) tickPool(ctx context.Context, p *pool, now time.Time) error {
-	var errs []error
-	if !now.Before(p.nextRefit) {
-		if err := s.refit(ctx, p, now); err != nil && !errors.Is(err, control.ErrNoHistory) {
-			errs = append(errs, err)
-		}
-	}
-	capa, err := p.act.Capacity(ctx, p.cfg.Name)
-	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("reading capacity: %w", err))...)
-	}
-	// The reactive rules step from what the pool was last asked for
-	// (booting instances included), not from what is up yet.
-	current := capa.Desired
-	if current == 0 {
-		current = capa.Current
-	}
-	var step planner.Step
-	obs, err := s.observe(ctx, p, now, capa.Current)
-	holding := err != nil
-	if holding {
-		errs = append(errs, fmt.Errorf("reading live signals: %w", err))
-		step = p.ctl.Hold(now, current, "live signals unavailable")
-	} else {
-		step = p.ctl.Decide(now, obs, current)
-	}
-	s.mu.Lock()
-	p.status.Current, p.status.Desired, p.status.Reason, p.status.DemandRPS = capa.Current, step.Desired, step.Reason, obs.DemandRPS
-	if level := p.ctl.Level(); level != "" {
-		p.status.Gate = level // what Decide followed: reactive once a plan runs out
-	}
-	s.mu.Unlock()
-	demand := obs.DemandRPS
-	if holding {
-		demand = math.NaN() // unknown, not zero
-	}
-	s.deps.Metrics.decision(p.cfg.Name, step.Desired, capa.Current, demand)
-	if holding && step.Desired <= max(current, p.plan.Fleet.MinInstances) {
-		// Holding is leaving the pool alone unless the plan or a floor
-		// raises it: a back-end that cannot report its size reads as 0
-		// here and must not be set to 0, or to min.
-		return errors.Join(errs...)
-	}
-	// Rate limiting is expected (the next tick tries again); an open
-	// breaker leaves capacity where it is and is reported as a failure.
-	err = p.act.Apply(ctx, p.cfg.Name, float64(step.Desired), step.Reason)
-	if err != nil && !errors.Is(err, actuator.ErrRateLimited) {
-		errs = append(errs, fmt.Errorf("applying %d: %w", step.Desired, err))
-	}
-	return errors.Join(errs...)
-}
-
-// refit reads the demand history and refits the pool's controller. The
-// refit time is now rounded down to the forecast step counted from the Unix
-// epoch, the grid the store's aggregate windows use (InfluxDB's
-// aggregateWindow), so every history value is one whole window. A failed
-// read is retried next tick; a refit that fails otherwise waits for the next
-// refit time.
-func (s *Service) refit(ctx context.Context, p *pool, now time.Time) error {
-	set := p.ctl.Settings()
-	at := epochFloor(now, set.Step)
-	start := at.Add(-time.Duration(set.History/set.Step) * set.Step)
-	hist, err := s.readSeries(ctx, p.cfg.Demand, start, at, set.Step, store.Max)
-	if err != nil {
-		return fmt.Errorf("reading demand history: %w", err)
-	}
+	s.tickMu.Lock()
+	defer s.tickMu.Unlock()
 	began := time.Now()
-	r, err := p.ctl.Refit(at, hist)
-	p.nextRefit = at.Add(set.RefitEvery)
-	if err != nil && !errors.Is(err, control.ErrNoHistory) {
-		return err // the refit in force stays
-	}
-	s.deps.Metrics.refit(p.cfg.Name, time.Since(began), r)
+	now := s.deps.Now()
 	s.mu.Lock()
-	p.status.Gate, p.status.GateReason, p.status.Model, p.status.LastRefit = r.Gate.Level, r.Gate.Reason, r.Model, r.At
-	p.status.Plan = p.ctl.Plan(now)
+	pools, interval, workers := slices.Clone(s.pools), s.file.Interval, s.file.Workers
 	s.mu.Unlock()
-	if err != nil {
+
+	// Decisions do not end with ctx (a SIGTERM): they finish, bounded by
+	// their deadline and by DrainTimeout.
+	work, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	drained := context.AfterFunc(ctx, func() {
+		select {
+		case <-time.After(s.deps.DrainTimeout):
+			stop()
+		case <-work.Done():
+		}
+	})
+	defer drained()
+
+	errs := make([]error, len(pools))
+	sem := make(chan struct{}, max(workers, 1))
+	var wg sync.WaitGroup
+	skipped := 0
+	for i, p := range pools {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			skipped = len(pools) - i
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = s.runDecision(work, p, now, interval)
+		}()
+	}
+	wg.Wait()
+	if skipped > 0 {
+		s.log.Info("stopping: decisions not started", "pools", skipped)
+	}
+	var failed []error
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, fmt.Errorf("pool %s: %w", pools[i].spec.Name, err))
+		}
+	}
+	if len(failed) == 0 && skipped == 0 {
+		s.mu.Lock()
+		s.lastOK = now
+		s.mu.Unlock()
+		s.deps.Metrics.tickSucceeded(now)
+	}
+	s.deps.Metrics.tick(time.Since(began))
+	return errors.Join(failed...)
+}
+
+// runDecision runs one pool's decision with a deadline of interval and
+// waits for it at most that long (plus a grace for the decision to notice
+// its deadline). A decision stuck in a call that ignores its context (a
+// back-end SDK, say) is left running and reported; the pool is skipped
+// until it returns.
+func (s *Service) runDecision(ctx context.Context, p *pool, now time.Time, interval time.Duration) error {
+	s.mu.Lock()
+	if !p.busySince.IsZero() {
+		since := p.busySince
+		err := fmt.Errorf("its decision of %s is still running: a store or back-end call does not return", since.Format(time.RFC3339))
+		s.fail(p, now, err)
+		s.mu.Unlock()
 		return err
 	}
-	s.log.Info("refit", "pool", p.cfg.Name, "model", r.Model, "gate", r.Gate.Level, "reason", r.Gate.Reason)
-	if p.cfg.PublishSchedule {
-		err := p.act.PublishSchedule(ctx, p.cfg.Name, p.ctl.Plan(now))
-		if err != nil && !errors.Is(err, actuator.ErrNotImplemented) {
-			return fmt.Errorf("publishing schedule: %w", err)
+	p.busySince = now
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, interval)
+	done := make(chan error, 1)
+	began := time.Now()
+	go func() {
+		defer cancel()
+		err := s.decide(ctx, p, now, interval)
+		s.mu.Lock()
+		p.busySince = time.Time{}
+		p.status.DecidedIn = Duration(time.Since(began))
+		if err != nil {
+			s.fail(p, now, err)
+		} else {
+			p.status.Error = ""
+		}
+		s.mu.Unlock()
+		done <- err
+	}()
+	grace := time.NewTimer(interval + min(interval/10, time.Second) + 50*time.Millisecond)
+	defer grace.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-grace.C:
+		err := fmt.Errorf("decision did not finish within the interval %s (still waiting on a store or back-end call)", interval)
+		s.mu.Lock()
+		s.fail(p, now, err)
+		s.mu.Unlock()
+		return err
+	}
+}
+
+// fail records a failed decision. A decision that got as far as applying
+// (or previewing) keeps that outcome, with the error beside it (a pool
+// held on its floors while the store is down was still changed); one that
+// did not is failed. s.mu held.
+func (s *Service) fail(p *pool, now time.Time, err error) {
+	msg := s.deps.Redactor.String(err.Error())
+	decided := p.status.At.Equal(now) && p.status.Outcome != ""
+	p.status.At, p.status.Error = now, msg
+	if !decided {
+		p.status.Outcome = OutcomeFailed
+	}
+	s.log.Warn("pool decision failed", "pool", p.spec.Name, "err", msg)
+	s.deps.Metrics.failure(p.spec.Name, !decided)
+}
+
+// Reload replaces the configuration with file (already checked by
+// spec.Parse) without a restart: new pools are built, removed pools are
+// dropped, and a changed pool keeps its memory (the controller's, when its
+// forecast grid allows, and the actuator's), taking the new settings at
+// its next decision. When a new or changed pool cannot be built (a
+// back-end's factory refuses its options), nothing changes and the error
+// says why. The listen address, audit log and state file take effect only
+// at a restart.
+func (s *Service) Reload(ctx context.Context, file *spec.File) error {
+	if err := file.Validate(nil); err != nil {
+		return err
+	}
+	s.tickMu.Lock()
+	defer s.tickMu.Unlock()
+	s.mu.Lock()
+	old := map[string]*pool{}
+	specs := map[*pool]spec.Pool{}
+	for _, p := range s.pools {
+		old[p.spec.Name], specs[p] = p, p.spec
+	}
+	cur := s.file
+	s.mu.Unlock()
+
+	var next []*pool
+	pending := map[*pool]*pool{}
+	var errs []error
+	for _, ps := range file.Pools {
+		p, ok := old[ps.Name]
+		switch {
+		case ok && specs[p].Equal(ps):
+			next = append(next, p)
+		case ok:
+			np, err := s.rebuild(ctx, specs[p], ps)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			pending[p] = np
+			next = append(next, p)
+		default:
+			np, err := s.newPool(ctx, ps)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			s.restore(np)
+			next = append(next, np)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	for _, setting := range []struct{ name, was, now string }{{"listen", cur.Listen, file.Listen},
+		{"audit_log", cur.AuditLog, file.AuditLog}, {"state_file", cur.StatePath(), file.StatePath()}} {
+		if setting.was != setting.now {
+			s.log.Warn("setting changed; it takes effect at the next restart", "key", setting.name, "running", setting.was, "new", setting.now)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p, np := range pending {
+		p.pending = np
+	}
+	kept := map[string]bool{}
+	for _, p := range next {
+		kept[p.spec.Name] = true
+	}
+	for name := range old {
+		if !kept[name] {
+			s.deps.Metrics.forget(name)
+		}
+	}
+	s.file, s.pools = file, next
+	s.log.Info("configuration reloaded", "pools", len(next), "changed", len(pending))
+	return nil
+}
+
+// ErrUnknownPool is returned for a pool the configuration does not have.
+var ErrUnknownPool = errors.New("no such pool")
+
+// SetMode sets a pool's mode at run time (POST /api/v1/pools/NAME/mode),
+// recording it in the state file first, so that it survives restarts while
+// the configuration still says what it said. by names who set it, for the
+// log and the status.
+func (s *Service) SetMode(name string, mode spec.Mode, by string) (PoolStatus, error) {
+	if !mode.Valid() {
+		return PoolStatus{}, fmt.Errorf("mode %q: want one of %v", mode, spec.Modes)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.find(name)
+	if p == nil {
+		return PoolStatus{}, fmt.Errorf("%w %q", ErrUnknownPool, name)
+	}
+	o := &state.ModeOverride{Mode: string(mode), ConfigMode: string(p.configMode()), At: s.deps.Now().UTC(), By: by}
+	if mode == p.configMode() {
+		o = nil // back to what the file says
+	}
+	if st := s.deps.State; st != nil && !s.deps.Preview {
+		if err := st.SaveMode(name, o); err != nil {
+			return PoolStatus{}, fmt.Errorf("recording the mode: %w", err)
+		}
+	}
+	was := p.mode
+	p.setMode(mode, o)
+	s.deps.Metrics.mode(name, mode)
+	s.log.Info("pool mode changed", "pool", name, "from", was, "to", mode, "by", by)
+	return p.status, nil
+}
+
+func (s *Service) find(name string) *pool {
+	for _, p := range s.pools {
+		if p.spec.Name == name {
+			return p
 		}
 	}
 	return nil
 }
 
-// epochFloor rounds t down to a multiple of step counted from the Unix
-// epoch. (time.Time.Truncate counts from year 1, which differs for steps
-// that do not divide a day, e.g. 7m or 5h.)
-func epochFloor(t time.Time, step time.Duration) time.Time {
-	ns, d := t.UnixNano(), int64(step)
-	return time.Unix(0, ns-((ns%d)+d)%d).In(t.Location())
-}
-
-// observe reads the live signals of the last interval: demand, utilisation
-// (measured, or derived from demand and the instances that exist, booting
-// ones included, as the actuators cannot tell them apart) and queue. No
-// demand sample in the interval is an error, not zero demand: a silent
-// collector must not read as an idle pool and scale it in.
-func (s *Service) observe(ctx context.Context, p *pool, now time.Time, instances int) (planner.Observation, error) {
-	span := s.cfg.Interval
-	obs := planner.Observation{At: now, Span: span}
-	demand, n, err := s.latest(ctx, p.cfg.Demand, now, span)
-	if err != nil {
-		return obs, err
-	}
-	if n == 0 {
-		return obs, fmt.Errorf("no %s sample in the last %v: is the collector writing it?", p.cfg.Demand, span)
-	}
-	obs.DemandRPS = demand
-	if p.cfg.Queue != nil {
-		if obs.Queue, _, err = s.latest(ctx, *p.cfg.Queue, now, span); err != nil {
-			return obs, err
-		}
-	}
-	if p.cfg.Utilisation != nil {
-		total, n, err := s.latest(ctx, *p.cfg.Utilisation, now, span)
-		if err != nil {
-			return obs, err
-		}
-		if n > 0 { // the mean over the GPUs (tag sets), percent to a share
-			obs.Utilisation = math.Min(1, total/float64(n)/100)
-			if obs.Queue > 0 {
-				obs.Utilisation = 1
-			}
-			return obs, nil
-		}
-		// No utilisation sample: derive it as if none were configured.
-	}
-	switch capacity := float64(instances) * p.plan.Fleet.RPS(); {
-	case obs.Queue > 0 || (capacity == 0 && demand > 0):
-		obs.Utilisation = 1
-	case capacity > 0:
-		obs.Utilisation = math.Min(1, demand/capacity)
-	}
-	return obs, nil
-}
-
-// latest reads ref over [now−span, now]: each tag set's raw points folded by
-// ref.Aggregate (default mean), summed over the n tag sets that had points.
-func (s *Service) latest(ctx context.Context, ref SeriesRef, now time.Time, span time.Duration) (total float64, n int, err error) {
-	series, err := s.deps.Store.Query(ctx, store.Query{Measurement: ref.Measurement, Match: ref.Match,
-		Start: now.Add(-span), End: now.Add(time.Nanosecond)})
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, ser := range series {
-		if v, ok := fold(ser.Samples, ref.Aggregate); ok {
-			total += v
-			n++
-		}
-	}
-	return total, n, nil
-}
-
-// fold combines raw samples as agg does (default mean).
-func fold(samples []store.Sample, agg store.Aggregate) (float64, bool) {
-	if len(samples) == 0 {
-		return 0, false
-	}
-	v := samples[0].Value
-	for _, smp := range samples[1:] {
-		switch agg {
-		case store.Max:
-			v = math.Max(v, smp.Value)
-		case store.Min:
-			v = math.Min(v, smp.Value)
-		case store.Last:
-			v = smp.Value
-		default: // mean, sum
-			v += smp.Value
-		}
-	}
-	switch agg {
-	case store.Count:
-		return float64(len(samples)), true
-	case "", store.Mean:
-		return v / float64(len(samples)), true
-	}
-	return v, true
-}
-
-// readSeries queries ref over [start, end) in windows of step (start and
-// end on the epoch-aligned grid) and sums the tag sets per window; a window
-// no tag set had a point in is NaN (missing). agg is the default when ref
-// sets no aggregate.
-func (s *Service) readSeries(ctx context.Context, ref SeriesRef, start, end time.Time, step time.Duration, agg store.Aggregate) ([]float64, error) {
-	if ref.Aggregate != "" {
-		agg = ref.Aggregate
-	}
-	n := int(end.Sub(start) / step)
-	series, err := s.deps.Store.Query(ctx, store.Query{Measurement: ref.Measurement, Match: ref.Match,
-		Start: start, End: end, Step: step, Aggregate: agg})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = math.NaN()
-	}
-	for _, ser := range series {
-		for _, smp := range ser.Samples {
-			i := int(smp.Time.Sub(start) / step)
-			if smp.Time.Before(start) || i >= n || math.IsNaN(smp.Value) {
-				continue
-			}
-			if math.IsNaN(out[i]) {
-				out[i] = 0
-			}
-			out[i] += smp.Value
-		}
-	}
-	return out, nil
-}
-
-// Status returns every pool's latest state.
+// Status returns every pool's latest state, in configuration order.
 func (s *Service) Status() []PoolStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]PoolStatus, len(s.pools))
 	for i, p := range s.pools {
-		out[i] = p.status
+		out[i] = p.snapshot()
 	}
 	return out
+}
+
+// PoolStatus returns one pool's latest state.
+func (s *Service) PoolStatus(name string) (PoolStatus, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.find(name); p != nil {
+		return p.snapshot(), true
+	}
+	return PoolStatus{}, false
 }

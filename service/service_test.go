@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 )
@@ -36,7 +35,29 @@ type rig struct {
 
 const testPool = "gpu"
 
-func newRig(t *testing.T, initial int, mutate func(*PoolConfig)) *rig {
+// testSpec is the rig's pool: active, 1 to 50 instances of 10 req/s.
+func testSpec(name string, mutate func(*spec.Pool)) spec.Pool {
+	p := spec.DefaultPool()
+	p.Name, p.Backend, p.Mode, p.Min, p.Max = name, "fake", spec.ModeActive, 1, 50
+	p.Demand = spec.SeriesRef{Measurement: "requests_rps", Match: map[string]string{"pool": name}}
+	p.RPSPerInstance, p.BootDelay = 10, 10*time.Minute
+	if mutate != nil {
+		mutate(&p)
+	}
+	return p
+}
+
+// fakeBackend returns a Deps.Backend handing out fake for every pool.
+func fakeBackend(fake *actuatortest.Fake) func(context.Context, actuator.PoolConfig) (actuator.Actuator, error) {
+	return func(context.Context, actuator.PoolConfig) (actuator.Actuator, error) { return fake, nil }
+}
+
+func newRig(t *testing.T, initial int, mutate func(*spec.Pool)) *rig {
+	t.Helper()
+	return newRigWith(t, initial, mutate, func(*Deps) {})
+}
+
+func newRigWith(t *testing.T, initial int, mutate func(*spec.Pool), deps func(*Deps)) *rig {
 	t.Helper()
 	db, err := embedded.Open(filepath.Join(t.TempDir(), "test.db"), embedded.Options{NoSync: true})
 	if err != nil {
@@ -44,25 +65,19 @@ func newRig(t *testing.T, initial int, mutate func(*PoolConfig)) *rig {
 	}
 	t.Cleanup(func() { db.Close() })
 	clock := actuatortest.NewClock(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
-	pc := PoolConfig{Name: testPool, Backend: "fake", Min: 1, Max: 50,
-		Demand:         SeriesRef{Measurement: "requests_rps", Match: map[string]string{"pool": testPool}},
-		RPSPerInstance: 10, BootDelay: 10 * time.Minute}
-	if mutate != nil {
-		mutate(&pc)
-	}
-	cfg := DefaultConfig()
-	cfg.Pools = []PoolConfig{pc}
+	cfg := spec.DefaultFile()
+	cfg.Pools = []spec.Pool{testSpec(testPool, mutate)}
 	fake := actuatortest.New("fake").AddPool(testPool, initial, 1, 50)
 	reg := prometheus.NewRegistry()
 	m, err := NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	safe := actuator.NewSafe(fake, actuator.SafetyOptions{Pools: []actuator.PoolConfig{pc.Actuator()},
-		Now: clock.Now, Sleep: clock.Sleep, Logger: quiet})
 	flaky := &flakyStore{Querier: db}
-	svc, err := New(cfg, Deps{Store: flaky, Actuators: map[string]*actuator.Safe{testPool: safe}, Now: clock.Now, Metrics: m, Logger: quiet})
+	d := Deps{Store: flaky, Backend: fakeBackend(fake), Safety: actuator.SafetyOptions{Sleep: clock.Sleep},
+		Now: clock.Now, Metrics: m, Logger: quietLogger()}
+	deps(&d)
+	svc, err := New(context.Background(), &cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +197,7 @@ func TestHandler(t *testing.T) {
 	r := newRig(t, 2, nil)
 	r.writeDemand(t, r.clock.Now().Add(-24*time.Hour), r.clock.Now(), daily)
 	release := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	srv := httptest.NewServer(r.svc.Handler(r.reg, release))
+	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{Gatherer: r.reg, Release: release}))
 	defer srv.Close()
 
 	if code := get(t, srv.URL+"/healthz"); code != http.StatusServiceUnavailable {
@@ -314,18 +329,16 @@ func TestFailingPoolDoesNotStopOthers(t *testing.T) {
 	if err := db.Write(context.Background(), pts); err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig()
+	cfg := spec.DefaultFile()
 	fake := actuatortest.New("fake").AddPool("broken", 3, 1, 50).AddPool("fine", 3, 1, 50)
-	acts := map[string]*actuator.Safe{}
 	for _, name := range []string{"broken", "fine"} {
-		pc := PoolConfig{Name: name, Backend: "fake", Min: 1, Max: 50, RPSPerInstance: 10,
-			Demand: SeriesRef{Measurement: name + "_rps", Match: map[string]string{"pool": "x"}}}
-		cfg.Pools = append(cfg.Pools, pc)
-		acts[name] = actuator.NewSafe(fake, actuator.SafetyOptions{Pools: []actuator.PoolConfig{pc.Actuator()}, Logger: quietLogger()})
+		cfg.Pools = append(cfg.Pools, testSpec(name, func(p *spec.Pool) {
+			p.Demand = spec.SeriesRef{Measurement: name + "_rps", Match: map[string]string{"pool": "x"}}
+		}))
 	}
 	flaky := &flakyStore{Querier: db}
 	flaky.fail("broken_rps", true)
-	svc, err := New(cfg, Deps{Store: flaky, Actuators: acts, Now: func() time.Time { return now }, Logger: quietLogger()})
+	svc, err := New(context.Background(), &cfg, Deps{Store: flaky, Backend: fakeBackend(fake), Now: func() time.Time { return now }, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,9 +372,9 @@ func TestObserve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t, 2, func(pc *PoolConfig) {
-				pc.Utilisation = &SeriesRef{Measurement: "gpu_util", Match: map[string]string{"pool": testPool}}
-				pc.Queue = &SeriesRef{Measurement: "queue", Match: map[string]string{"pool": testPool}, Aggregate: store.Last}
+			r := newRig(t, 2, func(pc *spec.Pool) {
+				pc.Utilisation = &spec.SeriesRef{Measurement: "gpu_util", Match: map[string]string{"pool": testPool}}
+				pc.Queue = &spec.SeriesRef{Measurement: "queue", Match: map[string]string{"pool": testPool}, Aggregate: store.Last}
 			})
 			at := r.clock.Now().Add(-30 * time.Second)
 			pts := []store.Point{
@@ -375,7 +388,7 @@ func TestObserve(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := r.svc.pools[0]
-			obs, err := r.svc.observe(context.Background(), p, r.clock.Now(), tt.instances)
+			obs, err := r.svc.observe(context.Background(), p, r.clock.Now(), tt.instances, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -411,7 +424,7 @@ func TestEpochFloor(t *testing.T) {
 func TestStatusDuringTick(t *testing.T) {
 	r := newRig(t, 2, nil)
 	r.writeDemand(t, r.clock.Now().Add(-3*24*time.Hour), r.clock.Now(), daily)
-	srv := httptest.NewServer(r.svc.Handler(r.reg, nil))
+	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{Gatherer: r.reg}))
 	defer srv.Close()
 	done := make(chan struct{})
 	go func() {
@@ -442,7 +455,7 @@ func TestActuatorRefusals(t *testing.T) {
 	t.Run("rate limited", func(t *testing.T) {
 		// Floors of 5 from 00:00 and 9 from 00:03 (boot 1m): the second
 		// change falls within min_interval.
-		r := newRig(t, 2, func(pc *PoolConfig) {
+		r := newRig(t, 2, func(pc *spec.Pool) {
 			pc.MinInterval, pc.BootDelay = time.Hour, time.Minute
 			pc.Windows = "daily 00:00-00:03 at least 5\ndaily 00:03-01:00 at least 9"
 		})
@@ -456,12 +469,12 @@ func TestActuatorRefusals(t *testing.T) {
 		if got := len(r.fake.CallsOf(actuator.OpSetDesired)); got != 1 || r.fake.Pool(testPool).Desired != 5 {
 			t.Errorf("%d changes applied within min_interval (desired %d), want 1 (5)", got, r.fake.Pool(testPool).Desired)
 		}
-		if st := r.svc.Status()[0]; st.Error != "" || st.Desired != 9 {
-			t.Errorf("status = %+v: want 9 desired and no error (rate limiting is not a failure)", st)
+		if st := r.svc.Status()[0]; st.Error != "" || st.Wished != 9 || st.Desired != 5 || st.Outcome != OutcomeRateLimited {
+			t.Errorf("status = %+v: want 9 wished, 5 applied, rate limited and no error (rate limiting is not a failure)", st)
 		}
 	})
 	t.Run("breaker open", func(t *testing.T) {
-		r := newRig(t, 2, func(pc *PoolConfig) { pc.Windows = "daily 00:00-23:00 at least 6" })
+		r := newRig(t, 2, func(pc *spec.Pool) { pc.Windows = "daily 00:00-23:00 at least 6" })
 		r.fake.OnScale = func(string, int, int) error { return fmt.Errorf("provider down: %w", actuator.ErrTransient) }
 		var err error
 		for i := range 8 {

@@ -66,6 +66,49 @@ func RefuseExpr(q Query, storeName string) error {
 		"or read from Prometheus (--store prometheus:URL)", ErrExprUnsupported, storeName, q.Expr)
 }
 
+// Fold folds values into one aggregate, the way every Store folds the
+// points of one window: mean (the default for ""), sum, max, min, last
+// (the last value added) or count. The zero Fold of an aggregate is empty;
+// add values in time order.
+type Fold struct {
+	Agg Aggregate
+	n   int
+	acc float64
+}
+
+// Add folds v in.
+func (f *Fold) Add(v float64) {
+	switch {
+	case f.n == 0:
+		f.acc = v
+	case f.Agg == Max:
+		f.acc = max(f.acc, v)
+	case f.Agg == Min:
+		f.acc = min(f.acc, v)
+	case f.Agg == Last:
+		f.acc = v
+	default: // mean, sum
+		f.acc += v
+	}
+	f.n++
+}
+
+// Value returns the aggregate; ok is false when nothing was added.
+func (f *Fold) Value() (v float64, ok bool) {
+	switch {
+	case f.n == 0:
+		return 0, false
+	case f.Agg == Count:
+		return float64(f.n), true
+	case f.Agg == Mean, f.Agg == "":
+		return f.acc / float64(f.n), true
+	}
+	return f.acc, true
+}
+
+// Reset empties f, keeping its aggregate.
+func (f *Fold) Reset() { f.n, f.acc = 0, 0 }
+
 // Sample is one (possibly aggregated) value of a series at a time. For an
 // aggregated query Time is the start of the window.
 type Sample struct {

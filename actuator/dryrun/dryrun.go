@@ -108,6 +108,10 @@ func (d *DryRun) Released() []string {
 	return append([]string(nil), d.released...)
 }
 
+// OptionKeys are the pool options Factory reads: "initial", the size the
+// pool starts at (default 0). Register them with the factory.
+var OptionKeys = []string{"initial"}
+
 // Factory returns an actuator.Factory building a DryRun per pool. The
 // optional option "initial" seeds the pool's size; the pool's config bounds
 // become the back-end's bounds.

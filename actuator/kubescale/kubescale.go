@@ -19,6 +19,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/redact"
 )
 
 // Name is the back-end's registered name.
@@ -93,6 +94,11 @@ func New(pool string, cfg Config) (*Scaler, error) {
 		log: cfg.Logger.With("backend", Name, "pool", pool)}, nil
 }
 
+// OptionKeys are the pool options NewFactory's factory reads; register
+// them with it, so a typo (`namspace`) is refused instead of scaling the
+// pool's default workload.
+var OptionKeys = []string{"api_server", "ca_file", "namespace", "resource", "token_file", "workload"}
+
 // NewFactory returns the actuator.Factory to register under Name. Pool
 // options:
 //
@@ -103,8 +109,10 @@ func New(pool string, cfg Config) (*Scaler, error) {
 //	token_file  default: the service account token
 //	ca_file     default: the service account CA; "" with an http:// server
 //
-// getenv is os.Getenv outside tests.
-func NewFactory(getenv func(string) string, logger *slog.Logger) actuator.Factory {
+// getenv is os.Getenv outside tests. Every token read from a token file
+// (service account tokens rotate, so it is read per request) is added to
+// redactor, the binary's one redactor, so that no output path can show it.
+func NewFactory(getenv func(string) string, logger *slog.Logger, redactor *redact.Redactor) actuator.Factory {
 	return func(ctx context.Context, pool actuator.PoolConfig) (actuator.Actuator, error) {
 		opt := func(key, def string) string {
 			if v, ok := pool.Options[key]; ok {
@@ -149,7 +157,11 @@ func NewFactory(getenv func(string) string, logger *slog.Logger) actuator.Factor
 				if err != nil {
 					return "", fmt.Errorf("reading the token file: %w", err)
 				}
-				return strings.TrimSpace(string(b)), nil
+				token := strings.TrimSpace(string(b))
+				if redactor != nil {
+					redactor.Add(token)
+				}
+				return token, nil
 			}
 		}
 		return New(pool.Name, Config{APIServer: api, Namespace: ns, Workload: opt("workload", pool.Name),

@@ -19,6 +19,7 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
 	"github.com/prewarm/prewarm/actuator/kubescale"
+	"github.com/prewarm/prewarm/redact"
 )
 
 const token = "eyJhbGciOiJSUzI1NiJ9.fake-service-account-token"
@@ -93,12 +94,28 @@ func newScaler(t *testing.T, api *apiServer, options map[string]string) actuator
 	for k, v := range options {
 		opts[k] = v
 	}
-	f := kubescale.NewFactory(func(string) string { return "" }, slog.New(slog.DiscardHandler))
+	f := kubescale.NewFactory(func(string) string { return "" }, slog.New(slog.DiscardHandler), redactor)
 	a, err := f(context.Background(), actuator.PoolConfig{Name: "sd-pool", Backend: kubescale.Name, Max: 10, Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// redactor is the binary's one redactor as the tests' factory fills it.
+var redactor = redact.New()
+
+// The token read from the token file joins the binary's redactor, so an
+// upstream echoing it (a proxy's error page) cannot put it in a log line.
+func TestTokenJoinsTheRedactor(t *testing.T) {
+	api := &apiServer{replicas: 2}
+	a := newScaler(t, api, nil)
+	if _, err := a.Capacity(context.Background(), "sd-pool"); err != nil {
+		t.Fatal(err)
+	}
+	if got := redactor.String("Bearer " + token); got != "Bearer "+redact.Mask {
+		t.Errorf("redacted = %q, want the token masked", got)
+	}
 }
 
 func TestScaleSubresource(t *testing.T) {
@@ -168,7 +185,7 @@ func TestScaleBehindSafe(t *testing.T) {
 }
 
 func TestFactoryOptions(t *testing.T) {
-	f := kubescale.NewFactory(func(string) string { return "" }, nil)
+	f := kubescale.NewFactory(func(string) string { return "" }, nil, nil)
 	tests := []struct {
 		options map[string]string
 		want    string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/prewarm/prewarm/redact"
 	"io"
 	"log/slog"
 	"net/http"
@@ -206,7 +207,7 @@ func TestIdleEventReachesCloudAPI(t *testing.T) {
 	}
 	pools := []actuator.PoolConfig{{Name: "scg-gpu", Backend: "volcengine", Max: 8, Options: map[string]string{"instances": "i-localdisk"}}}
 	safe := actuator.NewSafe(act, actuator.SafetyOptions{Pools: pools, Logger: logger, Audit: io.Discard,
-		Secrets: []string{volcenginetest.DefaultSecretKey, token}})
+		Redactor: redact.New(volcenginetest.DefaultSecretKey, token)})
 	h, err := releasehook.New(releasehook.Config{
 		Releaser: safe, Token: token, Logger: logger,
 		Allow: releasehook.Allow(volcengine.AllowedByPools(act, pools)),

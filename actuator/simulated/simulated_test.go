@@ -75,7 +75,7 @@ func TestFleetBehindSafe(t *testing.T) {
 	clock := actuatortest.NewClock(t0)
 	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: time.Minute})
 	r := actuator.NewRegistry()
-	if err := r.Register(simulated.Name, f.Factory()); err != nil {
+	if err := r.Register(simulated.Name, f.Factory(), "initial"); err != nil {
 		t.Fatal(err)
 	}
 	cfg := actuator.PoolConfig{Name: "gpu", Backend: simulated.Name, Min: 1, Max: 8, MaxStep: 3,

@@ -151,7 +151,7 @@ func TestFactory(t *testing.T) {
 		"VOLCENGINE_REGION":     "elsewhere",
 	})
 	reg := actuator.NewRegistry()
-	if err := reg.Register(volcengine.Name, volcengine.NewFactory(getenv, nil)); err != nil {
+	if err := reg.Register(volcengine.Name, volcengine.NewFactory(getenv, nil), volcengine.OptionKeys...); err != nil {
 		t.Fatal(err)
 	}
 	pool := actuator.PoolConfig{Name: "gpu-a100", Backend: "volcengine", Min: 0, Max: 4, Options: map[string]string{
@@ -173,7 +173,7 @@ func TestFactory(t *testing.T) {
 	}
 
 	pool.Options["colour"] = "blue"
-	if _, err := reg.New(context.Background(), volcengine.Name, pool); err == nil || !strings.Contains(err.Error(), `unknown option "colour"`) {
+	if _, err := reg.New(context.Background(), volcengine.Name, pool); err == nil || !strings.Contains(err.Error(), "options.colour: unknown option") {
 		t.Errorf("unknown option: err = %v", err)
 	}
 	delete(pool.Options, "colour")

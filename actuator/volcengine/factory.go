@@ -31,15 +31,17 @@ const (
 	OptTimeout = "timeout"
 )
 
-var knownOptions = []string{OptRegion, OptEndpoint, OptCredentialsFile, OptScalingGroup, OptInstances, OptPolicyPrefix, OptTimeout}
+// OptionKeys are the pool options the factory reads; register them with
+// it (actuator.Registry.Register), so the pool spec refuses any other key.
+var OptionKeys = []string{OptRegion, OptEndpoint, OptCredentialsFile, OptScalingGroup, OptInstances, OptPolicyPrefix, OptTimeout}
 
 // ConfigForPool builds the Config of one pool: the environment (getenv),
 // the credentials file named by the pool's options, then the pool's
 // region/endpoint/timeout options, which win. Unknown options are errors.
 func ConfigForPool(pool actuator.PoolConfig, getenv func(string) string) (Config, error) {
 	for k := range pool.Options {
-		if !contains(knownOptions, k) {
-			return Config{}, fmt.Errorf("pool %q: options: unknown option %q (known: %s)", pool.Name, k, strings.Join(knownOptions, ", "))
+		if !contains(OptionKeys, k) {
+			return Config{}, fmt.Errorf("pool %q: options: unknown option %q (known: %s)", pool.Name, k, strings.Join(OptionKeys, ", "))
 		}
 	}
 	cfg, err := LoadConfig(pool.Options[OptCredentialsFile], getenv)
@@ -68,7 +70,7 @@ func ConfigForPool(pool actuator.PoolConfig, getenv func(string) string) (Config
 // NewFactory returns the actuator.Factory to register under Name. getenv
 // is os.Getenv in production; logger may be nil.
 //
-//	reg.Register(volcengine.Name, volcengine.NewFactory(os.Getenv, logger))
+//	reg.Register(volcengine.Name, volcengine.NewFactory(os.Getenv, logger), volcengine.OptionKeys...)
 //
 // The pool's scaling group is its name unless the scaling_group option
 // says otherwise; the returned Actuator then translates the pool name.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/prewarm/prewarm/redact"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -498,13 +499,13 @@ func TestSafeRetriesAndBreaker(t *testing.T) {
 	var alerts []actuator.Alert
 	var audit syncBuffer
 	safe := actuator.NewSafe(f.act, actuator.SafetyOptions{
-		Pools:   []actuator.PoolConfig{{Name: "scg-gpu", Backend: "volcengine", Min: 0, Max: 16, MaxStep: 8}},
-		Retry:   actuator.RetryPolicy{MaxAttempts: 4, BaseDelay: 100 * time.Millisecond},
-		Breaker: actuator.BreakerPolicy{FailureThreshold: 2, CoolOff: time.Hour},
-		Audit:   &audit,
-		Logger:  slog.New(slog.NewTextHandler(f.log, nil)),
-		OnAlert: func(a actuator.Alert) { alerts = append(alerts, a) },
-		Secrets: []string{volcenginetest.DefaultSecretKey},
+		Pools:    []actuator.PoolConfig{{Name: "scg-gpu", Backend: "volcengine", Min: 0, Max: 16, MaxStep: 8}},
+		Retry:    actuator.RetryPolicy{MaxAttempts: 4, BaseDelay: 100 * time.Millisecond},
+		Breaker:  actuator.BreakerPolicy{FailureThreshold: 2, CoolOff: time.Hour},
+		Audit:    &audit,
+		Logger:   slog.New(slog.NewTextHandler(f.log, nil)),
+		OnAlert:  func(a actuator.Alert) { alerts = append(alerts, a) },
+		Redactor: redact.New(volcenginetest.DefaultSecretKey),
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			slept = append(slept, d)
 			return nil

@@ -21,6 +21,16 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
+// exitError makes the process exit with code after printing err, without
+// the usage hint: an invalid configuration file exits 2 this way.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
 // errHelp is returned when --help was asked for; it exits 0.
 var errHelp = pflag.ErrHelp
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // every time_zone is valid, also in an image without /usr/share/zoneinfo
 )
 
 func main() {
@@ -74,9 +75,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func exitCode(err error, stderr io.Writer, name string) int {
 	var usage *usageError
+	var exit *exitError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return 0
+	case errors.As(err, &exit):
+		fmt.Fprintf(stderr, "forecaster %s: %v\n", name, err)
+		return exit.code
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "forecaster %s: %v\nRun 'forecaster %s --help' for usage.\n", name, err, name)
 		return 2

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/volcengine"
+	"github.com/prewarm/prewarm/redact"
 )
 
 // runRelease implements 'forecaster release': stop one instance through the
@@ -25,7 +26,8 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"the endpoint. With --config, instances outside the configured pools are refused.", stderr)
 	instance := fs.String("instance", "", "instance ID to release, e.g. i-3tiefmkskq3vj0 (required)")
 	provider := fs.String("provider", volcengine.Name, "cloud provider (only volcengine)")
-	configPath := fs.String("config", "", "actuator pools file (YAML); when set, only instances of its volcengine pools may be released")
+	configPath := fs.String("config", "", "the forecaster's configuration (docs/forecaster.yaml); when set, only instances of its volcengine pools may be released")
+	poolName := fs.String("pool", "", "with --config: only instances of this volcengine pool may be released, through its settings")
 	endpoint := fs.String("volcengine-endpoint", "", "OpenAPI endpoint, overriding VOLCENGINE_ENDPOINT (http:// for a plain-HTTP test server)")
 	credentials := fs.String("credentials", "", "credentials file (KEY=VALUE or JSON); the environment wins over it")
 	region := fs.String("region", "", "region, overriding VOLCENGINE_REGION")
@@ -43,14 +45,16 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageErrorf("--provider %q is not supported (supported: %s)", *provider, volcengine.Name)
 	case *timeout <= 0:
 		return usageErrorf("--timeout must be positive")
+	case *poolName != "" && *configPath == "":
+		return usageErrorf("--pool goes with --config")
 	}
 
-	cfg, pools, err := releaseConfig(*credentials, *configPath, *region, *endpoint)
+	cfg, pools, err := releaseConfig(*credentials, *configPath, *poolName, *region, *endpoint)
 	if err != nil {
 		return err
 	}
-
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	redactor := redact.New(cfg.AccessKey, cfg.SecretKey.Reveal())
+	logger := slog.New(slog.NewTextHandler(redactor.Writer(stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	act, err := volcengine.New(cfg, volcengine.Options{Logger: logger})
 	if err != nil {
 		return err
@@ -58,18 +62,18 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	if *configPath != "" {
-		ok, err := volcengine.AllowedByPools(act, pools.Pools)(ctx, *instance)
+		ok, err := volcengine.AllowedByPools(act, pools)(ctx, *instance)
 		if err != nil {
-			return err
+			return redactor.Error(err)
 		}
 		if !ok {
 			return fmt.Errorf("instance %s is not in a volcengine pool of %s; refusing to release it", *instance, *configPath)
 		}
 	}
 	safe := actuator.NewSafe(act, actuator.SafetyOptions{
-		Pools:   pools.Pools,
-		Logger:  logger,
-		Secrets: []string{cfg.SecretKey.Reveal()},
+		Pools:    pools,
+		Logger:   logger,
+		Redactor: redactor,
 	})
 	ctx, stops := volcengine.RecordStops(ctx)
 	if err := safe.Release(ctx, *instance, *reason); err != nil {
@@ -82,21 +86,37 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // releaseConfig gathers the Volcengine connection settings and, when
-// configPath is set, the actuator pools. Precedence, highest first: the
+// configPath is set, the pools of the forecaster's configuration (the one
+// pool spec; with poolName, that pool only). Precedence, highest first: the
 // --region and --volcengine-endpoint flags, the first volcengine pool of
 // the config (its region, endpoint and credentials file), the environment,
 // the --credentials file.
-func releaseConfig(credentials, configPath, region, endpoint string) (volcengine.Config, actuator.Config, error) {
-	var pools actuator.Config
+func releaseConfig(credentials, configPath, poolName, region, endpoint string) (volcengine.Config, []actuator.PoolConfig, error) {
+	var pools []actuator.PoolConfig
 	cfg, err := volcengine.LoadConfig(credentials, os.Getenv)
 	if err != nil {
 		return cfg, pools, err
 	}
 	if configPath != "" {
-		if pools, err = actuator.LoadConfig(configPath); err != nil {
+		file, err := loadConfig(configPath)
+		if err != nil {
 			return cfg, pools, err
 		}
-		for _, p := range pools.Pools {
+		for _, p := range file.Pools {
+			if poolName == "" || p.Name == poolName {
+				pools = append(pools, p.Actuator())
+			}
+		}
+		if poolName != "" {
+			p, err := file.Pool(poolName)
+			if err != nil {
+				return cfg, pools, usageErrorf("--pool: %v", err)
+			}
+			if p.Backend != volcengine.Name {
+				return cfg, pools, usageErrorf("--pool %s: its back-end is %s; only volcengine pools release instances", p.Name, p.Backend)
+			}
+		}
+		for _, p := range pools {
 			if p.Backend != volcengine.Name {
 				continue
 			}

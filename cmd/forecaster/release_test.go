@@ -90,7 +90,8 @@ func TestReleaseCommandFallbackAndConfig(t *testing.T) {
 	}
 
 	cfg := filepath.Join(t.TempDir(), "pools.yaml")
-	os.WriteFile(cfg, []byte("pools:\n  - name: scg-gpu\n    backend: volcengine\n    max: 4\n"), 0o600)
+	os.WriteFile(cfg, []byte("pools:\n  - name: scg-gpu\n    backend: volcengine\n    max: 4\n    rps_per_instance: 2\n"+
+		"  - name: other\n    backend: dryrun\n    max: 4\n    rps_per_instance: 2\n"), 0o600)
 	code, _, stderr = runReleaseCLI(t, "--instance", "i-stranger", "--config", cfg)
 	if code != 1 || !strings.Contains(stderr, "not in a volcengine pool") {
 		t.Errorf("stranger: exit %d, stderr: %s", code, stderr)
@@ -108,6 +109,35 @@ func TestReleaseCommandFallbackAndConfig(t *testing.T) {
 	}
 	if code, _, stderr = runReleaseCLI(t, "--instance", "i-member", "--config", cfg, "--region", volcenginetest.DefaultRegion); code != 0 {
 		t.Errorf("--region with --config: exit %d, stderr: %s", code, stderr)
+	}
+	t.Setenv("VOLCENGINE_REGION", volcenginetest.DefaultRegion)
+	if code, _, stderr = runReleaseCLI(t, "--instance", "i-member", "--config", cfg, "--pool", "scg-gpu"); code != 0 {
+		t.Errorf("--pool scg-gpu: exit %d, stderr: %s", code, stderr)
+	}
+	for _, tc := range []struct{ pool, want string }{
+		{"other", "--pool other: its back-end is dryrun"},
+		{"nope", `no pool "nope" in the configuration (pools: scg-gpu, other)`},
+	} {
+		if code, _, stderr = runReleaseCLI(t, "--instance", "i-member", "--config", cfg, "--pool", tc.pool); code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--pool %s: exit %d, stderr: %s", tc.pool, code, stderr)
+		}
+	}
+}
+
+// The service's own configuration is release's: the documented example
+// parses (publish_schedule and every other pool key included), and an
+// instance outside its volcengine pools is refused, not a parse error.
+func TestReleaseReadsTheServiceConfig(t *testing.T) {
+	releaseEnv(t)
+	code, _, stderr := runReleaseCLI(t, "--instance", "i-stranger", "--config", filepath.Join("..", "..", "docs", "forecaster.yaml"))
+	if code != 1 || !strings.Contains(stderr, "not in a volcengine pool") {
+		t.Errorf("exit %d, stderr: %s", code, stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("pools:\n  - {name: g, backend: volcengine, max: 4, rps_per_instance: 1, options: {regoin: x}}\n"), 0o600)
+	code, _, stderr = runReleaseCLI(t, "--instance", "i-a", "--config", bad)
+	if code != 2 || !strings.Contains(stderr, "bad.yaml:2: pools[0].options.regoin: unknown option of back-end volcengine") {
+		t.Errorf("bad option: exit %d, stderr: %s", code, stderr)
 	}
 }
 

@@ -9,7 +9,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,101 +26,180 @@ import (
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/actuator/volcengine"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service"
+	"github.com/prewarm/prewarm/service/state"
+	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/influx"
+	promstore "github.com/prewarm/prewarm/store/prometheus"
 	"github.com/prewarm/prewarm/store/remote"
 )
 
 // serveFlags are the command line of 'forecaster serve'.
 type serveFlags struct {
-	config, listen, storeSpec, auditLog, kedaListen, releaseTokenFile string
-	influx                                                            influx.Config
-	once                                                              bool
+	config, listen, storeSpec, auditLog, statePath, kedaListen, releaseTokenFile, apiTokenFile string
+	influx                                                                                     influx.Config
+	once, apply, checkConfig                                                                   bool
 }
 
 // runServe implements 'forecaster serve': the long-running scaling service.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", "--config FILE [FLAGS]",
 		"Runs the scaling service: every interval, for every pool in the config, reads demand from the store,\n"+
-			"refits the forecast when due, decides capacity (forecast plan, reactive rules, schedule floors) and\n"+
-			"applies it through the pool's actuator. Serves /metrics, /healthz, /api/v1/pools and, when a release\n"+
-			"token is set ("+releasehook.EnvToken+" or --release-token-file), POST /api/v1/release.", stderr)
+			"refits the forecast when due, decides capacity (forecast plan, reactive rules, schedule floors) and,\n"+
+			"for pools in mode active, applies it through the pool's actuator; forecast-only pools (the default)\n"+
+			"show what they would do. Each pool's last change, clocks, gate and mode are kept in a state file\n"+
+			"across restarts. Serves /metrics, /healthz, /api/v1/pools, POST /api/v1/pools/NAME/mode (with\n"+
+			service.EnvAPIToken+" or --api-token-file) and POST /api/v1/release (with "+releasehook.EnvToken+" or\n"+
+			"--release-token-file). SIGHUP reloads the config; SIGTERM finishes the decisions in flight and stops.", stderr)
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "service configuration file (YAML, see docs/forecaster.yaml); required")
+	fs.BoolVar(&f.checkConfig, "check-config", false, "check the configuration, print every problem and exit: 0 when valid, 2 when not")
 	fs.StringVar(&f.listen, "listen", "", "HTTP address for the API and /metrics (overrides the config; default 127.0.0.1:9109)")
-	fs.StringVar(&f.storeSpec, "store", "embedded:prewarm.db", "store: embedded:PATH, or http://HOST:PORT to read a running collector's store (its --listen), or use the --influx-* flags")
+	fs.StringVar(&f.storeSpec, "store", "embedded:prewarm.db", "store: embedded:PATH; http://HOST:PORT to read a running collector's store (its --listen); prometheus:http://HOST:9090[?resolution=15s] to read Prometheus (read-only); or use the --influx-* flags")
 	fs.StringVar(&f.influx.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
 	fs.StringVar(&f.influx.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
 	fs.StringVar(&f.influx.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append the actuators' audit lines (JSON) to this file (overrides the config)")
+	fs.StringVar(&f.statePath, "state", "", "state file kept across restarts (overrides the config's state_file; default prewarm-state.db beside the audit log)")
 	fs.StringVar(&f.kedaListen, "keda-listen", "127.0.0.1:9110", "gRPC address of the KEDA external scaler, when a pool uses the keda back-end")
 	fs.StringVar(&f.releaseTokenFile, "release-token-file", "", "file holding the release hook's bearer token (else $"+releasehook.EnvToken+")")
-	fs.BoolVar(&f.once, "once", false, "take one decision for every pool, print their state as JSON and exit")
+	fs.StringVar(&f.apiTokenFile, "api-token-file", "", "file holding the bearer token of POST /api/v1/pools/NAME/mode (else $"+service.EnvAPIToken+")")
+	fs.BoolVar(&f.once, "once", false, "take one decision for every pool, print their state as JSON and exit; applies nothing without --apply")
+	fs.BoolVar(&f.apply, "apply", false, "with --once: apply the decisions of the pools in mode active")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case fs.NArg() > 0:
 		return usageErrorf("unexpected argument %q (the configuration file goes after --config)", fs.Arg(0))
-	}
-	if f.config == "" {
+	case f.config == "":
 		return usageErrorf("--config is required")
+	case f.apply && !f.once:
+		return usageErrorf("--apply goes with --once (the service applies the active pools' decisions anyway)")
 	}
 	f.influx.Token = os.Getenv("INFLUX_TOKEN")
+	if f.checkConfig {
+		return checkConfig(f.config, stdout)
+	}
 	return serve(ctx, f, stdout, stderr)
 }
 
+// backendOptionKeys are the back-ends this binary ships and the pool
+// options each accepts: the table the pool spec checks `options:` against
+// (spec.Load(path, backendOptionKeys())) and the registry registers.
+func backendOptionKeys() spec.Backends {
+	return spec.Backends{
+		dryrun.Name:     dryrun.OptionKeys,
+		simulated.Name:  {"initial"}, // simulated.Fleet.Factory reads "initial"
+		keda.Name:       nil,
+		kubescale.Name:  kubescale.OptionKeys,
+		volcengine.Name: volcengine.OptionKeys,
+	}
+}
+
+// loadConfig reads the configuration; its problems exit 2.
+func loadConfig(path string) (*spec.File, error) {
+	file, err := spec.Load(path, backendOptionKeys())
+	var problems spec.Errors
+	if errors.As(err, &problems) {
+		return nil, &exitError{code: 2, err: fmt.Errorf("invalid configuration:\n%w", err)}
+	}
+	return file, err
+}
+
+// checkConfig implements --check-config.
+func checkConfig(path string, stdout io.Writer) error {
+	file, err := loadConfig(path)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(file.Pools))
+	for i, p := range file.Pools {
+		names[i] = fmt.Sprintf("%s (%s, %s)", p.Name, p.Backend, p.Mode)
+	}
+	fmt.Fprintf(stdout, "%s: valid: %d pools: %s\n", path, len(file.Pools), strings.Join(names, ", "))
+	return nil
+}
+
 func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	cfg, err := service.LoadConfig(f.config)
+	// Every secret the service knows, masked on every path out: log
+	// lines, API error fields, audit lines, errors returned.
+	redactor := redact.New(os.Getenv("INFLUX_TOKEN"), os.Getenv(volcengine.EnvAccessKey), os.Getenv(volcengine.EnvSecretKey))
+	log := slog.New(slog.NewTextHandler(redactor.Writer(stderr), nil))
+	file, err := loadConfig(f.config)
 	if err != nil {
 		return err
 	}
 	if f.listen != "" {
-		cfg.Listen = f.listen
+		file.Listen = f.listen
 	}
 	if f.auditLog != "" {
-		cfg.AuditLog = f.auditLog
+		file.AuditLog = f.auditLog
 	}
+	if f.statePath != "" {
+		file.StateFile = f.statePath
+	}
+	releaseTok, err := readToken(releasehook.EnvToken, f.releaseTokenFile, "--release-token-file")
+	if err != nil {
+		return err
+	}
+	apiTok, err := readToken(service.EnvAPIToken, f.apiTokenFile, "--api-token-file")
+	if err != nil {
+		return err
+	}
+	redactor.Add(releaseTok, apiTok)
+	addVolcengineKeys(redactor, file)
+
 	db, err := openStore(ctx, f.storeSpec, f.influx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	st, err := openState(file.StatePath(), f.once && !f.apply, log)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		defer st.Close()
+	}
 
-	token, err := releaseToken(f.releaseTokenFile)
-	if err != nil {
-		return err
-	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	acts, backends, closeActs, err := buildActuators(ctx, cfg, reg, log, token)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo())
+	b, err := newBackends(file, reg, log, redactor)
 	if err != nil {
 		return err
 	}
-	defer closeActs()
+	defer b.close()
 	metrics, err := service.NewMetrics(reg)
 	if err != nil {
 		return err
 	}
-	svc, err := service.New(cfg, service.Deps{Store: db, Actuators: acts, Logger: log, Metrics: metrics})
+	svc, err := service.New(ctx, file, service.Deps{Store: db, Backend: b.build, Safety: b.safety, State: st,
+		Preview: f.once && !f.apply, Logger: log, Metrics: metrics, Redactor: redactor})
 	if err != nil {
 		return err
 	}
 	if f.once {
 		err := svc.Tick(ctx)
 		printJSON(stdout, svc.Status())
+		if !f.apply {
+			log.Info("preview: nothing was applied (--apply applies the pools in mode active)")
+		}
 		return err
 	}
-	release, err := releaseHandler(cfg, acts, backends, token, log)
+	release, err := releaseHandler(file, b, releaseTok, log)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	stopReload := reloadOnHUP(ctx, f.config, svc, log)
+	defer stopReload()
 	kedaErr := make(chan error, 1)
-	if s, ok := backends[keda.Name].(*keda.Scaler); ok {
+	if s, ok := b.backends[keda.Name].(*keda.Scaler); ok {
 		// KEDA pools get their capacity only through this server: if it
 		// cannot listen or dies, the whole service stops with its error.
 		go func() {
@@ -131,9 +213,66 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	} else {
 		kedaErr <- nil
 	}
-	err = serveHTTP(ctx, cfg.Listen, svc.Handler(reg, release), svc.Run, log)
+	handler := svc.Handler(service.HTTPOptions{Gatherer: reg, Release: release, APIToken: apiTok})
+	err = serveHTTP(ctx, file.Listen, handler, svc.Run, log)
 	cancel()
 	return errors.Join(err, <-kedaErr) // wait for the gRPC server's graceful stop
+}
+
+// reloadOnHUP reloads the configuration on SIGHUP until ctx ends. A file
+// with problems is refused with each of them logged, and the running
+// configuration stays.
+func reloadOnHUP(ctx context.Context, path string, svc *service.Service, log *slog.Logger) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+			}
+			file, err := spec.Load(path, backendOptionKeys())
+			if err == nil {
+				err = svc.Reload(ctx, file)
+			}
+			var problems spec.Errors
+			switch {
+			case errors.As(err, &problems):
+				for _, p := range problems {
+					log.Error("configuration not reloaded; the running one stays", "problem", p.String())
+				}
+			case err != nil:
+				log.Error("configuration not reloaded; the running one stays", "err", err)
+			default:
+				log.Info("configuration reloaded on SIGHUP", "config", path)
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		<-done
+	}
+}
+
+// openState opens the state file. A preview (--once without --apply)
+// writes nothing: it reads the file when it can, and goes without it
+// when there is none or a running serve holds it.
+func openState(path string, preview bool, log *slog.Logger) (*state.DB, error) {
+	if !preview {
+		return state.Open(path, state.Options{})
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
+	}
+	st, err := state.Open(path, state.Options{ReadOnly: true, LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		log.Warn("preview without the saved state", "reason", err)
+		return nil, nil
+	}
+	return st, nil
 }
 
 // openStore opens the store the flags name: InfluxDB, a collector's query
@@ -142,6 +281,13 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 func openStore(ctx context.Context, spec string, ic influx.Config) (store.Store, error) {
 	if ic.URL != "" {
 		return influx.New(ctx, ic)
+	}
+	if strings.HasPrefix(spec, promstore.SpecPrefix) {
+		s, err := promstore.Open(ctx, spec)
+		if err != nil {
+			return nil, usageErrorf("--store: %v", err)
+		}
+		return s, nil
 	}
 	if strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") {
 		s, err := remote.New(spec, remote.Options{})
@@ -152,91 +298,126 @@ func openStore(ctx context.Context, spec string, ic influx.Config) (store.Store,
 	}
 	path, ok := strings.CutPrefix(spec, "embedded:")
 	if !ok || path == "" {
-		return nil, usageErrorf("--store %q: want embedded:PATH, a collector's http://HOST:PORT (or --influx-url)", spec)
+		return nil, usageErrorf("--store %q: want embedded:PATH, a collector's http://HOST:PORT, prometheus:http://HOST:9090 (or --influx-url)", spec)
 	}
 	return embedded.Open(path, embedded.Options{Retention: 90 * 24 * time.Hour})
 }
 
-// releaseToken returns the release hook's token ($PREWARM_RELEASE_TOKEN,
-// else the first line of file), "" when neither is set. A token file that
-// cannot be read is an error, not a silently disabled hook.
-func releaseToken(file string) (string, error) {
-	token, err := releasehook.LoadToken(os.Getenv, file)
-	if err != nil && file != "" {
-		return "", fmt.Errorf("--release-token-file: %w", err)
+// readToken returns a bearer token from $env, else the first line of file,
+// "" when neither is set. A token file that cannot be read is an error, not
+// a silently disabled endpoint.
+func readToken(env, file, flag string) (string, error) {
+	if t := strings.TrimSpace(os.Getenv(env)); t != "" {
+		return t, nil
 	}
-	return token, nil
+	if file == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("%s: reading token file: %w", flag, err)
+	}
+	t, _, _ := strings.Cut(string(data), "\n")
+	if t = strings.TrimSpace(t); t == "" {
+		return "", fmt.Errorf("%s: token file %s is empty", flag, file)
+	}
+	return t, nil
 }
 
-// buildActuators creates each pool's back-end through the registry and
-// wraps it in actuator.Safe, whose logs and audit lines redact the secrets
-// (the cloud key, the InfluxDB token, the release token, from the
-// environment or a file). backends holds one instance per back-end name.
-func buildActuators(ctx context.Context, cfg service.Config, reg prometheus.Registerer, log *slog.Logger, releaseToken string) (map[string]*actuator.Safe, map[string]actuator.Actuator, func(), error) {
+// addVolcengineKeys adds the keys of the volcengine pools' credentials
+// files to the redactor (the environment's are there already).
+func addVolcengineKeys(r *redact.Redactor, file *spec.File) {
+	for _, p := range file.Pools {
+		if p.Backend != volcengine.Name {
+			continue
+		}
+		if cfg, err := volcengine.ConfigForPool(p.Actuator(), os.Getenv); err == nil {
+			r.Add(cfg.AccessKey, cfg.SecretKey.Reveal())
+		}
+	}
+}
+
+// backends is the actuator wiring of one serve: the registry of the
+// back-ends this binary ships, the one instance of each shared back-end,
+// and the template of every pool's actuator.Safe.
+type backends struct {
+	registry *actuator.Registry
+	backends map[string]actuator.Actuator // one per back-end name, for the KEDA server and releases
+	safety   actuator.SafetyOptions
+	close    func()
+}
+
+// newBackends registers the back-ends and opens the audit log. Safe's logs
+// and audit lines go through redactor.
+func newBackends(file *spec.File, reg prometheus.Registerer, log *slog.Logger, redactor *redact.Redactor) (*backends, error) {
 	audit := io.Discard
 	closeAudit := func() {}
-	if cfg.AuditLog != "" {
-		f, err := os.OpenFile(cfg.AuditLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if file.AuditLog != "" {
+		f, err := os.OpenFile(file.AuditLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("opening the audit log: %w", err)
+			return nil, fmt.Errorf("opening the audit log: %w", err)
 		}
-		audit, closeAudit = f, func() { f.Close() }
+		audit, closeAudit = actuator.NewSyncWriter(f), func() { f.Close() }
 	}
 	metrics, err := actuator.NewMetrics(reg)
 	if err != nil {
 		closeAudit()
-		return nil, nil, nil, err
+		return nil, err
 	}
-	fleet := simulated.New(simulated.Options{BootDelay: simulatedBootDelay(cfg)})
+	fleet := simulated.New(simulated.Options{BootDelay: simulatedBootDelay(file)})
 	scaler := keda.New(keda.Options{Logger: log})
-	registry := actuator.NewRegistry()
-	for name, factory := range map[string]actuator.Factory{
+	factories := map[string]actuator.Factory{
 		dryrun.Name:     dryrun.Factory(log),
 		simulated.Name:  fleet.Factory(),
 		keda.Name:       scaler.Factory(),
 		volcengine.Name: volcengine.NewFactory(os.Getenv, log),
-		kubescale.Name:  kubescale.NewFactory(os.Getenv, log),
-	} {
-		if err := registry.Register(name, factory); err != nil {
+		kubescale.Name:  kubescale.NewFactory(os.Getenv, log, redactor),
+	}
+	b := &backends{registry: actuator.NewRegistry(), backends: map[string]actuator.Actuator{}, close: closeAudit,
+		safety: actuator.SafetyOptions{Audit: audit, Metrics: metrics, Logger: log, Redactor: redactor}}
+	for name, keys := range backendOptionKeys() {
+		if err := b.registry.Register(name, factories[name], keys...); err != nil {
 			closeAudit()
-			return nil, nil, nil, err
+			return nil, err
 		}
 	}
-	acts := map[string]*actuator.Safe{}
-	backends := map[string]actuator.Actuator{}
-	secrets := []string{os.Getenv("VOLCENGINE_SECRET_KEY"), os.Getenv("INFLUX_TOKEN"), releaseToken}
-	for _, p := range cfg.Pools {
-		inner, err := registry.New(ctx, p.Backend, p.Actuator())
-		if err != nil {
-			closeAudit()
-			return nil, nil, nil, fmt.Errorf("pool %q: %w", p.Name, err)
-		}
-		backends[p.Backend] = inner
-		acts[p.Name] = actuator.NewSafe(inner, actuator.SafetyOptions{Pools: []actuator.PoolConfig{p.Actuator()},
-			Audit: audit, Metrics: metrics, Logger: log, Secrets: nonEmpty(secrets)})
+	return b, nil
+}
+
+// build creates a pool's back-end (service.Deps.Backend).
+func (b *backends) build(ctx context.Context, pool actuator.PoolConfig) (actuator.Actuator, error) {
+	inner, err := b.registry.New(ctx, pool.Backend, pool)
+	if err != nil {
+		return nil, err
 	}
-	return acts, backends, closeAudit, nil
+	if _, ok := b.backends[pool.Backend]; !ok {
+		b.backends[pool.Backend] = inner
+	}
+	return inner, nil
 }
 
 // releaseHandler builds POST /api/v1/release when a token is configured
-// (nil otherwise). Releases go through the first pool's actuator, or the
+// (nil otherwise). Releases go through the first pool's back-end, or the
 // first volcengine pool's when there is one; volcengine pools also get the
-// membership check.
-func releaseHandler(cfg service.Config, acts map[string]*actuator.Safe, backends map[string]actuator.Actuator, token string, log *slog.Logger) (http.Handler, error) {
+// membership check. Its pools are those at start: a reload does not
+// change them.
+func releaseHandler(file *spec.File, b *backends, token string, log *slog.Logger) (http.Handler, error) {
 	if token == "" {
 		log.Info("release hook disabled: no token", "hint", "set "+releasehook.EnvToken+" or --release-token-file")
 		return nil, nil
 	}
 	var pools []actuator.PoolConfig
-	var releaser *actuator.Safe
-	for _, p := range cfg.Pools {
+	var releaser actuator.Actuator
+	for _, p := range file.Pools {
 		pools = append(pools, p.Actuator())
 		if releaser == nil || (p.Backend == volcengine.Name && releaser.Name() != volcengine.Name) {
-			releaser = acts[p.Name]
+			releaser = b.backends[p.Backend]
 		}
 	}
-	hc := releasehook.Config{Releaser: releaser, Token: token, Logger: log}
-	if v, ok := backends[volcengine.Name].(*volcengine.Actuator); ok {
+	opts := b.safety
+	opts.Pools = pools
+	hc := releasehook.Config{Releaser: actuator.NewSafe(releaser, opts), Token: token, Logger: log}
+	if v, ok := b.backends[volcengine.Name].(*volcengine.Actuator); ok {
 		hc.Allow = volcengine.AllowedByPools(v, pools)
 		hc.Notes = volcengine.NoteRecorder
 	}
@@ -275,28 +456,36 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, loop func(conte
 	return errors.Join(loopErr, shutdownErr)
 }
 
-func nonEmpty(values []string) []string {
-	var out []string
-	for _, v := range values {
-		if v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // simulatedBootDelay is the boot time of the simulated fleet: the longest
 // boot_delay among the pools that use it (one fleet serves them all), or
 // the planner's default.
-func simulatedBootDelay(cfg service.Config) time.Duration {
+func simulatedBootDelay(file *spec.File) time.Duration {
 	boot := time.Duration(0)
-	for _, p := range cfg.Pools {
-		if plan, err := p.Planner(); err == nil && p.Backend == simulated.Name {
-			boot = max(boot, plan.Fleet.BootDelay)
+	for _, p := range file.Pools {
+		if p.Backend == simulated.Name {
+			boot = max(boot, p.BootDelay)
 		}
 	}
 	if boot == 0 {
 		boot = planner.DefaultConfig().Fleet.BootDelay
 	}
 	return boot
+}
+
+// buildInfo is prewarm_build_info{version,revision,goversion} = 1.
+func buildInfo() prometheus.Collector {
+	version, revision, goVersion := "(devel)", "unknown", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version, goVersion = bi.Main.Version, bi.GoVersion
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "prewarm", Name: "build_info",
+		Help:        "The forecaster's version, revision and Go version (always 1).",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": goVersion}})
+	g.Set(1)
+	return g
 }

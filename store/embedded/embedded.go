@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +55,8 @@ type Store struct {
 	writeMu sync.Mutex
 	// ids caches series ids: measurement + "\x00" + CanonicalTags -> id.
 	ids map[string]uint64
+	// index finds a query's series without decoding every series key.
+	index *seriesIndex
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -92,7 +95,8 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("embedded store %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, opts: opts, log: logger.With("store", path), ids: make(map[string]uint64)}
+	s := &Store{db: db, path: path, opts: opts, log: logger.With("store", path), ids: make(map[string]uint64),
+		index: newSeriesIndex()}
 	if err := s.init(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -127,6 +131,9 @@ func (s *Store) init() error {
 		}
 		if _, err := tx.CreateBucketIfNotExists(bucketMeasurements); err != nil {
 			return fmt.Errorf("embedded store %s: %w", s.path, err)
+		}
+		if err := s.index.load(tx); err != nil {
+			return fmt.Errorf("embedded store %s: indexing series: %w", s.path, err)
 		}
 		return nil
 	})
@@ -194,6 +201,10 @@ func (s *Store) Write(ctx context.Context, points []store.Point) error {
 	}
 	for k, id := range created {
 		s.ids[k] = id
+		measurement, canon, _ := strings.Cut(k, "\x00")
+		if err := s.index.add(measurement, canon, id); err != nil {
+			return fmt.Errorf("embedded store %s: %w", s.path, err)
+		}
 	}
 	return nil
 }
@@ -296,7 +307,8 @@ type seriesRef struct {
 
 // Query returns the series of q.Measurement whose tags include q.Match,
 // over [q.Start, q.End), raw or aggregated to q.Step (see the package doc).
-// Series without points in the range are left out.
+// Series without points in the range are left out. A query expression
+// (q.Expr, PromQL) is refused: this store has no query language.
 func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Series, error) {
 	if err := store.RefuseExpr(q, "embedded"); err != nil {
 		return nil, err
@@ -304,15 +316,15 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Series, error
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
+	refs := s.index.match(q.Measurement, q.Match)
+	if len(refs) == 0 {
+		return nil, nil
+	}
 	var out []store.Series
 	err := s.db.View(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bucketMeasurements).Bucket([]byte(q.Measurement))
 		if m == nil {
 			return nil
-		}
-		refs, err := matchSeries(m.Bucket(bucketSeries), q.Match)
-		if err != nil {
-			return err
 		}
 		points := m.Bucket(bucketPoints)
 		if points == nil {
@@ -326,7 +338,7 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Series, error
 			if len(samples) == 0 {
 				continue
 			}
-			out = append(out, store.Series{Measurement: q.Measurement, Tags: ref.tags, Samples: samples})
+			out = append(out, store.Series{Measurement: q.Measurement, Tags: maps.Clone(ref.tags), Samples: samples})
 		}
 		return nil
 	})
@@ -334,29 +346,6 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Series, error
 		return nil, fmt.Errorf("embedded store %s: query %s: %w", s.path, q.Measurement, err)
 	}
 	return out, nil
-}
-
-// matchSeries lists the series whose tags include match, in canonical order
-// (bbolt iterates keys in byte order, which is CanonicalTags order).
-func matchSeries(series *bolt.Bucket, match map[string]string) ([]seriesRef, error) {
-	if series == nil {
-		return nil, nil
-	}
-	var refs []seriesRef
-	err := series.ForEach(func(k, v []byte) error {
-		var tags map[string]string
-		if err := json.Unmarshal(k, &tags); err != nil {
-			return fmt.Errorf("corrupt series key %q: %w", k, err)
-		}
-		for mk, mv := range match {
-			if tags[mk] != mv {
-				return nil
-			}
-		}
-		refs = append(refs, seriesRef{id: decodeID(v), tags: tags})
-		return nil
-	})
-	return refs, err
 }
 
 // scan reads one series' points in [q.Start, q.End) and aggregates them

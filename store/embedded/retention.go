@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -120,6 +121,8 @@ func (s *Store) deleteSome(measurement []byte, cutoff time.Time, from []byte) (d
 	}
 	for _, k := range dropped {
 		delete(s.ids, k)
+		_, canon, _ := strings.Cut(k, "\x00")
+		s.index.remove(string(measurement), canon)
 	}
 	return deleted, resume, nil
 }

@@ -1,0 +1,411 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/store"
+)
+
+// decide takes one pool's decision at now. A failed refit does not stop
+// it: the plan in force is followed until it runs out. The store reads
+// share half of the deadline, so that a store that does not answer leaves
+// time to hold the pool (control.Controller.Hold: the plan and the
+// schedule floors may still raise it, nothing lowers it) and apply that.
+// Every failure is returned, so the tick counts as failed and /healthz and
+// the pool's status notice.
+func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval time.Duration) error {
+	s.takePending(p)
+	name := p.spec.Name
+	s.mu.Lock()
+	mode := p.mode
+	s.mu.Unlock()
+	apply := mode == spec.ModeActive && !s.deps.Preview
+
+	reads, cancel := context.WithTimeout(ctx, interval/2)
+	defer cancel()
+	var errs []error
+	refitted := false
+	if !now.Before(p.nextRefit) {
+		err := s.refit(reads, p, now, apply)
+		refitted = err == nil || errors.Is(err, control.ErrNoHistory)
+		if err != nil && !errors.Is(err, control.ErrNoHistory) {
+			errs = append(errs, err)
+		}
+	}
+	capa, known, err := p.act.ReadCapacity(ctx, name)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("reading capacity: %w", err))
+		s.saveController(p, now, refitted, false)
+		return errors.Join(errs...)
+	}
+	// The reactive rules step from what the pool was last asked for
+	// (booting instances included), not from what is up yet.
+	current := capa.Desired
+	if current == 0 {
+		current = capa.Current
+	}
+	if mode != spec.ModePaused && p.paused {
+		s.resume(p)
+	}
+	p.paused = mode == spec.ModePaused
+
+	obs, err := s.observe(reads, p, now, capa.Current, interval)
+	holding := err != nil
+	if holding {
+		errs = append(errs, fmt.Errorf("reading live signals: %w", err))
+	}
+	var step planner.Step
+	switch {
+	case mode == spec.ModePaused:
+		step = planner.Step{At: now, Desired: current, Reason: fmt.Sprintf("paused: holding %d; the policy is not consulted", current)}
+	case holding:
+		step = p.ctl.Hold(now, current, "live signals unavailable")
+	default:
+		step = p.ctl.Decide(now, obs, current)
+	}
+	if mode != spec.ModePaused && !holding && !p.spec.ScaleInOnForecast && step.Desired < current {
+		step = p.holdScaleIn(step, current, p.ctl.State().Reactive)
+	}
+
+	var res actuator.Result
+	outcome := OutcomeNotApplied
+	switch {
+	case (holding || mode == spec.ModePaused) && step.Desired <= max(current, p.plan.Fleet.MinInstances):
+		// Holding is leaving the pool alone unless the plan or a floor
+		// raises it: a back-end that cannot report its size reads as 0
+		// here and must not be set to 0, or to min.
+		res = actuator.Result{From: current, FromKnown: known, To: current, Outcome: actuator.OutcomeNoop}
+		if apply {
+			outcome = OutcomeUnchanged
+		}
+	case apply:
+		res, err = p.act.Resize(ctx, name, step.Desired, step.Reason)
+		outcome = outcomeOf(res, err)
+		if err != nil && !errors.Is(err, actuator.ErrRateLimited) {
+			errs = append(errs, fmt.Errorf("applying %d: %w", step.Desired, err))
+		}
+	default:
+		if res, err = p.act.Preview(name, capa, known, step.Desired); err != nil {
+			errs = append(errs, fmt.Errorf("previewing %d: %w", step.Desired, err))
+		}
+	}
+	s.saveController(p, now, refitted, outcome == OutcomeApplied || outcome == OutcomeLimited)
+	s.record(p, decision{now: now, mode: mode, capa: capa, known: known, step: step,
+		res: res, outcome: outcome, obs: obs, holding: holding})
+	return errors.Join(errs...)
+}
+
+// holdScaleIn applies scale_in_on_forecast: false. A step below current
+// is then kept at current unless the reactive rules scaled in at this
+// decision (they saw the idle spell), and even then it drops by their
+// scale_in_step only.
+func (p *pool) holdScaleIn(step planner.Step, current int, r planner.ReactiveState) planner.Step {
+	if p.spec.ScaleInOnForecast || step.Desired >= current {
+		return step
+	}
+	if r.LastAction.Equal(step.At) && !r.LastOut.Equal(step.At) {
+		floor := current - p.plan.Reactive.ScaleInStep
+		if step.Desired < floor {
+			step.Desired = floor
+			step.Reason = fmt.Sprintf("%s (scale_in_on_forecast is false: -%d)", step.Reason, p.plan.Reactive.ScaleInStep)
+		}
+		return step
+	}
+	return planner.Step{At: step.At, Desired: current,
+		Reason: fmt.Sprintf("hold %d: scale_in_on_forecast is false and the reactive rules see no idle spell (%s)", current, step.Reason)}
+}
+
+// resume clears the reactive rules' condition clocks when a paused pool
+// resumes: they were not fed while it was paused, so a spell seen before
+// the pause must not count as still running. Cooldowns stay.
+func (s *Service) resume(p *pool) {
+	st := p.ctl.State()
+	st.Reactive.HighSince, st.Reactive.QueueSince, st.Reactive.LowSince = time.Time{}, time.Time{}, time.Time{}
+	if err := p.ctl.Restore(st); err != nil {
+		s.log.Warn("resumed pool: reactive clocks not cleared", "pool", p.spec.Name, "reason", err)
+	}
+}
+
+// outcomeOf maps an applied change to a decision outcome.
+func outcomeOf(res actuator.Result, err error) string {
+	switch {
+	case errors.Is(err, actuator.ErrRateLimited):
+		return OutcomeRateLimited
+	case err != nil:
+		return OutcomeFailed
+	case res.Outcome == actuator.OutcomeNoop:
+		return OutcomeUnchanged
+	case res.LimitedBy == "max_step":
+		return OutcomeLimited
+	}
+	return OutcomeApplied
+}
+
+// When the controller's memory is saved. Encoding it (control.State,
+// gob) takes about a millisecond and a half per pool, as long as the rest
+// of a decision, so it is saved when it matters rather than every tick:
+//   - with every change made (the reactive cooldowns start), and after a
+//     refit that moved the gate (a demoted model stays demoted);
+//   - after every refitSaveEvery-th refit otherwise, keeping the gate's
+//     scores fresh (a restart refits at once from the scores saved);
+//   - every clockSaveEvery when a reactive hold clock moved (since when
+//     utilisation has been high or low): a crash loses at most that much
+//     of a hold spell, which can only delay the next reactive action.
+const (
+	refitSaveEvery = 6
+	clockSaveEvery = 5 * time.Minute
+)
+
+// saveController writes the controller's memory to the state file when
+// the rules above say so.
+func (s *Service) saveController(p *pool, at time.Time, refitted, changed bool) {
+	db := s.deps.State
+	if db == nil || s.deps.Preview {
+		return
+	}
+	if refitted {
+		p.refitsUnsaved++
+	}
+	due := changed || p.refitsUnsaved >= refitSaveEvery
+	if !due && !refitted && at.Sub(p.savedAt) < clockSaveEvery {
+		return
+	}
+	cs := p.ctl.State()
+	mark := markOf(cs)
+	if !due && mark.level == p.saved.level && (refitted || mark.reactiveEqual(p.saved)) {
+		if !refitted {
+			p.savedAt = at
+		}
+		return
+	}
+	data, err := cs.Encode()
+	if err == nil {
+		err = db.SaveController(p.spec.Name, data, p.nextRefit)
+	}
+	if err != nil {
+		s.log.Error("pool state not saved; a restart may forget the gate and the reactive clocks", "pool", p.spec.Name, "err", err)
+		return
+	}
+	p.saved, p.savedAt, p.refitsUnsaved = mark, at, 0
+}
+
+// decision is what record publishes.
+type decision struct {
+	now     time.Time
+	mode    spec.Mode
+	capa    actuator.Capacity
+	known   bool
+	step    planner.Step
+	res     actuator.Result
+	outcome string
+	obs     planner.Observation
+	holding bool
+}
+
+// record publishes a decision in the pool's status and metrics.
+func (s *Service) record(p *pool, d decision) {
+	name := p.spec.Name
+	var applied *actuator.Change
+	if m, err := p.act.Memory(name); err == nil && !m.LastChange.At.IsZero() {
+		applied = &m.LastChange
+	}
+	planned := math.NaN()
+	if level := p.ctl.Level(); level != planner.GateReactive && level != "" {
+		if plan := p.ctl.Plan(d.now); len(plan) > 0 && !plan[0].At.After(d.now) && d.now.Before(p.ctl.Last().Forecast.End()) {
+			planned = float64(plan[0].Desired)
+		}
+	}
+	desired := d.res.To
+	if d.outcome == OutcomeRateLimited {
+		desired = d.res.From // what stays applied until min_interval is over
+	}
+	demand := d.obs.DemandRPS
+	if d.holding {
+		demand = math.NaN() // unknown, not zero
+	}
+	s.mu.Lock()
+	st := &p.status
+	st.At = d.now
+	st.Current, st.CurrentKnown = d.capa.Current, d.known
+	st.Wished, st.Desired, st.LimitedBy = d.step.Desired, desired, d.res.LimitedBy
+	st.Outcome, st.NextChangeAt, st.Applied = d.outcome, d.res.NextChangeAt, applied
+	st.Reason = s.deps.Redactor.String(d.step.Reason)
+	st.DemandRPS = d.obs.DemandRPS
+	if d.holding {
+		st.DemandRPS = 0
+	}
+	if level := p.ctl.Level(); level != "" {
+		st.Gate = level // what Decide followed: reactive once a plan runs out
+	}
+	st.NextRefit = p.nextRefit
+	s.mu.Unlock()
+
+	m := s.deps.Metrics
+	m.decision(name, d.step.Desired, desired, d.capa.Current, demand, planned, d.outcome)
+	m.forecast(name, p.ctl.Last().Forecast, d.now)
+	m.gate(name, p.ctl.Level())
+	if !p.lastSeen.IsZero() {
+		if dt := d.now.Sub(p.lastSeen); dt > 0 && dt <= 3*s.Interval() {
+			m.bill(name, float64(d.capa.Current)*dt.Hours(), float64(p.plan.Fleet.MaxInstances)*dt.Hours(), p.plan.Prices.OnDemandPerHour)
+		}
+	}
+	p.lastSeen = d.now
+}
+
+// refit reads the demand history and refits the pool's controller. The
+// refit time is now rounded down to the forecast step counted from the Unix
+// epoch, the grid the store's aggregate windows use (InfluxDB's
+// aggregateWindow), so every history value is one whole window. A failed
+// read is retried next tick; a refit that fails otherwise waits for the next
+// refit time. publish hands the plan to back-ends that schedule (active
+// pools only: publishing is an action).
+func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish bool) error {
+	set := p.ctl.Settings()
+	at := epochFloor(now, set.Step)
+	start := at.Add(-time.Duration(set.History/set.Step) * set.Step)
+	hist, err := s.readSeries(ctx, p.spec.Demand, start, at, set.Step, store.Max)
+	if err != nil {
+		return fmt.Errorf("reading demand history: %w", err)
+	}
+	began := time.Now()
+	r, err := p.ctl.Refit(at, hist)
+	p.nextRefit = at.Add(set.RefitEvery)
+	if err != nil && !errors.Is(err, control.ErrNoHistory) {
+		return err // the refit in force stays
+	}
+	s.deps.Metrics.refit(p.spec.Name, time.Since(began))
+	s.applyRefitStatus(p, now)
+	if err != nil {
+		return err
+	}
+	s.log.Debug("refit", "pool", p.spec.Name, "model", r.Model, "gate", r.Gate.Level, "reason", r.Gate.Reason)
+	if publish && p.spec.PublishSchedule {
+		err := p.act.PublishSchedule(ctx, p.spec.Name, p.ctl.Plan(now))
+		if err != nil && !errors.Is(err, actuator.ErrNotImplemented) {
+			return fmt.Errorf("publishing schedule: %w", err)
+		}
+	}
+	return nil
+}
+
+// applyRefitStatus shows the refit in force in the pool's status (now
+// zero: its plan from the refit's own time, after a restore).
+func (s *Service) applyRefitStatus(p *pool, now time.Time) {
+	r := p.ctl.Last()
+	if now.IsZero() {
+		now = r.At
+	}
+	plan := p.ctl.Plan(now)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := &p.status
+	st.Gate, st.GateReason, st.Model, st.LastRefit, st.Plan = r.Gate.Level, r.Gate.Reason, r.Model, r.At, plan
+	st.NextRefit = p.nextRefit
+}
+
+// epochFloor rounds t down to a multiple of step counted from the Unix
+// epoch, the grid of store.WindowStart, in t's location.
+func epochFloor(t time.Time, step time.Duration) time.Time {
+	return store.WindowStart(t, step).In(t.Location())
+}
+
+// observe reads the live signals of the last interval: demand, utilisation
+// (measured, or derived from demand and the instances that exist, booting
+// ones included, as the actuators cannot tell them apart) and queue. No
+// demand sample in the interval is an error, not zero demand: a silent
+// collector must not read as an idle pool and scale it in.
+func (s *Service) observe(ctx context.Context, p *pool, now time.Time, instances int, span time.Duration) (planner.Observation, error) {
+	obs := planner.Observation{At: now, Span: span}
+	demand, n, err := s.latest(ctx, p.spec.Demand, now, span)
+	if err != nil {
+		return obs, err
+	}
+	if n == 0 {
+		return obs, fmt.Errorf("no %s sample in the last %v: is the collector writing it?", p.spec.Demand, span)
+	}
+	obs.DemandRPS = demand
+	if p.spec.Queue != nil {
+		if obs.Queue, _, err = s.latest(ctx, *p.spec.Queue, now, span); err != nil {
+			return obs, err
+		}
+	}
+	if p.spec.Utilisation != nil {
+		total, n, err := s.latest(ctx, *p.spec.Utilisation, now, span)
+		if err != nil {
+			return obs, err
+		}
+		if n > 0 { // the mean over the GPUs (tag sets), percent to a share
+			obs.Utilisation = math.Min(1, total/float64(n)/100)
+			if obs.Queue > 0 {
+				obs.Utilisation = 1
+			}
+			return obs, nil
+		}
+		// No utilisation sample: derive it as if none were configured.
+	}
+	switch capacity := float64(instances) * p.plan.Fleet.RPS(); {
+	case obs.Queue > 0 || (capacity == 0 && demand > 0):
+		obs.Utilisation = 1
+	case capacity > 0:
+		obs.Utilisation = math.Min(1, demand/capacity)
+	}
+	return obs, nil
+}
+
+// latest reads ref over [now−span, now]: each tag set's raw points folded by
+// ref.Aggregate (default mean, store.Fold: the stores' own fold), summed
+// over the n tag sets that had points.
+func (s *Service) latest(ctx context.Context, ref spec.SeriesRef, now time.Time, span time.Duration) (total float64, n int, err error) {
+	series, err := s.deps.Store.Query(ctx, ref.Query(now.Add(-span), now.Add(time.Nanosecond), 0, ""))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, ser := range series {
+		f := store.Fold{Agg: ref.Aggregate}
+		for _, smp := range ser.Samples {
+			f.Add(smp.Value)
+		}
+		if v, ok := f.Value(); ok {
+			total += v
+			n++
+		}
+	}
+	return total, n, nil
+}
+
+// readSeries queries ref over [start, end) in windows of step (start and
+// end on the epoch-aligned grid) and sums the tag sets per window; a window
+// no tag set had a point in is NaN (missing). agg is the default when ref
+// sets no aggregate.
+func (s *Service) readSeries(ctx context.Context, ref spec.SeriesRef, start, end time.Time, step time.Duration, agg store.Aggregate) ([]float64, error) {
+	n := int(end.Sub(start) / step)
+	series, err := s.deps.Store.Query(ctx, ref.Query(start, end, step, agg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	for _, ser := range series {
+		for _, smp := range ser.Samples {
+			i := int(smp.Time.Sub(start) / step)
+			if smp.Time.Before(start) || i >= n || math.IsNaN(smp.Value) {
+				continue
+			}
+			if math.IsNaN(out[i]) {
+				out[i] = 0
+			}
+			out[i] += smp.Value
+		}
+	}
+	return out, nil
+}

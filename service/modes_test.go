@@ -1,0 +1,310 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/redact"
+	"github.com/prewarm/prewarm/service/state"
+	"github.com/prewarm/prewarm/spec"
+)
+
+// floor30 is the issue's pool: 1 replica, min 1, max 40, max_step 4,
+// min_interval 10m, a floor of 30 all day.
+func floor30(mode spec.Mode) func(*spec.Pool) {
+	return func(p *spec.Pool) {
+		p.Mode, p.Min, p.Max, p.MaxStep, p.MinInterval = mode, 1, 40, 4, 10*time.Minute
+		p.Windows = "daily 00:00-24:00 at least 30"
+	}
+}
+
+func (r *rig) tickWithDemand(t *testing.T, rps float64) {
+	t.Helper()
+	r.writeDemand(t, r.clock.Now().Add(-time.Minute), r.clock.Now(), func(time.Time) float64 { return rps })
+	if err := r.svc.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestModes(t *testing.T) {
+	tests := []struct {
+		mode        spec.Mode
+		preview     bool
+		wantChanges int
+		wantStatus  decided
+	}{
+		{spec.ModeActive, false, 1, decided{30, 5, "max_step", OutcomeLimited}},
+		// It reads the real fleet (1), computes the 30 and the first step
+		// the limits allow, and applies nothing.
+		{spec.ModeForecastOnly, false, 0, decided{30, 5, "max_step", OutcomeNotApplied}},
+		{spec.ModePaused, false, 0, decided{1, 1, "", OutcomeNotApplied}},
+		// serve --once without --apply: even an active pool applies nothing.
+		{spec.ModeActive, true, 0, decided{30, 5, "max_step", OutcomeNotApplied}},
+	}
+	for _, tt := range tests {
+		name := string(tt.mode)
+		if tt.preview {
+			name += " previewed"
+		}
+		t.Run(name, func(t *testing.T) {
+			r := newRigWith(t, 1, floor30(tt.mode), func(d *Deps) { d.Preview = tt.preview })
+			r.tickWithDemand(t, 5)
+			if n := len(r.fake.CallsOf(actuator.OpSetDesired)); n != tt.wantChanges {
+				t.Errorf("%d changes sent, want %d", n, tt.wantChanges)
+			}
+			if n := len(r.fake.CallsOf(actuator.OpCapacity)); n == 0 {
+				t.Error("the pool's real capacity was never read")
+			}
+			st := r.svc.Status()[0]
+			got := decided{st.Wished, st.Desired, st.LimitedBy, st.Outcome}
+			if got != tt.wantStatus || st.Mode != tt.mode || st.Current != 1 || !st.CurrentKnown {
+				t.Errorf("status %+v, want %+v in mode %s at 1 current", st, tt.wantStatus, tt.mode)
+			}
+			if tt.mode == spec.ModePaused && !strings.HasPrefix(st.Reason, "paused: holding 1") {
+				t.Errorf("reason %q, want the hold said", st.Reason)
+			}
+		})
+	}
+}
+
+// The pool's status as JSON: snake_case keys with the wished and the
+// applied capacity, for the status page.
+func TestStatusJSON(t *testing.T) {
+	r := newRig(t, 1, floor30(spec.ModeActive))
+	r.tickWithDemand(t, 5)
+	b, err := json.Marshal(r.svc.Status()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	for _, key := range []string{"name", "backend", "mode", "mode_source", "at", "decided_in", "current", "current_known", "wished",
+		"desired", "limited_by", "outcome", "applied", "reason", "demand_rps", "gate", "plan", "next_refit"} {
+		if _, ok := m[key]; !ok {
+			t.Errorf("status JSON lacks %q: %s", key, b)
+		}
+	}
+	applied, _ := m["applied"].(map[string]any)
+	if applied["from"] != 1.0 || applied["to"] != 5.0 || applied["request_id"] == "" || applied["at"] == nil {
+		t.Errorf("applied = %v, want the change 1 → 5 with its time and request id", applied)
+	}
+}
+
+// With scale_in_on_forecast: false the forecast alone does not lower the
+// pool; the reactive rules' idle spell does, one scale_in_step at a time.
+func TestScaleInOnForecast(t *testing.T) {
+	p := &pool{spec: testSpec("p", func(p *spec.Pool) { p.ScaleInOnForecast = false })}
+	p.plan, _ = p.spec.Planner()
+	now := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	forecastDrop := planFor(now, 10, "forecast: 95 req/s")
+	tests := []struct {
+		name     string
+		on       bool
+		step     plannerStep
+		reactive reactiveClocks
+		want     int
+	}{
+		{"allowed: the forecast scales in", true, forecastDrop, reactiveClocks{}, 10},
+		{"refused: no idle spell", false, forecastDrop, reactiveClocks{}, 20},
+		{"refused: the reactive rules scaled out now", false, forecastDrop, reactiveClocks{out: now, action: now}, 20},
+		{"idle spell: one step down", false, forecastDrop, reactiveClocks{action: now}, 19},
+		{"rising is never held", false, planFor(now, 25, "forecast"), reactiveClocks{}, 25},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p.spec.ScaleInOnForecast = tt.on
+			got := p.holdScaleIn(tt.step, 20, tt.reactive.state())
+			if got.Desired != tt.want {
+				t.Errorf("desired %d (%s), want %d", got.Desired, got.Reason, tt.want)
+			}
+		})
+	}
+}
+
+// A restart keeps the pool's memory: the last change (so min_interval
+// still holds and nothing is repeated), the refit in force with its gate,
+// and the next refit time.
+func TestRestartKeepsTheMemory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	withState := func(d *Deps) {
+		st, err := state.Open(path, state.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		d.State = st
+	}
+	r := newRigWith(t, 1, floor30(spec.ModeActive), withState)
+	r.writeDemand(t, r.clock.Now().Add(-3*24*time.Hour), r.clock.Now(), daily)
+	r.tickWithDemand(t, 5)
+	before := r.svc.Status()[0]
+	if before.Applied == nil || before.Applied.To != 5 {
+		t.Fatalf("first decision = %+v, want 1 → 5 applied", before)
+	}
+	r.svc.deps.State.Close()
+
+	// The process dies; another starts a minute later on the same file
+	// and back-end (at 5 replicas now).
+	r2 := newRigWith(t, 5, floor30(spec.ModeActive), withState)
+	r2.clock.Advance(time.Minute)
+	r2.db = r.db
+	r2.store.Querier = r.db
+	r2.tickWithDemand(t, 5)
+	after := r2.svc.Status()[0]
+	if n := len(r2.fake.CallsOf(actuator.OpSetDesired)); n != 0 {
+		t.Errorf("the restarted service changed the pool %d times within min_interval", n)
+	}
+	if after.Outcome != OutcomeRateLimited || after.Applied == nil || after.Applied.RequestID != before.Applied.RequestID ||
+		!after.NextChangeAt.Equal(before.Applied.At.Add(10*time.Minute)) {
+		t.Errorf("after restart: %+v; want rate limited by the change %+v", after, before.Applied)
+	}
+	if after.LastRefit.IsZero() || !after.LastRefit.Equal(before.LastRefit) || after.Gate != before.Gate || after.GateReason != before.GateReason {
+		t.Errorf("refit after restart %v (%s: %s), want the one before %v (%s: %s) kept, not redone",
+			after.LastRefit, after.Gate, after.GateReason, before.LastRefit, before.Gate, before.GateReason)
+	}
+}
+
+func TestModeAPI(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	st, err := state.Open(path, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := newRigWith(t, 1, floor30(spec.ModeForecastOnly), func(d *Deps) { d.State = st; d.Redactor = nil })
+	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{APIToken: "s3cret-token"}))
+	defer srv.Close()
+	post := func(path, token, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		n, _ := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		return resp.StatusCode, b.String()
+	}
+	tests := []struct {
+		name, path, token, body string
+		code                    int
+		want                    string
+	}{
+		{"no token", "/api/v1/pools/gpu/mode", "", `{"mode":"active"}`, 401, "missing or wrong bearer token"},
+		{"wrong token", "/api/v1/pools/gpu/mode", "guess", `{"mode":"active"}`, 401, "missing or wrong bearer token"},
+		{"unknown mode", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"live"}`, 400, `mode \"live\"`},
+		{"unknown field", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mood":"active"}`, 400, "unknown field"},
+		{"unknown pool", "/api/v1/pools/cpu/mode", "s3cret-token", `{"mode":"active"}`, 404, `no such pool \"cpu\"`},
+		{"set", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active"}`, 200, `"mode_source": "api"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := post(tt.path, tt.token, tt.body)
+			if code != tt.code || !strings.Contains(body, tt.want) {
+				t.Errorf("%d %s, want %d with %q", code, body, tt.code, tt.want)
+			}
+		})
+	}
+	r.tickWithDemand(t, 5)
+	if n := len(r.fake.CallsOf(actuator.OpSetDesired)); n != 1 {
+		t.Errorf("%d changes after the API made the pool active, want 1", n)
+	}
+	saved, err := st.Load(testPool)
+	if err != nil || saved.Mode == nil || saved.Mode.Mode != "active" || saved.Mode.ConfigMode != "forecast-only" {
+		t.Errorf("saved mode = %+v, %v", saved.Mode, err)
+	}
+	// Without a token configured the endpoint refuses everyone.
+	closed := httptest.NewServer(r.svc.Handler(HTTPOptions{}))
+	defer closed.Close()
+	resp, err := http.Post(closed.URL+"/api/v1/pools/gpu/mode", "application/json", strings.NewReader(`{"mode":"paused"}`))
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("without a token: %v %v, want 403", resp.StatusCode, err)
+	}
+}
+
+// A mode set through the API survives a restart while the file still says
+// what it said; once the file changes the pool's mode, the file wins.
+func TestModeOverrideAcrossRestarts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	open := func() *state.DB {
+		st, err := state.Open(path, state.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	st := open()
+	r := newRigWith(t, 1, floor30(spec.ModeForecastOnly), func(d *Deps) { d.State = st })
+	if _, err := r.svc.SetMode(testPool, spec.ModePaused, "test"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, tt := range []struct {
+		fileMode, want spec.Mode
+	}{{spec.ModeForecastOnly, spec.ModePaused}, {spec.ModeActive, spec.ModeActive}} {
+		st := open()
+		r := newRigWith(t, 1, floor30(tt.fileMode), func(d *Deps) { d.State = st })
+		if got := r.svc.Status()[0]; got.Mode != tt.want {
+			t.Errorf("file says %s: mode %s (%s), want %s", tt.fileMode, got.Mode, got.ModeSource, tt.want)
+		}
+		st.Close()
+	}
+}
+
+type plannerStep = planner.Step
+
+// decided are the status fields of one decision TestModes compares.
+type decided struct {
+	wished, desired    int
+	limitedBy, outcome string
+}
+
+// reactiveClocks are the reactive rules' action clocks.
+type reactiveClocks struct{ out, action time.Time }
+
+func (r reactiveClocks) state() planner.ReactiveState {
+	return planner.ReactiveState{LastOut: r.out, LastAction: r.action}
+}
+
+func planFor(at time.Time, desired int, reason string) planner.Step {
+	return planner.Step{At: at, Desired: desired, Reason: reason}
+}
+
+// A secret a back-end echoes in its error reaches neither the pool's
+// status nor the API: both go through the service's redactor.
+func TestSecretsAreMaskedInStatusAndAPI(t *testing.T) {
+	const secret = "AKLT-very-secret-key-0123456789"
+	r := newRigWith(t, 1, floor30(spec.ModeActive), func(d *Deps) { d.Redactor = redact.New(secret) })
+	r.fake.OnScale = func(string, int, int) error {
+		return fmt.Errorf("proxy said: bad signature for key %s: %w", secret, actuator.ErrRejected)
+	}
+	r.writeDemand(t, r.clock.Now().Add(-time.Minute), r.clock.Now(), func(time.Time) float64 { return 5 })
+	r.svc.Tick(context.Background())
+	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/v1/pools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	st := r.svc.Status()[0]
+	if !strings.Contains(st.Error, "bad signature for key "+redact.Mask) || strings.Contains(st.Error, secret) || strings.Contains(string(body), secret) {
+		t.Errorf("status error %q; API %s", st.Error, body)
+	}
+}

@@ -1,0 +1,215 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/service/state"
+	"github.com/prewarm/prewarm/spec"
+)
+
+// pool is one pool's live state. The decision goroutine owns ctl, act,
+// nextRefit and saved; the fields marked s.mu are shared with the API.
+type pool struct {
+	spec spec.Pool
+	plan planner.Config
+	ctl  *control.Controller
+	act  *actuator.Safe
+
+	nextRefit     time.Time
+	saved         controllerMark // what the state file holds of ctl
+	savedAt       time.Time      // when it was saved (the tick's now)
+	refitsUnsaved int            // refits since it was saved
+	lastSeen      time.Time      // the previous decision, for the billing counters
+	paused        bool           // the last decision was paused
+
+	// Guarded by s.mu.
+	mode      spec.Mode
+	override  *state.ModeOverride // the API's mode, nil: the file's
+	busySince time.Time           // a decision in flight started at its tick's now
+	pending   *pool               // a reloaded configuration, taken at the next decision
+	status    PoolStatus
+}
+
+// controllerMark is what the saving rules compare (saveController): the
+// gate level and the reactive rules' memory.
+type controllerMark struct {
+	level    string
+	reactive planner.ReactiveState
+}
+
+// reactiveEqual reports whether the reactive rules' memory is the same.
+func (a controllerMark) reactiveEqual(b controllerMark) bool {
+	ra, rb := a.reactive, b.reactive
+	return ra.Desired == rb.Desired && ra.HighSince.Equal(rb.HighSince) && ra.QueueSince.Equal(rb.QueueSince) &&
+		ra.LowSince.Equal(rb.LowSince) && ra.LastOut.Equal(rb.LastOut) && ra.LastAction.Equal(rb.LastAction)
+}
+
+// newController builds a pool's planner configuration and controller.
+func (s *Service) newController(ps spec.Pool) (planner.Config, *control.Controller, error) {
+	plan, err := ps.Planner()
+	if err != nil {
+		return plan, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
+	}
+	set := ps.Settings()
+	set.NewModel = s.deps.NewModel
+	ctl, err := control.New(plan, set)
+	if err != nil {
+		return plan, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
+	}
+	return plan, ctl, nil
+}
+
+// newPool builds a pool's planner, controller and back-end.
+func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
+	plan, ctl, err := s.newController(ps)
+	if err != nil {
+		return nil, err
+	}
+	act, err := s.newSafe(ctx, ps)
+	if err != nil {
+		return nil, err
+	}
+	p := &pool{spec: ps, plan: plan, ctl: ctl, act: act, mode: ps.Mode}
+	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config"}
+	s.deps.Metrics.mode(ps.Name, ps.Mode)
+	s.deps.Metrics.bootDelay(ps.Name, plan.Fleet.BootDelay)
+	return p, nil
+}
+
+// newSafe builds the pool's back-end wrapped in actuator.Safe, persisting
+// its memory to the state file before every change.
+func (s *Service) newSafe(ctx context.Context, ps spec.Pool) (*actuator.Safe, error) {
+	cfg := ps.Actuator()
+	inner, err := s.deps.Backend(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pool %q: %w", ps.Name, err)
+	}
+	opts := s.deps.Safety
+	opts.Pools = []actuator.PoolConfig{cfg}
+	if st := s.deps.State; st != nil && !s.deps.Preview {
+		opts.Persist = st.SaveActuator
+	}
+	return actuator.NewSafe(inner, opts), nil
+}
+
+// rebuild prepares a changed pool: a new controller (restored at the swap)
+// and, when the back-end or its limits changed, a new back-end.
+func (s *Service) rebuild(ctx context.Context, was, ps spec.Pool) (*pool, error) {
+	plan, ctl, err := s.newController(ps)
+	if err != nil {
+		return nil, err
+	}
+	np := &pool{spec: ps, plan: plan, ctl: ctl}
+	a, b := was.Actuator(), ps.Actuator()
+	if a.Backend != b.Backend || a.Min != b.Min || a.Max != b.Max || a.MaxStep != b.MaxStep ||
+		a.MinInterval != b.MinInterval || fmt.Sprint(a.Options) != fmt.Sprint(b.Options) {
+		if np.act, err = s.newSafe(ctx, ps); err != nil {
+			return nil, err
+		}
+	}
+	return np, nil
+}
+
+// takePending swaps in a reloaded configuration, carrying the controller's
+// memory (unless the forecast grid changed) and the actuator's. It runs at
+// the start of the pool's decision, in the goroutine that owns ctl and act.
+func (s *Service) takePending(p *pool) {
+	s.mu.Lock()
+	np := p.pending
+	p.pending = nil
+	s.mu.Unlock()
+	if np == nil {
+		return
+	}
+	name := p.spec.Name
+	if err := np.ctl.Restore(p.ctl.State()); err != nil {
+		s.log.Warn("reloaded pool starts its forecast afresh", "pool", name, "reason", err)
+		p.nextRefit = time.Time{}
+	}
+	if np.act != nil {
+		if m, err := p.act.Memory(name); err == nil {
+			if err := np.act.Restore(name, m); err != nil {
+				s.log.Warn("reloaded pool's actuator starts afresh", "pool", name, "reason", err)
+			}
+		}
+		p.act = np.act
+	}
+	p.ctl, p.plan, p.saved = np.ctl, np.plan, controllerMark{}
+	s.mu.Lock()
+	p.spec = np.spec
+	if p.override == nil || p.override.ConfigMode != string(np.spec.Mode) {
+		p.setMode(np.spec.Mode, nil)
+	}
+	p.status.Backend = np.spec.Backend
+	s.mu.Unlock()
+	s.deps.Metrics.bootDelay(name, np.plan.Fleet.BootDelay)
+}
+
+// restore puts back what the state file remembers of a new pool. What
+// cannot be restored is logged and started afresh: a pool never fails to
+// start because of its memory.
+func (s *Service) restore(p *pool) {
+	st := s.deps.State
+	if st == nil {
+		return
+	}
+	name := p.spec.Name
+	saved, err := st.Load(name)
+	if err != nil {
+		s.log.Warn("pool starts without its saved state", "pool", name, "reason", err)
+		return
+	}
+	if m := saved.Actuator; m != nil {
+		if err := p.act.Restore(name, *m); err != nil {
+			s.log.Warn("pool's actuator starts without its saved memory", "pool", name, "reason", err)
+		}
+	}
+	if saved.Controller != nil {
+		cs, err := control.DecodeState(saved.Controller)
+		if err == nil {
+			err = p.ctl.Restore(cs)
+		}
+		if err != nil {
+			s.log.Warn("pool's forecast starts afresh", "pool", name, "reason", err)
+		} else {
+			p.nextRefit = saved.NextRefit
+			p.saved = markOf(cs)
+			s.applyRefitStatus(p, time.Time{})
+		}
+	}
+	if o := saved.Mode; o != nil && o.ConfigMode == string(p.spec.Mode) && spec.Mode(o.Mode).Valid() {
+		p.setMode(spec.Mode(o.Mode), o)
+	}
+	s.deps.Metrics.mode(name, p.mode)
+	s.log.Info("pool state restored", "pool", name, "mode", p.mode, "last_change", saved.Actuator != nil,
+		"gate", p.ctl.Last().Gate.Level, "next_refit", p.nextRefit)
+}
+
+func markOf(st control.State) controllerMark {
+	return controllerMark{level: st.Level, reactive: st.Reactive}
+}
+
+// configMode is the mode the configuration file gives the pool.
+func (p *pool) configMode() spec.Mode { return p.spec.Mode }
+
+// setMode puts mode in force; o is the API's override (nil: the file's).
+// s.mu held (or the pool not yet shared).
+func (p *pool) setMode(mode spec.Mode, o *state.ModeOverride) {
+	p.mode, p.override = mode, o
+	p.status.Mode, p.status.ModeSource, p.status.ModeSetAt = mode, "config", time.Time{}
+	if o != nil {
+		p.status.ModeSource, p.status.ModeSetAt = "api", o.At
+	}
+}
+
+// snapshot returns the pool's status with what is in flight. s.mu held.
+func (p *pool) snapshot() PoolStatus {
+	st := p.status
+	st.DecidingSince = p.busySince
+	return st
+}

@@ -1,0 +1,221 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"gopkg.in/yaml.v3"
+)
+
+// decoder fills a Go value from a YAML node tree, key by key, reporting
+// every problem with its line and YAML path instead of stopping at the
+// first, as yaml.v3's own decoder does for unknown keys. Keys absent from
+// the file leave the value's defaults in place. It also records the line of
+// every key it meets, so that validation can point at the line of a value.
+type decoder struct {
+	problems []Problem
+	lines    map[string]int        // YAML path → line of its key
+	values   map[string]*yaml.Node // YAML path → its value
+}
+
+func (d *decoder) fail(n *yaml.Node, path, format string, args ...any) {
+	d.problems = append(d.problems, Problem{Line: n.Line, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+// decode fills v (addressable) from n.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" && v.Kind() != reflect.String {
+		return // key: (nothing) keeps the default
+	}
+	if v.Type() == durationType {
+		if dur, ok := d.duration(n, path); ok {
+			v.SetInt(int64(dur))
+		}
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decode(n, v.Elem(), path)
+	case reflect.Struct:
+		d.mapping(n, v, path)
+	case reflect.Map:
+		d.stringMap(n, v, path)
+	case reflect.Slice:
+		d.sequence(n, v, path)
+	case reflect.String:
+		if s, ok := d.scalar(n, path, "a string"); ok {
+			v.SetString(s)
+		}
+	case reflect.Bool:
+		s, ok := d.scalar(n, path, "true or false")
+		if !ok {
+			return
+		}
+		switch s {
+		case "true", "True", "TRUE":
+			v.SetBool(true)
+		case "false", "False", "FALSE":
+			v.SetBool(false)
+		default:
+			d.fail(n, path, "%q is not true or false", s)
+		}
+	case reflect.Int:
+		s, ok := d.scalar(n, path, "a whole number")
+		if !ok {
+			return
+		}
+		i, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			d.fail(n, path, "%q is not a whole number", s)
+			return
+		}
+		v.SetInt(i)
+	case reflect.Float64:
+		s, ok := d.scalar(n, path, "a number")
+		if !ok {
+			return
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			d.fail(n, path, "%q is not a finite number", s)
+			return
+		}
+		v.SetFloat(f)
+	default:
+		panic(fmt.Sprintf("spec: no decoder for %s", v.Type())) // a programming error in this package
+	}
+}
+
+// scalar returns a scalar node's text, or reports that want was expected.
+func (d *decoder) scalar(n *yaml.Node, path, want string) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		d.fail(n, path, "want %s, got %s", want, kindName(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// duration parses Prometheus' durations (1d, 1w, 1h30m) and, for what they
+// lack (fractions, ns, µs, a sign), Go's; a bare number is refused, as its
+// unit would be a guess.
+func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, bool) {
+	s, ok := d.scalar(n, path, "a duration")
+	if !ok {
+		return 0, false
+	}
+	if md, err := model.ParseDuration(s); err == nil {
+		return time.Duration(md), true
+	}
+	if gd, err := time.ParseDuration(s); err == nil && s != "0" {
+		return gd, true
+	}
+	d.fail(n, path, "%q is not a duration (e.g. 30s, 10m, 1h, 1d, 1w)", s)
+	return 0, false
+}
+
+// mapping fills the struct v from a mapping node by the fields' yaml tags.
+func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, path, "want a mapping of keys, got %s", kindName(n))
+		return
+	}
+	fields := map[string]int{}
+	var known []string
+	for i := range v.NumField() {
+		tag := strings.Split(v.Type().Field(i).Tag.Get("yaml"), ",")[0]
+		if tag != "" && tag != "-" {
+			fields[tag] = i
+			known = append(known, tag)
+		}
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		kp := join(path, key.Value)
+		if first, dup := seen[key.Value]; dup {
+			d.fail(key, kp, "defined twice (first on line %d)", first)
+			continue
+		}
+		seen[key.Value] = key.Line
+		f, ok := fields[key.Value]
+		if !ok {
+			d.fail(key, kp, "unknown key (known: %s)", strings.Join(slices.Sorted(slices.Values(known)), ", "))
+			continue
+		}
+		d.lines[kp], d.values[kp] = key.Line, val
+		d.decode(val, v.Field(f), kp)
+	}
+}
+
+// stringMap fills a map[string]string from a mapping of scalars.
+func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, path, "want a mapping of keys to values, got %s", kindName(n))
+		return
+	}
+	m := reflect.MakeMap(v.Type())
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		kp := join(path, key.Value)
+		if m.MapIndex(reflect.ValueOf(key.Value)).IsValid() {
+			d.fail(key, kp, "defined twice")
+			continue
+		}
+		d.lines[kp] = key.Line
+		if s, ok := d.scalar(val, kp, "a value"); ok {
+			m.SetMapIndex(reflect.ValueOf(key.Value), reflect.ValueOf(s))
+		}
+	}
+	v.Set(m)
+}
+
+// sequence fills a slice from a sequence node.
+func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.SequenceNode {
+		d.fail(n, path, "want a list, got %s", kindName(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		ip := fmt.Sprintf("%s[%d]", path, i)
+		d.lines[ip] = item.Line
+		if filler, ok := s.Index(i).Addr().Interface().(interface{ setDefaults() }); ok {
+			filler.setDefaults()
+		}
+		d.decode(item, s.Index(i), ip)
+	}
+	v.Set(s)
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "nothing"
+}

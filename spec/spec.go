@@ -1,0 +1,479 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/store"
+)
+
+// File is the forecaster's configuration file: the service's settings and
+// the pools it scales. See docs/forecaster.yaml for an annotated example.
+type File struct {
+	// Interval is the decision tick; each pool's decision must finish
+	// within it (default 1m, 1s to 1h).
+	Interval time.Duration `yaml:"interval"`
+	// Listen is the HTTP address for /metrics and the API.
+	Listen string `yaml:"listen"`
+	// AuditLog is the actuators' JSON-lines audit file ("" = none).
+	AuditLog string `yaml:"audit_log"`
+	// StateFile is where each pool's state is kept across restarts; ""
+	// means prewarm-state.db beside the audit log (see StatePath).
+	StateFile string `yaml:"state_file"`
+	// Workers bounds how many pools decide at once (default 8, 1 to 256).
+	Workers int `yaml:"workers"`
+	// Pools are the fleets the service scales.
+	Pools []Pool `yaml:"pools"`
+}
+
+// Mode says what the service does with a pool's decisions.
+type Mode string
+
+// The modes of a pool.
+const (
+	// ModeForecastOnly reads the pool's real capacity and computes every
+	// decision, and applies none: the default for a new pool, so a
+	// configuration can be watched before it touches a fleet.
+	ModeForecastOnly Mode = "forecast-only"
+	// ModeActive applies the decisions through the pool's back-end.
+	ModeActive Mode = "active"
+	// ModePaused holds the pool where it is and says so; the forecast is
+	// still refitted, so the plan is fresh when the pool is resumed.
+	ModePaused Mode = "paused"
+)
+
+// Modes lists the modes, for messages.
+var Modes = []Mode{ModeForecastOnly, ModeActive, ModePaused}
+
+// Valid reports whether m is one of Modes.
+func (m Mode) Valid() bool { return slices.Contains(Modes, m) }
+
+// Pool is one pool: where its demand is read, how it is sized and planned,
+// how the reactive rules and the forecast gate behave, which back-end
+// applies the decisions, within which limits, and in which mode. It is the
+// one description of a pool that serve, backtest, plan and release read.
+type Pool struct {
+	// Name is the back-end's pool (scaling group ID, Deployment, KEDA
+	// pool) and the `pool` tag of its series in the store.
+	Name string `yaml:"name"`
+	// Backend is the registered actuator: dryrun, simulated, keda,
+	// kubescale, volcengine.
+	Backend string `yaml:"backend"`
+	// Mode is forecast-only (default), active or paused.
+	Mode Mode `yaml:"mode"`
+	// Min, Max, MaxStep and MinInterval bound what the actuator may do:
+	// the size, the instances one change may add or remove (0: no limit)
+	// and the least time between two changes (0: none).
+	Min         int               `yaml:"min"`
+	Max         int               `yaml:"max"`
+	MaxStep     int               `yaml:"max_step"`
+	MinInterval time.Duration     `yaml:"min_interval"`
+	Options     map[string]string `yaml:"options"`
+	// PublishSchedule hands the plan's future steps to back-ends that can
+	// act on them themselves (scheduled scaling policies).
+	PublishSchedule bool `yaml:"publish_schedule"`
+
+	// Demand is the series of the pool's request rate (requests/s);
+	// default: service_request_rate{pool=NAME}, as the collector writes it.
+	Demand SeriesRef `yaml:"demand"`
+	// Utilisation is the series of GPU utilisation in percent (the
+	// collector's gpu_util); unset: derived from demand and capacity.
+	Utilisation *SeriesRef `yaml:"utilisation"`
+	// Queue is the series of waiting requests; unset means 0.
+	Queue *SeriesRef `yaml:"queue"`
+
+	// Sizing is "utilisation" (RPSPerInstance at TargetUtilisation) or
+	// "erlang-c" (the P(SLOQuantile) wait of an M/M/c queue of Slots per
+	// instance, each serving one request per ServiceTime).
+	Sizing            string        `yaml:"sizing"`
+	RPSPerInstance    float64       `yaml:"rps_per_instance"`
+	ServiceTime       time.Duration `yaml:"service_time"`
+	Slots             int           `yaml:"slots"`
+	TargetUtilisation float64       `yaml:"target_utilisation"`
+	// BootDelay is boot plus model load: the pre-warm lead time.
+	BootDelay time.Duration `yaml:"boot_delay"`
+	// SLOLatency and SLOQuantile: the latency objective; the plan sizes
+	// at the forecast's SLOQuantile.
+	SLOLatency  time.Duration `yaml:"slo_latency"`
+	SLOQuantile float64       `yaml:"slo_quantile"`
+	// ScaleInOnForecast false keeps the forecast from lowering the pool on
+	// its own: a scale-in then needs the reactive rules' idle evidence.
+	ScaleInOnForecast bool `yaml:"scale_in_on_forecast"`
+	// Windows are schedule floors, one per line, e.g.
+	// "weekdays 09:45-12:00 at least 6", in TimeZone (an IANA name).
+	Windows  string `yaml:"windows"`
+	TimeZone string `yaml:"time_zone"`
+
+	Prices   Prices   `yaml:"prices"`
+	Reactive Reactive `yaml:"reactive"`
+	Gate     Gate     `yaml:"gate"`
+	Forecast Forecast `yaml:"forecast"`
+}
+
+// SeriesRef selects a series in the store: a measurement and the tags its
+// series must carry, or a PromQL expression for a Prometheus store.
+// Several matching series (tag sets) are summed, except utilisation, which
+// is averaged.
+type SeriesRef struct {
+	Measurement string            `yaml:"measurement"`
+	Match       map[string]string `yaml:"match"`
+	// PromQL is a query in the store's own language; when set, Measurement
+	// and Match are not.
+	PromQL string `yaml:"promql"`
+	// Aggregate folds each series' points within a window. Default: mean
+	// for the live signals of the last interval; max for the demand
+	// history a refit reads, so each forecast step is planned for its peak.
+	Aggregate store.Aggregate `yaml:"aggregate"`
+}
+
+// Query returns the store query that reads the series over [start, end)
+// in windows of step (0: raw points) folded by agg unless the reference
+// sets its own aggregate.
+func (r SeriesRef) Query(start, end time.Time, step time.Duration, agg store.Aggregate) store.Query {
+	if r.Aggregate != "" {
+		agg = r.Aggregate
+	}
+	return store.Query{Measurement: r.Measurement, Match: r.Match, Expr: r.PromQL,
+		Start: start, End: end, Step: step, Aggregate: agg}
+}
+
+// String renders the reference as measurement{key=value,...} (or its PromQL)
+// for messages.
+func (r SeriesRef) String() string {
+	if r.PromQL != "" {
+		return r.PromQL
+	}
+	keys := slices.Sorted(maps.Keys(r.Match))
+	pairs := make([]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = k + "=" + r.Match[k]
+	}
+	return r.Measurement + "{" + strings.Join(pairs, ",") + "}"
+}
+
+// Prices are per instance-hour, billed per second (planner.Prices).
+type Prices struct {
+	OnDemandPerHour   float64 `yaml:"on_demand_per_hour"`
+	ReservedPerHour   float64 `yaml:"reserved_per_hour"`
+	ReservedInstances int     `yaml:"reserved_instances"`
+	SpotPerHour       float64 `yaml:"spot_per_hour"`
+}
+
+// Reactive are the threshold rules and their cooldowns (planner.Reactive,
+// documented there).
+type Reactive struct {
+	ScaleOutUtilisation float64       `yaml:"scale_out_utilisation"`
+	ScaleOutFor         time.Duration `yaml:"scale_out_for"`
+	ScaleOutQueue       float64       `yaml:"scale_out_queue"`
+	ScaleOutQueueFor    time.Duration `yaml:"scale_out_queue_for"`
+	ScaleInUtilisation  float64       `yaml:"scale_in_utilisation"`
+	ScaleInFor          time.Duration `yaml:"scale_in_for"`
+	ScaleOutStep        int           `yaml:"scale_out_step"`
+	ScaleInStep         int           `yaml:"scale_in_step"`
+	MaxStep             int           `yaml:"max_step"`
+	ScaleOutCooldown    time.Duration `yaml:"scale_out_cooldown"`
+	ScaleInCooldown     time.Duration `yaml:"scale_in_cooldown"`
+}
+
+// Gate sets when the forecast is trusted (planner.Gating): after
+// MinSeasons seasons of history, while its error over Window stays within
+// Tolerance times seasonal naive's.
+type Gate struct {
+	MinSeasons int           `yaml:"min_seasons"`
+	Tolerance  float64       `yaml:"tolerance"`
+	Window     time.Duration `yaml:"window"`
+}
+
+// Forecast is the forecast grid and its refits (control.Settings).
+type Forecast struct {
+	Step       time.Duration   `yaml:"step"`
+	RefitEvery time.Duration   `yaml:"refit_every"`
+	Horizon    time.Duration   `yaml:"horizon"`
+	History    time.Duration   `yaml:"history"`
+	Periods    []time.Duration `yaml:"periods"`
+}
+
+// The measurements the collector writes, read by default.
+const (
+	// DefaultDemandMeasurement is the collector's request rate (req/s).
+	DefaultDemandMeasurement = "service_request_rate"
+	// GPUUtilMeasurement is the collector's GPU utilisation (percent).
+	GPUUtilMeasurement = "gpu_util"
+	// QueueMeasurement is the collector's queue length.
+	QueueMeasurement = "service_queue_length"
+)
+
+// DefaultFile returns the settings a file starts from.
+func DefaultFile() File {
+	return File{Interval: time.Minute, Listen: "127.0.0.1:9109", Workers: 8}
+}
+
+// DefaultPool returns the settings every pool starts from: those of
+// planner.DefaultConfig and control.Settings' defaults, mode forecast-only
+// and scale-in on forecasts allowed. Name, Backend, Max and (for
+// utilisation sizing) RPSPerInstance have no default.
+func DefaultPool() Pool {
+	pc := planner.DefaultConfig()
+	fs := control.Settings{}.WithDefaults()
+	r := pc.Reactive
+	return Pool{
+		Mode:              ModeForecastOnly,
+		Min:               pc.Fleet.MinInstances,
+		Sizing:            pc.Sizing,
+		Slots:             pc.Fleet.Slots,
+		TargetUtilisation: pc.TargetUtilisation,
+		BootDelay:         pc.Fleet.BootDelay,
+		SLOLatency:        pc.SLO.Latency,
+		SLOQuantile:       pc.SLO.Quantile,
+		ScaleInOnForecast: true,
+		TimeZone:          "UTC",
+		Prices: Prices{OnDemandPerHour: pc.Prices.OnDemandPerHour, ReservedPerHour: pc.Prices.ReservedPerHour,
+			ReservedInstances: pc.Prices.ReservedInstances, SpotPerHour: pc.Prices.SpotPerHour},
+		Reactive: Reactive{ScaleOutUtilisation: r.ScaleOutUtilisation, ScaleOutFor: r.ScaleOutFor,
+			ScaleOutQueue: r.ScaleOutQueue, ScaleOutQueueFor: r.ScaleOutQueueFor,
+			ScaleInUtilisation: r.ScaleInUtilisation, ScaleInFor: r.ScaleInFor,
+			ScaleOutStep: r.ScaleOutStep, ScaleInStep: r.ScaleInStep, MaxStep: r.MaxStep,
+			ScaleOutCooldown: r.ScaleOutCooldown, ScaleInCooldown: r.ScaleInCooldown},
+		Gate: Gate{MinSeasons: pc.Gating.MinSeasons, Tolerance: pc.Gating.Tolerance, Window: pc.Gating.Window},
+		Forecast: Forecast{Step: fs.Step, RefitEvery: fs.RefitEvery, Horizon: fs.Horizon, History: fs.History,
+			Periods: slices.Clone(fs.Periods)},
+	}
+}
+
+// setDefaults is called by the decoder on each pool before its keys.
+func (p *Pool) setDefaults() { *p = DefaultPool() }
+
+// Backends maps each back-end name to the option keys it accepts, as the
+// actuator registry declares them (actuator.Registry.OptionKeys). Parse
+// refuses pools of other back-ends and options outside these keys; a nil
+// Backends checks neither (for tools that never build a back-end).
+type Backends map[string][]string
+
+// Load reads and checks a configuration file.
+func Load(path string, backends Backends) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(data, path, backends)
+}
+
+// LoadPool reads a configuration file and returns the pool named name, for
+// tools that run what serve runs for one pool (backtest, plan).
+func LoadPool(path, name string, backends Backends) (Pool, error) {
+	f, err := Load(path, backends)
+	if err != nil {
+		return Pool{}, err
+	}
+	return f.Pool(name)
+}
+
+// Parse reads and checks YAML; source names it in errors. Every problem is
+// reported (as Errors), each with its file, line and YAML path.
+func Parse(data []byte, source string, backends Backends) (*File, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
+		return nil, Errors{syntaxProblem(source, err)}
+	}
+	f := DefaultFile()
+	d := &decoder{lines: map[string]int{}, values: map[string]*yaml.Node{}}
+	if len(root.Content) > 0 {
+		d.decode(root.Content[0], reflect.ValueOf(&f).Elem(), "")
+	}
+	f.normalise()
+	problems := d.problems
+	// A key whose value did not decode has its default: do not also
+	// report what the rules think of that default.
+	for _, p := range f.check(backends) {
+		if !slices.ContainsFunc(d.problems, func(q Problem) bool { return q.Path == p.Path }) {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) == 0 {
+		return &f, nil
+	}
+	for i := range problems {
+		problems[i].Source = source
+		if problems[i].Line == 0 {
+			problems[i].Line = lineOf(d.lines, problems[i].Path)
+		}
+		windowLine(&problems[i], d.values)
+	}
+	slices.SortStableFunc(problems, func(a, b Problem) int { return a.Line - b.Line })
+	return nil, Errors(problems)
+}
+
+// windowErr is a planner.ParseWindows error: "line 2, field 1 ...".
+var windowErr = regexp.MustCompile(`^line (\d+), (.*)$`)
+
+// windowLine points a windows problem at the file line of the window.
+func windowLine(p *Problem, values map[string]*yaml.Node) {
+	n, ok := values[p.Path]
+	m := windowErr.FindStringSubmatch(p.Msg)
+	if !ok || m == nil || !strings.HasSuffix(p.Path, ".windows") {
+		return
+	}
+	i, _ := strconv.Atoi(m[1])
+	p.Line, p.Msg = n.Line+i-1, fmt.Sprintf("window %d: %s", i, m[2])
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		p.Line++ // the block starts on the line after its '|'
+	}
+}
+
+// syntaxLine finds the line in yaml.v3's syntax errors ("yaml: line 3: ...").
+var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func syntaxProblem(source string, err error) Problem {
+	if m := syntaxLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return Problem{Source: source, Line: line, Msg: m[2]}
+	}
+	return Problem{Source: source, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+}
+
+// Validate checks a File built in code (Parse already did); the problems
+// carry no line.
+func (f *File) Validate(backends Backends) error {
+	if problems := f.check(backends); len(problems) > 0 {
+		return Errors(problems)
+	}
+	return nil
+}
+
+// lineOf is the line of path's key, or of its closest ancestor's.
+func lineOf(lines map[string]int, path string) int {
+	for path != "" {
+		if l, ok := lines[path]; ok {
+			return l
+		}
+		i := max(strings.LastIndexByte(path, '.'), strings.LastIndexByte(path, '['))
+		if i <= 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return 1
+}
+
+// normalise fills what depends on other keys: each pool's default demand
+// series is its own service_request_rate.
+func (f *File) normalise() {
+	for i := range f.Pools {
+		f.Pools[i] = f.Pools[i].withDefaultDemand()
+	}
+}
+
+// withDefaultDemand returns p reading the collector's request rate of the
+// pool when it names no demand series.
+func (p Pool) withDefaultDemand() Pool {
+	if p.Demand.Measurement == "" && p.Demand.PromQL == "" {
+		p.Demand.Measurement = DefaultDemandMeasurement
+		if p.Demand.Match == nil {
+			p.Demand.Match = map[string]string{"pool": p.Name}
+		}
+	}
+	return p
+}
+
+// Pool returns the pool named name; the error lists the pools there are.
+func (f *File) Pool(name string) (Pool, error) {
+	var names []string
+	for _, p := range f.Pools {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return Pool{}, fmt.Errorf("no pool %q in the configuration (pools: %s)", name, strings.Join(names, ", "))
+}
+
+// StatePath is the state file: state_file, or prewarm-state.db in the
+// audit log's directory (the working directory without an audit log).
+func (f *File) StatePath() string {
+	if f.StateFile != "" {
+		return f.StateFile
+	}
+	if f.AuditLog != "" {
+		return filepath.Join(filepath.Dir(f.AuditLog), "prewarm-state.db")
+	}
+	return "prewarm-state.db"
+}
+
+// Location returns the pool's time zone.
+func (p Pool) Location() (*time.Location, error) {
+	if p.TimeZone == "" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(p.TimeZone)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an IANA time zone (e.g. UTC, Asia/Shanghai): %w", p.TimeZone, err)
+	}
+	return loc, nil
+}
+
+// Planner returns the pool's planner configuration. A pool from Parse never
+// fails; one built in code may (its windows or time zone).
+func (p Pool) Planner() (planner.Config, error) {
+	c := planner.DefaultConfig()
+	c.Fleet = planner.Fleet{RPSPerInstance: p.RPSPerInstance, ServiceTime: p.ServiceTime, Slots: p.Slots,
+		BootDelay: p.BootDelay, MinInstances: p.Min, MaxInstances: p.Max}
+	c.Prices = planner.Prices{OnDemandPerHour: p.Prices.OnDemandPerHour, ReservedPerHour: p.Prices.ReservedPerHour,
+		ReservedInstances: p.Prices.ReservedInstances, SpotPerHour: p.Prices.SpotPerHour}
+	c.SLO = planner.SLO{Latency: p.SLOLatency, Quantile: p.SLOQuantile}
+	c.Sizing = p.Sizing
+	c.TargetUtilisation = p.TargetUtilisation
+	c.ForecastQuantile = p.SLOQuantile
+	r := p.Reactive
+	c.Reactive = planner.Reactive{ScaleOutUtilisation: r.ScaleOutUtilisation, ScaleOutFor: r.ScaleOutFor,
+		ScaleOutQueue: r.ScaleOutQueue, ScaleOutQueueFor: r.ScaleOutQueueFor,
+		ScaleInUtilisation: r.ScaleInUtilisation, ScaleInFor: r.ScaleInFor,
+		ScaleOutStep: r.ScaleOutStep, ScaleInStep: r.ScaleInStep, MaxStep: r.MaxStep,
+		ScaleOutCooldown: r.ScaleOutCooldown, ScaleInCooldown: r.ScaleInCooldown}
+	c.Gating = planner.Gating{MinSeasons: p.Gate.MinSeasons, Tolerance: p.Gate.Tolerance, Window: p.Gate.Window}
+	loc, err := p.Location()
+	if err != nil {
+		return c, fmt.Errorf("time_zone: %w", err)
+	}
+	if c.Windows, err = planner.ParseWindows(p.Windows, loc); err != nil {
+		return c, fmt.Errorf("windows: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("pool %q: %w", p.Name, err)
+	}
+	return c, nil
+}
+
+// Settings returns the pool's controller settings (control.Settings).
+func (p Pool) Settings() control.Settings {
+	f := p.Forecast
+	return control.Settings{Step: f.Step, RefitEvery: f.RefitEvery, Horizon: f.Horizon,
+		History: f.History, Periods: slices.Clone(f.Periods)}
+}
+
+// Actuator returns the pool's actuator configuration: its back-end, the
+// limits actuator.Safe enforces and the back-end's options.
+func (p Pool) Actuator() actuator.PoolConfig {
+	return actuator.PoolConfig{Name: p.Name, Backend: p.Backend, Min: p.Min, Max: p.Max,
+		MaxStep: p.MaxStep, MinInterval: p.MinInterval, Options: maps.Clone(p.Options)}
+}
+
+// Equal reports whether two pools are configured identically, so a reload
+// keeps what did not change.
+func (p Pool) Equal(q Pool) bool { return reflect.DeepEqual(p, q) }

@@ -1,0 +1,310 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/store"
+)
+
+// The bounds of the settings. Every number a user can type has a range:
+// the lower ends keep the service from spinning or the forecast from
+// allocating without bound (a 1ns step once asked for 19 GB), the upper
+// ends catch a unit typed wrong.
+const (
+	minInterval, maxInterval = time.Second, time.Hour
+	maxWorkers               = 256
+	maxInstances             = 100_000
+	maxDay                   = 24 * time.Hour
+	minStep, maxStep         = time.Minute, 24 * time.Hour
+	// maxSteps bounds history/step, horizon/step and period/step: the
+	// length of the series a refit allocates and fits.
+	maxSteps   = 100_000
+	maxPeriods = 4 // Holt-Winters' most seasonal periods
+	maxRate    = 1e9
+	maxPrice   = 1e6
+)
+
+// poolName is what a pool may be called: it is a store tag value, a URL
+// path segment of the API (/api/v1/pools/NAME/mode) and a back-end's
+// resource name.
+var poolName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$`)
+
+// checker collects problems by YAML path.
+type checker struct{ problems []Problem }
+
+func (c *checker) add(path, format string, args ...any) {
+	c.problems = append(c.problems, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) ints(path string, v, lo, hi int) {
+	if v < lo || v > hi {
+		c.add(path, "%d is out of range: want %d to %d", v, lo, hi)
+	}
+}
+
+// floats checks lo ≤ v ≤ hi, or lo < v when loOpen, v < hi when hiOpen.
+func (c *checker) floats(path string, v, lo, hi float64, loOpen, hiOpen bool) {
+	if math.IsNaN(v) || v < lo || v > hi || (loOpen && v == lo) || (hiOpen && v == hi) {
+		l, h := "[", "]"
+		if loOpen {
+			l = "("
+		}
+		if hiOpen {
+			h = ")"
+		}
+		c.add(path, "%v is out of range: want %s%v, %v%s", v, l, lo, hi, h)
+	}
+}
+
+func (c *checker) durations(path string, v, lo, hi time.Duration) {
+	switch {
+	case v < 0 && lo == 0:
+		c.add(path, "%s must not be negative", short(v))
+	case v < lo:
+		c.add(path, "%s is too short: at least %s", short(v), short(lo))
+	case v > hi:
+		c.add(path, "%s is too long: at most %s", short(v), short(hi))
+	}
+}
+
+// short renders a duration as the file may write it: 1m, 2d, 4w (Go's
+// 1m0s, 48h0m0s for whole milliseconds and more; Go's otherwise).
+func short(d time.Duration) string {
+	if d < 0 {
+		return "-" + short(-d)
+	}
+	if d > 0 && d%time.Millisecond == 0 {
+		return model.Duration(d).String()
+	}
+	return d.String()
+}
+
+// check returns every problem of f.
+func (f *File) check(backends Backends) []Problem {
+	c := &checker{}
+	c.durations("interval", f.Interval, minInterval, maxInterval)
+	c.ints("workers", f.Workers, 1, maxWorkers)
+	if _, _, err := net.SplitHostPort(f.Listen); err != nil {
+		c.add("listen", "%q is not HOST:PORT", f.Listen)
+	}
+	if len(f.Pools) == 0 {
+		c.add("pools", "at least one pool is required")
+	}
+	seen := map[string]int{}
+	for i, p := range f.Pools {
+		path := fmt.Sprintf("pools[%d]", i)
+		if first, dup := seen[p.Name]; dup && p.Name != "" {
+			c.add(path+".name", "%q is also the name of pools[%d]", p.Name, first)
+		} else {
+			seen[p.Name] = i
+		}
+		p.check(c, path, backends)
+	}
+	return c.problems
+}
+
+// Validate checks a pool built in code; the problems carry no line.
+func (p Pool) Validate(backends Backends) error {
+	c := &checker{}
+	p.check(c, "", backends)
+	if len(c.problems) > 0 {
+		return Errors(c.problems)
+	}
+	return nil
+}
+
+func (p Pool) check(c *checker, path string, backends Backends) {
+	p = p.withDefaultDemand()
+	at := func(key string) string { return join(path, key) }
+	before := len(c.problems)
+	defer func() {
+		// The planner and the controller check their own configuration
+		// too; the rules above are meant to catch everything first, so
+		// this only speaks should they drift apart.
+		if len(c.problems) > before {
+			return
+		}
+		plan, err := p.Planner()
+		if err == nil {
+			_, err = control.New(plan, p.Settings())
+		}
+		if err != nil {
+			c.add(path, "%v", err)
+		}
+	}()
+	if !poolName.MatchString(p.Name) {
+		c.add(at("name"), "%q is not a pool name: letters, digits, '.', '_' and '-', starting with a letter or digit", p.Name)
+	}
+	p.checkBackend(c, at, backends)
+	if !p.Mode.Valid() {
+		c.add(at("mode"), "%q is not a mode: want %s", p.Mode, modeList())
+	}
+	c.ints(at("min"), p.Min, 0, maxInstances)
+	c.ints(at("max"), p.Max, max(1, p.Min), maxInstances)
+	c.ints(at("max_step"), p.MaxStep, 0, max(p.Max, 0))
+	c.durations(at("min_interval"), p.MinInterval, 0, maxDay)
+
+	p.Demand.check(c, at("demand"))
+	if p.Utilisation != nil {
+		p.Utilisation.check(c, at("utilisation"))
+	}
+	if p.Queue != nil {
+		p.Queue.check(c, at("queue"))
+	}
+	p.checkSizing(c, at)
+	if _, err := p.Location(); err != nil {
+		c.add(at("time_zone"), "%v", err)
+	} else if _, err := planner.ParseWindows(p.Windows, time.UTC); err != nil {
+		c.add(at("windows"), "%v", err)
+	}
+	p.Prices.check(c, at("prices"), p.Max)
+	p.Reactive.check(c, at("reactive"))
+	p.Forecast.check(c, at("forecast"))
+	g := p.Gate
+	c.ints(at("gate.min_seasons"), g.MinSeasons, 1, 10)
+	c.floats(at("gate.tolerance"), g.Tolerance, 1, 100, false, false)
+	c.durations(at("gate.window"), g.Window, max(p.Forecast.Step, minStep), 90*maxDay)
+}
+
+func (p Pool) checkBackend(c *checker, at func(string) string, backends Backends) {
+	if p.Backend == "" {
+		c.add(at("backend"), "is required")
+		return
+	}
+	if backends == nil {
+		return
+	}
+	keys, ok := backends[p.Backend]
+	if !ok {
+		c.add(at("backend"), "%q is not a back-end (known: %s)", p.Backend, strings.Join(slices.Sorted(maps.Keys(backends)), ", "))
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Options)) {
+		if !slices.Contains(keys, k) {
+			known := "none"
+			if len(keys) > 0 {
+				known = strings.Join(keys, ", ")
+			}
+			c.add(at("options."+k), "unknown option of back-end %s (known: %s)", p.Backend, known)
+		}
+	}
+}
+
+func (p Pool) checkSizing(c *checker, at func(string) string) {
+	c.floats(at("rps_per_instance"), p.RPSPerInstance, 0, maxRate, false, false)
+	c.durations(at("service_time"), p.ServiceTime, 0, time.Hour)
+	c.ints(at("slots"), p.Slots, 1, maxInstances)
+	c.floats(at("target_utilisation"), p.TargetUtilisation, 0, 1, true, false)
+	c.durations(at("boot_delay"), p.BootDelay, 0, maxDay)
+	c.durations(at("slo_latency"), p.SLOLatency, 0, time.Hour)
+	c.floats(at("slo_quantile"), p.SLOQuantile, 0.5, 1, false, true)
+	switch p.Sizing {
+	case planner.SizingUtilisation:
+		if p.RPSPerInstance == 0 && p.ServiceTime == 0 {
+			c.add(at("rps_per_instance"), "is required for utilisation sizing (or set service_time and slots)")
+		}
+	case planner.SizingErlangC:
+		if p.ServiceTime == 0 {
+			c.add(at("service_time"), "is required for erlang-c sizing")
+		}
+	default:
+		c.add(at("sizing"), "%q is not a sizing: want %s or %s", p.Sizing, planner.SizingUtilisation, planner.SizingErlangC)
+	}
+}
+
+func (r SeriesRef) check(c *checker, path string) {
+	switch {
+	case r.PromQL != "" && (r.Measurement != "" || len(r.Match) > 0):
+		c.add(path+".promql", "set promql or measurement and match, not both")
+	case r.PromQL == "" && r.Measurement == "":
+		c.add(path+".measurement", "is required (or promql)")
+	case r.PromQL == "":
+		q := store.Query{Measurement: r.Measurement, Match: r.Match, Start: time.Unix(0, 0), End: time.Unix(1, 0)}
+		if err := q.Validate(); err != nil {
+			c.add(path+".match", "%s", strings.TrimPrefix(err.Error(), store.ErrInvalidQuery.Error()+": match: "))
+		}
+	}
+	if r.Aggregate != "" && !r.Aggregate.Valid() {
+		c.add(path+".aggregate", "%q is not one of mean, sum, max, min, last, count", r.Aggregate)
+	}
+}
+
+func (p Prices) check(c *checker, path string, instances int) {
+	c.floats(path+".on_demand_per_hour", p.OnDemandPerHour, 0, maxPrice, false, false)
+	c.floats(path+".reserved_per_hour", p.ReservedPerHour, 0, maxPrice, false, false)
+	c.floats(path+".spot_per_hour", p.SpotPerHour, 0, maxPrice, false, false)
+	c.ints(path+".reserved_instances", p.ReservedInstances, 0, max(instances, 0))
+}
+
+func (r Reactive) check(c *checker, path string) {
+	c.floats(path+".scale_out_utilisation", r.ScaleOutUtilisation, 0, 1, true, false)
+	if r.ScaleInUtilisation < 0 || r.ScaleInUtilisation >= r.ScaleOutUtilisation {
+		c.add(path+".scale_in_utilisation", "%v is out of range: want [0, scale_out_utilisation %v)", r.ScaleInUtilisation, r.ScaleOutUtilisation)
+	}
+	c.floats(path+".scale_out_queue", r.ScaleOutQueue, 0, maxRate, false, false)
+	for _, d := range []struct {
+		key string
+		d   time.Duration
+	}{{"scale_out_for", r.ScaleOutFor}, {"scale_out_queue_for", r.ScaleOutQueueFor}, {"scale_in_for", r.ScaleInFor},
+		{"scale_out_cooldown", r.ScaleOutCooldown}, {"scale_in_cooldown", r.ScaleInCooldown}} {
+		c.durations(path+"."+d.key, d.d, 0, maxDay)
+	}
+	c.ints(path+".scale_out_step", r.ScaleOutStep, 1, maxInstances)
+	c.ints(path+".scale_in_step", r.ScaleInStep, 1, maxInstances)
+	c.ints(path+".max_step", r.MaxStep, max(r.ScaleOutStep, 1), maxInstances)
+}
+
+func (f Forecast) check(c *checker, path string) {
+	c.durations(path+".step", f.Step, minStep, maxStep)
+	if f.Step < minStep || f.Step > maxStep {
+		return // the rest is measured in steps
+	}
+	steps := func(key string, d time.Duration, lo int) {
+		switch n := d / f.Step; {
+		case d < time.Duration(lo)*f.Step:
+			c.add(path+"."+key, "%s is too short: at least %d × forecast.step (%s)", short(d), lo, short(time.Duration(lo)*f.Step))
+		case n > maxSteps:
+			c.add(path+"."+key, "%s is %d forecast steps of %s: at most %d", short(d), n, short(f.Step), maxSteps)
+		}
+	}
+	steps("history", f.History, 2)
+	steps("horizon", f.Horizon, 1)
+	steps("refit_every", f.RefitEvery, 1)
+	if f.RefitEvery%f.Step != 0 {
+		c.add(path+".refit_every", "%s is not a multiple of forecast.step %s (refits happen on the step grid)", short(f.RefitEvery), short(f.Step))
+	}
+	if f.RefitEvery > 7*maxDay {
+		c.add(path+".refit_every", "%s is too long: at most 7d", short(f.RefitEvery))
+	}
+	if len(f.Periods) > maxPeriods {
+		c.add(path+".periods", "%d periods: at most %d", len(f.Periods), maxPeriods)
+	}
+	for i, p := range f.Periods {
+		pp := fmt.Sprintf("%s.periods[%d]", path, i)
+		switch {
+		case p <= f.Step || p%f.Step != 0:
+			c.add(pp, "%s must be a multiple of forecast.step %s and longer than it", short(p), short(f.Step))
+		case p/f.Step > maxSteps:
+			c.add(pp, "%s is %d forecast steps: at most %d", short(p), p/f.Step, maxSteps)
+		}
+	}
+}
+
+func modeList() string {
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
+}
