@@ -410,8 +410,12 @@ func (c *Collector) acceptInput(in Input, g gathered, now time.Time, jumped bool
 	}
 
 	up := g.err == nil || errors.Is(g.err, ErrMalformed)
-	if g.err != nil && errors.Is(g.err, ErrMalformed) {
+	switch {
+	case g.err == nil:
+	case errors.Is(g.err, ErrMalformed):
 		reject("malformed", 1, g.err.Error())
+	case errors.Is(g.err, ErrTooLarge):
+		reject("too_large", 1, g.err.Error())
 	}
 	if was, known := c.sourceUp[name]; !known || was != up {
 		switch {

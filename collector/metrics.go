@@ -38,7 +38,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		samples: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "samples_total",
 			Help: "Samples accepted from each source."}, []string{"source"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "rejected_samples_total",
-			Help: "Samples or scrapes refused, by source and reason (nan, negative, malformed, invalid, clock_jump, out_of_order, future)."},
+			Help: "Samples or scrapes refused, by source and reason (nan, negative, malformed, too_large, invalid, clock_jump, out_of_order, future)."},
 			[]string{"source", "reason"}),
 		sourceUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "source_up",
 			Help: "1 when the source's last gather succeeded."}, []string{"source"}),

@@ -169,7 +169,7 @@ func buildInputs(cfg *config.Config) ([]collector.Input, error) {
 	}
 	client := &http.Client{Timeout: cfg.Interval}
 	for _, d := range cfg.DCGM {
-		src, err := dcgm.New(d.URL, client)
+		src, err := dcgm.New(d.URL, client, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -38,6 +38,9 @@ type Config struct {
 	Match map[string]string
 	// Client is the HTTP client; nil means http.DefaultClient.
 	Client *http.Client
+	// MaxBodyBytes bounds a page; a longer one fails the scrape. Zero
+	// means promscrape.DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 	// Now is the clock used to time rates; nil means time.Now.
 	Now func() time.Time
 }
@@ -83,7 +86,7 @@ func (s *Source) Name() string { return s.cfg.Name }
 
 // Gather scrapes the endpoint and derives the configured signals.
 func (s *Source) Gather(ctx context.Context) ([]store.Point, error) {
-	fams, err := promscrape.Fetch(ctx, s.cfg.Client, s.cfg.URL)
+	fams, err := promscrape.FetchLimit(ctx, s.cfg.Client, s.cfg.URL, s.cfg.MaxBodyBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -18,15 +18,37 @@ import (
 )
 
 // fakeQuerier records the query it got and answers with series or err.
+// It answers the handler's count of the whole range (Aggregate count, one
+// step over the range) by counting series' samples, as a store would.
 type fakeQuerier struct {
 	got    store.Query
 	series []store.Series
 	err    error
+	counts int // count queries seen
+	// rawPoints, if set, is what a count query reports per series (the
+	// points behind an aggregated answer) instead of len(Samples).
+	rawPoints int
 }
 
 func (f *fakeQuerier) Query(_ context.Context, q store.Query) ([]store.Series, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	if q.Aggregate == store.Count && q.Step >= q.End.Sub(q.Start) {
+		f.counts++
+		var out []store.Series
+		for _, s := range f.series {
+			n := len(s.Samples)
+			if f.rawPoints > 0 {
+				n = f.rawPoints
+			}
+			out = append(out, store.Series{Measurement: s.Measurement, Tags: s.Tags,
+				Samples: []store.Sample{{Time: q.Start, Value: float64(n)}}})
+		}
+		return out, nil
+	}
 	f.got = q
-	return f.series, f.err
+	return f.series, nil
 }
 
 type errorJSON struct {

@@ -168,10 +168,17 @@ func checkEncodable(q store.Query) error {
 	return nil
 }
 
-// appendResponse appends the JSON answer for series to b. Samples are
-// written by hand: they are nearly all of the bytes, and encoding/json
-// would spend most of its time on reflection.
-func appendResponse(b []byte, series []store.Series) ([]byte, error) {
+// errAnswerTooLarge is appendResponse's error past its size limit.
+var errAnswerTooLarge = errors.New("answer over the size limit")
+
+// appendResponse appends the JSON answer for series to b, failing with
+// errAnswerTooLarge as soon as b would grow past maxBytes (<= 0: no
+// limit). Samples are written by hand: they are nearly all of the bytes,
+// and encoding/json would spend most of its time on reflection.
+func appendResponse(b []byte, series []store.Series, maxBytes int) ([]byte, error) {
+	if maxBytes <= 0 {
+		maxBytes = math.MaxInt
+	}
 	b = append(b, `{"series":[`...)
 	for i, s := range series {
 		if i > 0 {
@@ -186,14 +193,21 @@ func appendResponse(b []byte, series []store.Series) ([]byte, error) {
 		}
 		b = append(b, head[:len(head)-1]...) // without its closing brace
 		b = append(b, `,"samples":`...)
-		b = appendSamples(b, s.Samples)
+		if b = appendSamples(b, s.Samples, maxBytes); len(b) > maxBytes {
+			return nil, errAnswerTooLarge
+		}
 		b = append(b, '}')
 	}
-	return append(b, "]}\n"...), nil
+	b = append(b, "]}\n"...)
+	if len(b) > maxBytes {
+		return nil, errAnswerTooLarge
+	}
+	return b, nil
 }
 
-// appendSamples appends [[unix_ns, value], ...].
-func appendSamples(b []byte, samples []store.Sample) []byte {
+// appendSamples appends [[unix_ns, value], ...], stopping once b is longer
+// than maxBytes.
+func appendSamples(b []byte, samples []store.Sample, maxBytes int) []byte {
 	b = append(b, '[')
 	for j, smp := range samples {
 		if j > 0 {
@@ -204,6 +218,9 @@ func appendSamples(b []byte, samples []store.Sample) []byte {
 		b = append(b, ',')
 		b = appendValue(b, smp.Value)
 		b = append(b, ']')
+		if maxBytes > 0 && len(b) > maxBytes {
+			return b
+		}
 	}
 	return append(b, ']')
 }
