@@ -23,7 +23,7 @@ func TestEverySpellingIsRedacted(t *testing.T) {
 		{"base64 url", base64.URLEncoding.EncodeToString([]byte(secret))},
 		{"inside basic auth", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("admin:"+secret))},
 		{"inside basic auth, shifted", "Basic " + base64.StdEncoding.EncodeToString([]byte("ad:"+secret+"!"))},
-		{"inside base64, raw url", base64.RawURLEncoding.EncodeToString([]byte("x"+secret+"yz"))},
+		{"inside base64, raw url", base64.RawURLEncoding.EncodeToString([]byte("x" + secret + "yz"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
