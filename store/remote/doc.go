@@ -60,12 +60,17 @@
 //     Ten years at a 1 s step is 315,619,200 windows.
 //   - max_points (default 500,000): samples in the answer, over all series;
 //     422. The handler first has the store count the points of each
-//     matching series over the whole range (the count aggregate with one
-//     window, which scans but does not load them); an aggregated series
-//     counts at most one sample per window.
+//     matching series over the whole range (the count aggregate in one or
+//     two windows, which scans the points but does not load them). That is
+//     a raw answer's size; an aggregated series counts at most one sample
+//     per window, and when that bound is over the limit the count is
+//     repeated in at most 100 coarse windows per series, each counting at
+//     most the answer's windows inside it, so a long range with little
+//     data is still answered. The bound is an upper one: a query near the
+//     limit can be refused although its answer would fit.
 //   - max_response_bytes (default 32 MiB): the JSON answer; 422.
 //   - max_concurrent (default 2): queries answered at once; one arriving
-//     while that many run waits up to 2 s for a turn, then gets 429 with
+//     while that many run waits up to 5 s for a turn, then gets 429 with
 //     Retry-After.
 //
 // # Client

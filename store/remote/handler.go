@@ -45,7 +45,7 @@ const (
 	DefaultMaxWindows       = 200_000
 	DefaultMaxResponseBytes = 32 << 20
 	DefaultMaxConcurrent    = 2
-	DefaultQueueTimeout     = 2 * time.Second
+	DefaultQueueTimeout     = 5 * time.Second
 )
 
 // The names of the limits in refusals ("limit" in the error JSON, and
@@ -251,17 +251,20 @@ func (h *handler) tooManyPoints(n float64) *refusal {
 		Limit: LimitMaxPoints}}
 }
 
-// estimate bounds the samples q returns: the store counts the points of
-// each matching series over the whole range (one or two windows, so the
-// count costs a scan, not the points' memory); an aggregated series
-// returns at most one sample per window.
+// estimate bounds the samples q returns without loading them: the store
+// counts the points of each matching series (the count aggregate), first
+// over the whole range in one or two windows. A raw answer holds exactly
+// that many samples. An aggregated series holds at most one sample per
+// window with points; when the first bound is over MaxPoints, the count is
+// repeated in at most refineWindows coarse windows per series (a multiple
+// of the step, so every window of the answer lies in one of them), and
+// each coarse window counts for at most min(its points, the answer's
+// windows inside it). So a long range with little data (ten years hourly
+// over a month of points) is answered, and the count itself stays within
+// about twice MaxPoints samples.
 func (h *handler) estimate(ctx context.Context, q store.Query) (float64, error) {
 	span := q.End.Sub(q.Start)
-	if span <= 0 {
-		span = time.Duration(math.MaxInt64)
-	}
-	counts, err := h.q.Query(ctx, store.Query{Measurement: q.Measurement, Match: q.Match, Start: q.Start, End: q.End,
-		Step: span, Aggregate: store.Count})
+	counts, err := h.count(ctx, q, span)
 	if err != nil {
 		return 0, err
 	}
@@ -271,15 +274,53 @@ func (h *handler) estimate(ctx context.Context, q store.Query) (float64, error) 
 	}
 	total := 0.0
 	for _, s := range counts {
-		n := 0.0
+		total += math.Min(sumCounts(s.Samples), perSeries)
+	}
+	if q.Step == 0 || total <= float64(h.limits.MaxPoints) || len(counts) > h.limits.MaxPoints {
+		return total, nil // (each series is at least one sample)
+	}
+	coarseWindows := min(refineWindows, max(2*h.limits.MaxPoints/len(counts), 2))
+	perCoarse := int64(math.Ceil(float64(span) / float64(q.Step) / float64(coarseWindows)))
+	coarse := q.Step * time.Duration(perCoarse)
+	if perCoarse <= 0 || coarse/q.Step != time.Duration(perCoarse) || coarse <= 0 {
+		return total, nil // a coarse window too long for a Duration: keep the first bound
+	}
+	counts, err = h.count(ctx, q, coarse)
+	if err != nil {
+		return 0, err
+	}
+	total = 0
+	for _, s := range counts {
 		for _, smp := range s.Samples {
-			if smp.Value > 0 { // a count; +Inf (a broken store) refuses the query
-				n += smp.Value
-			}
+			total += math.Min(max(smp.Value, 0), float64(perCoarse)) // NaN stays NaN: refused
 		}
-		total += math.Min(n, perSeries)
 	}
 	return total, nil
+}
+
+// refineWindows bounds the coarse windows per series of estimate's second
+// count.
+const refineWindows = 100
+
+// count asks the store for q's point counts in windows of step.
+func (h *handler) count(ctx context.Context, q store.Query, step time.Duration) ([]store.Series, error) {
+	if step <= 0 {
+		step = time.Duration(math.MaxInt64)
+	}
+	return h.q.Query(ctx, store.Query{Measurement: q.Measurement, Match: q.Match, Start: q.Start, End: q.End,
+		Step: step, Aggregate: store.Count})
+}
+
+// sumCounts adds count samples; only positive values count (+Inf, from a
+// broken store, refuses the query).
+func sumCounts(samples []store.Sample) float64 {
+	n := 0.0
+	for _, smp := range samples {
+		if smp.Value > 0 {
+			n += smp.Value
+		}
+	}
+	return n
 }
 
 // storeRefusal turns a store error into an answer: 400 for a query the

@@ -252,3 +252,39 @@ func TestPointLimitOnTheEmbeddedStore(t *testing.T) {
 		}
 	}
 }
+
+// A long range with little data is answered: ten years hourly over two
+// days of 10 s points (96 samples) passes a limit of 5,000, which the
+// first bound (one count over the whole range: 34,560 points) alone would
+// refuse; the second count, in coarse windows, bounds it at 3,508.
+func TestPointLimitLongRangeLittleData(t *testing.T) {
+	backing, err := embedded.Open(filepath.Join(t.TempDir(), "s.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backing.Close()
+	end := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	var points []store.Point
+	for gpu := range 2 {
+		for t0 := end.Add(-48 * time.Hour); t0.Before(end); t0 = t0.Add(10 * time.Second) {
+			points = append(points, store.Point{Measurement: "gpu_util", Tags: map[string]string{"gpu": fmt.Sprint(gpu)}, Value: 1, Time: t0})
+		}
+	}
+	if err := backing.Write(context.Background(), points); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(remote.Path, remote.NewHandler(backing, remote.HandlerOptions{Limits: remote.Limits{MaxPoints: 5000}}))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	client, _ := remote.New(srv.URL, remote.Options{})
+	q := store.Query{Measurement: "gpu_util", Start: end.AddDate(-10, 0, 0), End: end, Step: time.Hour, Aggregate: store.Mean}
+	got, err := client.Query(context.Background(), q)
+	if err != nil || len(got) != 2 || len(got[0].Samples) != 48 {
+		t.Fatalf("ten years hourly over two days of points = %d series, %v; want 2 of 48 samples", len(got), err)
+	}
+	q.Step = time.Minute // 5.3 M windows: refused before any count
+	if _, err := client.Query(context.Background(), q); !errors.Is(err, remote.ErrLimit) || !strings.Contains(err.Error(), "max_windows") {
+		t.Errorf("ten years at 1 min = %v, want the max_windows limit", err)
+	}
+}
