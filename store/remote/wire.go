@@ -112,7 +112,19 @@ func parseTime(v url.Values, name string) (time.Time, *paramError) {
 	if err != nil {
 		return time.Time{}, badParam(name, "%q is not an RFC 3339 time such as 2026-01-05T00:00:00Z", s)
 	}
+	if !encodable(t) {
+		return time.Time{}, badParam(name, "%q is outside the years 0000-9999 in UTC", s)
+	}
 	return t, nil
+}
+
+// encodable reports whether t, in UTC, can be written as RFC 3339 (years
+// 0000 to 9999), as the client sends it. An offset can move a time written
+// in year 0000 or 9999 out of that range (0000-01-01T00:00:00+01:00 is in
+// year -1), which the client could not send back.
+func encodable(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
 }
 
 // faultyParam names the parameter that makes q fail store.Query.Validate,
@@ -158,8 +170,14 @@ func encodeQuery(q store.Query) url.Values {
 }
 
 // checkEncodable reports the queries the query string cannot carry: a match
-// key holding '=' (the parameter is split at its first '=').
+// key holding '=' (the parameter is split at its first '='), a start or end
+// outside the years 0000-9999 in UTC.
 func checkEncodable(q store.Query) error {
+	for _, t := range []time.Time{q.Start, q.End} {
+		if !encodable(t) {
+			return fmt.Errorf("%w: time %s is outside the years 0000-9999, which the HTTP query API cannot carry", store.ErrInvalidQuery, t)
+		}
+	}
 	for k := range q.Match {
 		if strings.Contains(k, "=") {
 			return fmt.Errorf("%w: match: tag key %q contains '=', which the HTTP query API cannot carry", store.ErrInvalidQuery, k)
