@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: all build test test-short bench lint demo fmt tools
+.PHONY: all build test test-short bench lint demo fmt tools fuzz
 
 all: build
 
@@ -32,3 +32,37 @@ lint:
 ## demo: the whole loop on synthetic demand, embedded store, simulated fleet
 demo:
 	$(GO) run ./cmd/forecaster demo
+
+## fuzz: run each fuzz target below for FUZZTIME (default 20s), one after the other; FUZZMINTIME bounds
+## the minimization of each new input (Go's default, 60s, can eat the whole run on large inputs)
+FUZZTIME ?= 20s
+FUZZMINTIME ?= 2s
+FUZZ_TARGETS = \
+	./actuator:FuzzParseConfig \
+	./actuator/releasehook:FuzzHandlerBody \
+	./actuator/volcengine:FuzzParseCredentials \
+	./collector/buffer:FuzzParseCursor \
+	./collector/buffer:FuzzSpoolCursor \
+	./collector/buffer:FuzzSpoolRecover \
+	./collector/config:FuzzParse \
+	./collector/dcgm:FuzzConvert \
+	./collector/notify:FuzzCheckReply \
+	./collector/service:FuzzObserve \
+	./control:FuzzDecodeState \
+	./datasets:FuzzReadArrivals \
+	./datasets:FuzzReadCSV \
+	./datasets/m4:FuzzRead \
+	./model/holtwinters:FuzzForecaster \
+	./planner:FuzzParseWindows \
+	./redact:FuzzRedactNeverLeaksRaw \
+	./store:FuzzCanonicalTags \
+	./store/influx:FuzzCollect \
+	./store/influx:FuzzFluxString \
+	./store/remote:FuzzClientReply \
+	./store/remote:FuzzDecodeSamples \
+	./store/remote:FuzzParseQuery
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== $${t#*:} ($${t%%:*})"; \
+		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINTIME) "$${t%%:*}" || exit 1; \
+	done

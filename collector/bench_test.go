@@ -82,7 +82,7 @@ func BenchmarkCycle(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	for i := range 5 {
 		srv := servePage(b, filepath.Join("dcgm", "testdata", "h100-8gpu-v3.3.5.prom"))
-		src, err := dcgm.New(srv.URL+"/metrics", client)
+		src, err := dcgm.New(srv.URL+"/metrics", client, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

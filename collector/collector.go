@@ -8,10 +8,9 @@ import (
 	"log/slog"
 	"maps"
 	"math"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prewarm/prewarm/collector/buffer"
@@ -95,7 +94,15 @@ type Config struct {
 	RejectRetries int
 	// FlushTimeout bounds the final flush when Run stops; zero means 5s.
 	FlushTimeout time.Duration
+	// UnreadyAfter is how many Intervals points may wait in the buffer
+	// without any write reaching the store before Ready reports false;
+	// zero means DefaultUnreadyAfter.
+	UnreadyAfter int
 }
+
+// DefaultUnreadyAfter is Config.UnreadyAfter's default: three intervals
+// (30 s at the default interval) ride out a store restart.
+const DefaultUnreadyAfter = 3
 
 // Collector runs collection cycles and writes their points; see the package
 // documentation.
@@ -115,6 +122,12 @@ type Collector struct {
 	// that ignores its context and hangs (a stuck driver call) is never
 	// called again concurrently and does not stall the cycle or shutdown.
 	gathering []atomic.Bool
+
+	started time.Time // when New ran: the baseline before any write
+	// lastWrite is the Unix nanosecond time of the last write the store
+	// accepted (0: none yet), read by Ready from any goroutine.
+	lastWrite atomic.Int64
+	lastErr   atomic.Pointer[string] // the last failed write's error
 
 	// state is the writer's view of the store, used by one goroutine at a
 	// time (the write loop, then Flush).
@@ -157,6 +170,9 @@ func New(cfg Config) (*Collector, error) {
 	if cfg.RejectRetries <= 0 {
 		cfg.RejectRetries = 3
 	}
+	if cfg.UnreadyAfter <= 0 {
+		cfg.UnreadyAfter = DefaultUnreadyAfter
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -164,7 +180,7 @@ func New(cfg Config) (*Collector, error) {
 		cfg.Clock = SystemClock()
 	}
 	return &Collector{
-		cfg: cfg, log: cfg.Logger,
+		cfg: cfg, log: cfg.Logger, started: cfg.Clock.Now(),
 		lastSeen: map[string]time.Time{}, loggedOnce: map[string]bool{}, sourceUp: map[string]bool{},
 		gathering: make([]atomic.Bool, len(cfg.Inputs)),
 	}, nil
@@ -216,7 +232,12 @@ func (c *Collector) Run(ctx context.Context) error {
 
 // CycleResult summarises one cycle.
 type CycleResult struct {
+	// Accepted counts the points now held in the buffer (with a spool: on
+	// disk).
 	Accepted int
+	// Dropped counts valid points the buffer could not keep (full, disk
+	// full); they are in dropped_points_total.
+	Dropped  int
 	Rejected map[string]int // by reason
 }
 
@@ -242,6 +263,7 @@ func (c *Collector) Cycle(ctx context.Context) CycleResult {
 	if m := c.cfg.Metrics; m != nil {
 		m.cycles.Inc()
 	}
+	defer c.updateReady(now)
 	if len(accepted) == 0 {
 		return res
 	}
@@ -249,13 +271,40 @@ func (c *Collector) Cycle(ctx context.Context) CycleResult {
 		o.Observe(now, accepted)
 	}
 	if err := c.cfg.Buffer.Push(accepted); err != nil {
-		c.log.Error("points dropped: buffer full", "err", err)
+		reason := dropReason(err)
+		c.log.Error("points dropped: the buffer could not keep them", "reason", reason, "points", len(accepted), "err", err)
 		if m := c.cfg.Metrics; m != nil {
-			m.dropped.WithLabelValues("buffer_full").Add(float64(len(accepted)))
+			m.dropped.WithLabelValues(reason).Add(float64(len(accepted)))
 		}
+		res.Dropped = len(accepted)
+		res.Accepted = 0
 	}
+	// The report the crash tests count on: once this line is written, the
+	// cycle's points are in the buffer (on disk, with a spool).
+	c.log.Debug("cycle done", "accepted", res.Accepted, "dropped", res.Dropped, "rejected", total(res.Rejected))
 	c.updateBufferGauges()
 	return res
+}
+
+// dropReason labels a failed Push in dropped_points_total: buffer_full when
+// a configured bound was reached, disk_full when the disk has no room,
+// spool_error for any other failure to write the spool.
+func dropReason(err error) string {
+	switch {
+	case errors.Is(err, buffer.ErrFull), errors.Is(err, buffer.ErrClosed):
+		return "buffer_full"
+	case errors.Is(err, syscall.ENOSPC):
+		return "disk_full"
+	}
+	return "spool_error"
+}
+
+func total(counts map[string]int) int {
+	n := 0
+	for _, v := range counts {
+		n += v
+	}
+	return n
 }
 
 type gathered struct {
@@ -361,8 +410,12 @@ func (c *Collector) acceptInput(in Input, g gathered, now time.Time, jumped bool
 	}
 
 	up := g.err == nil || errors.Is(g.err, ErrMalformed)
-	if g.err != nil && errors.Is(g.err, ErrMalformed) {
+	switch {
+	case g.err == nil:
+	case errors.Is(g.err, ErrMalformed):
 		reject("malformed", 1, g.err.Error())
+	case errors.Is(g.err, ErrTooLarge):
+		reject("too_large", 1, g.err.Error())
 	}
 	if was, known := c.sourceUp[name]; !known || was != up {
 		switch {
@@ -434,16 +487,12 @@ func (c *Collector) tagsFor(own, input map[string]string) map[string]string {
 	return out
 }
 
+// seriesKey is a point's series as every store sees it: the measurement
+// and the canonical tags (empty values dropped). With the time it is the
+// point's identity, which makes a retried write idempotent: the store keeps
+// one point per series and time.
 func seriesKey(p store.Point) string {
-	var b strings.Builder
-	b.WriteString(p.Measurement)
-	for _, k := range slices.Sorted(maps.Keys(p.Tags)) {
-		b.WriteByte(0)
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(p.Tags[k])
-	}
-	return b.String()
+	return p.Measurement + "\x00" + store.CanonicalTags(p.Tags)
 }
 
 func describe(p store.Point) string {
@@ -523,6 +572,11 @@ func (c *Collector) writeOnce(ctx context.Context) (int, error) {
 	err = c.cfg.Store.Write(ctx, points)
 	m := c.cfg.Metrics
 	if err == nil {
+		at := c.cfg.Clock.Now()
+		c.lastWrite.Store(at.UnixNano())
+		if m != nil {
+			m.lastWrite.Set(float64(at.UnixNano()) / 1e9)
+		}
 		if err := c.cfg.Buffer.Ack(n); err != nil {
 			return 0, err
 		}
@@ -538,6 +592,8 @@ func (c *Collector) writeOnce(ctx context.Context) (int, error) {
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
+	msg := err.Error()
+	c.lastErr.Store(&msg)
 	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, store.ErrMisconfigured) {
 		// Keep the points: the store may come back, or an operator fix the
@@ -589,6 +645,42 @@ func (c *Collector) markStore(down bool, err error) {
 		return
 	}
 	c.log.Info("store available again; writing buffered points in order")
+}
+
+// Ready reports whether points reach the store: false while points have
+// waited in the buffer for more than UnreadyAfter intervals with no write
+// accepted by the store in that time, with a reason saying for how long
+// and the last error. An empty buffer is ready (nothing waits), and so is a
+// collector that writes, however large its backlog.
+func (c *Collector) Ready(now time.Time) (bool, string) {
+	st := c.cfg.Buffer.Stats()
+	waiting := st.MemoryPoints + st.SpoolPoints
+	if waiting == 0 {
+		return true, "no points waiting"
+	}
+	since := c.started
+	if ns := c.lastWrite.Load(); ns != 0 {
+		since = time.Unix(0, ns)
+	}
+	limit := time.Duration(c.cfg.UnreadyAfter) * c.cfg.Interval
+	stalled := now.Sub(since)
+	if stalled <= limit {
+		return true, fmt.Sprintf("%d points waiting, last write %s ago", waiting, stalled.Round(time.Second))
+	}
+	reason := fmt.Sprintf("%d points waiting and no write reached the store for %s (more than %d intervals of %s)",
+		waiting, stalled.Round(time.Second), c.cfg.UnreadyAfter, c.cfg.Interval)
+	if e := c.lastErr.Load(); e != nil {
+		reason += "; last error: " + *e
+	}
+	return false, reason
+}
+
+// updateReady refreshes prewarm_collector_ready.
+func (c *Collector) updateReady(now time.Time) {
+	if m := c.cfg.Metrics; m != nil {
+		ok, _ := c.Ready(now)
+		m.ready.Set(boolFloat(ok))
+	}
 }
 
 // Flush writes buffered points until the buffer is empty, a write fails or

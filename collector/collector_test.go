@@ -3,6 +3,7 @@ package collector_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -545,18 +546,23 @@ func TestSpoolCorruptionCounted(t *testing.T) {
 	ctx := context.Background()
 	h.store.SetDown(true)
 	for range 3 {
-		h.c.Cycle(ctx) // the first point in memory, the next two spooled
+		h.c.Cycle(ctx) // all three spooled; the first is also cached in memory
 		h.clock.step(time.Second, time.Second)
 	}
 	segs, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
 	if len(segs) != 1 {
 		t.Fatalf("spool segments %v, want 1", segs)
 	}
+	raw, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := 12 + int64(binary.BigEndian.Uint32(raw[:4])) // the first record's header and payload
 	f, err := os.OpenFile(segs[0], os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte("XX"), 15); err != nil { // inside the first record's payload
+	if _, err := f.WriteAt([]byte("XX"), second+15); err != nil { // inside the second record's payload, read from disk
 		t.Fatal(err)
 	}
 	f.Close()

@@ -23,6 +23,8 @@ type Metrics struct {
 	writeErrors   *prometheus.CounterVec
 	buffered      *prometheus.GaugeVec
 	dropped       *prometheus.CounterVec
+	lastWrite     prometheus.Gauge
+	ready         prometheus.Gauge
 	gpu           *gpuGauges
 }
 
@@ -36,7 +38,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		samples: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "samples_total",
 			Help: "Samples accepted from each source."}, []string{"source"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "rejected_samples_total",
-			Help: "Samples or scrapes refused, by source and reason (nan, negative, malformed, invalid, clock_jump, out_of_order, future)."},
+			Help: "Samples or scrapes refused, by source and reason (nan, negative, malformed, too_large, invalid, clock_jump, out_of_order, future)."},
 			[]string{"source", "reason"}),
 		sourceUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "source_up",
 			Help: "1 when the source's last gather succeeded."}, []string{"source"}),
@@ -49,11 +51,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		buffered: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "buffered_points",
 			Help: "Points waiting to be written, in memory or in the disk spool."}, []string{"where"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "dropped_points_total",
-			Help: "Points lost, by reason: buffer_full (memory and spool full), rejected (refused by the store), spool_corrupt (damaged spool records)."}, []string{"reason"}),
+			Help: "Points lost, by reason: buffer_full (memory bound or spool_max_bytes reached), disk_full (no room on the spool's disk), spool_error (another failure to write the spool), rejected (refused by the store), spool_corrupt (damaged spool records)."}, []string{"reason"}),
+		lastWrite: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "last_store_write_timestamp_seconds",
+			Help: "Unix time of the last batch the store accepted (0: none since start)."}),
+		ready: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "ready",
+			Help: "1 when points reach the store (what /readyz answers), 0 while they have waited for more than the configured intervals."}),
 		gpu: newGPUGauges(),
 	}
 	for _, c := range []prometheus.Collector{m.cycles, m.samples, m.rejected, m.sourceUp, m.gatherSeconds,
-		m.written, m.writeErrors, m.buffered, m.dropped, m.gpu} {
+		m.written, m.writeErrors, m.buffered, m.dropped, m.lastWrite, m.ready, m.gpu} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

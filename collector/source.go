@@ -25,6 +25,11 @@ type Source interface {
 // but its data is bad.
 var ErrMalformed = errors.New("malformed input")
 
+// ErrTooLarge marks a scrape whose page exceeded the configured size limit:
+// nothing from it is used, the source counts as down, and the refusal is
+// counted as rejected_samples_total{reason="too_large"}.
+var ErrTooLarge = errors.New("scrape page too large")
+
 // Measurement names written by the sources. GPU series carry the tags
 // TagHost, TagGPU (index), TagUUID and TagModel; service series TagService.
 const (

@@ -80,6 +80,20 @@ func ValidatePoints(points []Point) error {
 	return nil
 }
 
+// ValidateTagKey reports why no Store can hold a tag named k, or nil: the
+// key rules of Point.Validate. Configuration that adds tags checks its keys
+// with it at start, instead of every point being refused later.
+func ValidateTagKey(k string) error { return validTagKey(k) }
+
+// ValidateTagValue reports why no Store can hold the tag value v, or nil:
+// the value rules of Point.Validate (an empty value is no tag, and valid).
+func ValidateTagValue(v string) error {
+	if unrepresentable(v) {
+		return fmt.Errorf("tag value %q has control characters, a trailing backslash or invalid UTF-8", v)
+	}
+	return nil
+}
+
 func validTagKey(k string) error {
 	switch {
 	case k == "":

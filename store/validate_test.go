@@ -59,7 +59,11 @@ func TestPointValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"good", func(p *store.Point) {}, true},
-		{"negative and zero are data", func(p *store.Point) { p.Value = -0.0 }, true},
+		// -0.0 in Go source is +0 (constant arithmetic); Copysign gives the
+		// negative zero a sensor can report.
+		{"negative zero is data", func(p *store.Point) { p.Value = math.Copysign(0, -1) }, true},
+		{"zero is data", func(p *store.Point) { p.Value = 0 }, true},
+		{"negative is data", func(p *store.Point) { p.Value = -3.5 }, true},
 		{"empty tag value is no tag", func(p *store.Point) { p.Tags = map[string]string{"pool": ""} }, true},
 		{"inner backslash", func(p *store.Point) { p.Tags = map[string]string{"pool": `a\b`} }, true},
 		{"NaN", func(p *store.Point) { p.Value = math.NaN() }, false},
@@ -77,6 +81,9 @@ func TestPointValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := good
 			tc.edit(&p)
+			if tc.name == "negative zero is data" && !math.Signbit(p.Value) {
+				t.Fatal("the case does not build a negative zero")
+			}
 			err := p.Validate()
 			if tc.ok != (err == nil) {
 				t.Fatalf("Validate() = %v, want ok=%v", err, tc.ok)
@@ -105,6 +112,33 @@ func TestWindowStart(t *testing.T) {
 	for _, tc := range tests {
 		if got := store.WindowStart(tc.t, tc.step); !got.Equal(tc.want) {
 			t.Errorf("WindowStart(%s, %s) = %s, want %s", tc.t, tc.step, got, tc.want)
+		}
+	}
+}
+
+// The exported tag checks are Point.Validate's rules, for configuration.
+func TestValidateTag(t *testing.T) {
+	for _, k := range []string{"", "_x", "_measurement", "time", "table", "result", "a\x00b", `k\`, "\xff"} {
+		if store.ValidateTagKey(k) == nil {
+			t.Errorf("ValidateTagKey(%q) = nil", k)
+		}
+		if (store.Point{Measurement: "m", Tags: map[string]string{k: "v"}, Value: 1, Time: time.Unix(1, 0)}).Validate() == nil {
+			t.Errorf("Point.Validate accepts tag key %q", k)
+		}
+	}
+	for _, k := range []string{"pool", "gpu_0", "times", "日本"} {
+		if err := store.ValidateTagKey(k); err != nil {
+			t.Errorf("ValidateTagKey(%q) = %v", k, err)
+		}
+	}
+	for _, v := range []string{"a\tb", `v\`, "\xff"} {
+		if store.ValidateTagValue(v) == nil {
+			t.Errorf("ValidateTagValue(%q) = nil", v)
+		}
+	}
+	for _, v := range []string{"", "a b", `a\b`, "日本"} {
+		if err := store.ValidateTagValue(v); err != nil {
+			t.Errorf("ValidateTagValue(%q) = %v", v, err)
 		}
 	}
 }

@@ -7,8 +7,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/collector/config"
 	"github.com/prewarm/prewarm/collector/notify"
+	"github.com/prewarm/prewarm/collector/promscrape"
 )
 
 // usageError marks a mistake on the command line (exit status 2).
@@ -42,6 +44,9 @@ type options struct {
 	once         bool
 	print        bool
 	logLevel     string
+	scrapeMax    int64
+	unreadyAfter int
+	version      bool
 }
 
 const defaultEmbeddedPath = "prewarm-collector.db"
@@ -68,7 +73,10 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.StringArrayVar(&o.webhooks, "webhook", nil, "[json|wecom|dingtalk=]URL receiving events (repeatable); a bearer token comes from PREWARM_WEBHOOK_TOKEN")
 	fs.BoolVar(&o.once, "once", false, "run one collection cycle and exit")
 	fs.BoolVar(&o.print, "print", false, "print each cycle's points to stdout (line-protocol-like)")
+	fs.Int64Var(&o.scrapeMax, "scrape-max-bytes", promscrape.DefaultMaxBodyBytes, "largest page a dcgm or service scrape reads, in bytes (1 KiB to 1 GiB); a longer page fails the scrape")
+	fs.IntVar(&o.unreadyAfter, "unready-after-intervals", collector.DefaultUnreadyAfter, "intervals points may wait without a write reaching the store before /readyz fails (1 to 10000)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	return fs
 }
 
@@ -144,6 +152,21 @@ func (o *options) apply(fs *pflag.FlagSet, cfg *config.Config, getenv func(strin
 	}
 	if set("buffer-points") {
 		cfg.Buffer.MemoryPoints = o.bufferPoints
+	}
+	if set("scrape-max-bytes") {
+		if o.scrapeMax < 1<<10 || o.scrapeMax > 1<<30 {
+			return usageErrorf("--scrape-max-bytes %d: want 1024 (1 KiB) to 1073741824 (1 GiB)", o.scrapeMax)
+		}
+		cfg.ScrapeMaxBytes = o.scrapeMax
+	}
+	if set("unready-after-intervals") {
+		if o.unreadyAfter < 1 || o.unreadyAfter > 10_000 {
+			return usageErrorf("--unready-after-intervals %d: want 1 to 10000", o.unreadyAfter)
+		}
+		cfg.UnreadyAfterIntervals = o.unreadyAfter
+	}
+	if set("buffer-points") && (o.bufferPoints < 1 || o.bufferPoints > 100_000_000) {
+		return usageErrorf("--buffer-points %d: want 1 to 100000000", o.bufferPoints)
 	}
 	if set("webhook") {
 		cfg.Webhooks = nil

@@ -80,8 +80,8 @@ func TestDCGMToInfluxDB(t *testing.T) {
 
 // The outage test the issue asks for: a real InfluxDB is stopped for two
 // minutes while the collector keeps reading 64 GPUs every second (448
-// points/s); points pile up in memory, then in the disk spool; after the
-// restart every point is in InfluxDB, none lost, none doubled.
+// points/s); points pile up in the write-ahead spool; after the restart
+// every point is in InfluxDB, none lost, none doubled.
 func TestInfluxOutageLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two-minute outage test; runs in make test")

@@ -9,8 +9,11 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -30,6 +33,7 @@ import (
 	"github.com/prewarm/prewarm/collector/notify"
 	"github.com/prewarm/prewarm/collector/nvml"
 	"github.com/prewarm/prewarm/collector/service"
+	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/influx"
@@ -37,8 +41,14 @@ import (
 )
 
 // run is the whole command, testable: it returns when ctx is done (or after
-// one cycle with --once).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// one cycle with --once). Everything it writes to stdout and stderr, and
+// the error it returns, passes through one redactor holding every
+// configured secret.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	red := redact.New(os.Getenv("INFLUX_TOKEN"), os.Getenv("PREWARM_WEBHOOK_TOKEN"))
+	defer func() { err = red.Error(err) }()
+	stdout, stderr = red.Writer(stdout), red.Writer(stderr)
+
 	var o options
 	fs := newFlagSet(&o)
 	fs.SetOutput(stderr)
@@ -52,6 +62,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return &usageError{err: err}
 	}
+	red.Add(o.influxToken)
+	if o.version {
+		fmt.Fprintln(stdout, versionString())
+		return nil
+	}
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
@@ -60,28 +75,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	cfg := config.Default()
-	if o.configFile != "" {
-		loaded, err := config.Load(o.configFile)
-		if err != nil {
-			return err
-		}
-		cfg = *loaded
-	}
-	if err := o.apply(fs, &cfg, os.Getenv); err != nil {
+	cfg, err := loadConfig(fs, &o, red)
+	if err != nil {
 		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageErrorf("%v", err)
-	}
-	if err := cfg.ResolveSecrets(os.Getenv); err != nil {
-		return err
-	}
-	if fs.Changed("influx-token") {
-		cfg.Store.Influx.Token = o.influxToken
-	}
-	if cfg.Host == "" {
-		cfg.Host, _ = os.Hostname()
 	}
 
 	reg := prometheus.NewRegistry()
@@ -90,14 +86,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	inputs, err := buildInputs(&cfg)
+	inputs, err := buildInputs(cfg)
 	if err != nil {
 		return err
 	}
 
-	dispatcher, err := notify.NewDispatcher(log, webhooks(&cfg), notify.DispatcherOptions{Registerer: reg})
+	dispatcher, err := notify.NewDispatcher(log, webhooks(cfg, red), notify.DispatcherOptions{Registerer: reg})
 	if err != nil {
-		return err
+		return &usageError{err: err}
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -107,19 +103,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	engine, err := alert.NewEngine(cfg.Alerts, alert.Options{Instances: cfg.Instances, InstanceID: cfg.InstanceID,
 		Sinks: []alert.Sink{dispatcher}, Registerer: reg})
 	if err != nil {
-		return err
+		return &usageError{err: err}
 	}
 	observers := []collector.Observer{engine}
 	if o.print {
 		observers = append(observers, printer(stdout))
 	}
 
-	st, storeDesc, err := openStore(ctx, &cfg, o.once && !fs.Changed("store") && cfg.Store.Influx == nil, log)
+	st, storeDesc, err := openStore(ctx, cfg, o.once && !fs.Changed("store") && cfg.Store.Influx == nil, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	buf, err := buffer.New(bufferOptions(&cfg, o.once))
+	buf, err := buffer.New(bufferOptions(cfg, o.once))
 	if err != nil {
 		return err
 	}
@@ -127,7 +123,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := collector.New(collector.Config{
 		Inputs: inputs, Store: st, Buffer: buf, Interval: cfg.Interval,
 		Tags: withHost(cfg.Tags, cfg.Host), HostPools: cfg.HostPools,
-		Observers: observers, Metrics: metrics, Logger: log,
+		Observers: observers, Metrics: metrics, Logger: log, UnreadyAfter: cfg.UnreadyAfterIntervals,
 	})
 	if err != nil {
 		return err
@@ -141,7 +137,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.Join(err, buf.Close())
 	}
 
-	srv, err := serveMetrics(cfg.Listen, reg, st, log)
+	srv, err := serve(cfg, reg, st, c, red, log)
 	if err != nil {
 		buf.Close()
 		return err
@@ -149,9 +145,96 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if srv != nil {
 		defer srv.Close()
 	}
-	log.Info("collector started", "interval", cfg.Interval, "sources", sourceNames(inputs), "store", storeDesc,
-		"metrics", cfg.Listen, "webhooks", len(cfg.Webhooks))
+	log.Info("collector started", "version", versionString(), "interval", cfg.Interval, "sources", sourceNames(inputs),
+		"store", storeDesc, "spool", bufferOptions(cfg, o.once).SpoolDir, "metrics", cfg.Listen, "webhooks", len(cfg.Webhooks))
 	return c.Run(ctx)
+}
+
+// loadConfig reads the config file, applies the flags, validates and
+// resolves the secrets, adding each to red before anything can print it.
+// Every error is a usage error (exit status 2).
+func loadConfig(fs *pflag.FlagSet, o *options, red *redact.Redactor) (*config.Config, error) {
+	cfg := config.Default()
+	if o.configFile != "" {
+		loaded, err := config.Load(o.configFile)
+		if err != nil {
+			return nil, &usageError{err: err}
+		}
+		cfg = *loaded
+	}
+	if err := o.apply(fs, &cfg, os.Getenv); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	if err := cfg.ResolveSecrets(os.Getenv); err != nil {
+		return nil, &usageError{err: err}
+	}
+	if fs.Changed("influx-token") {
+		cfg.Store.Influx.Token = o.influxToken
+	}
+	red.Add(secrets(&cfg)...)
+	if cfg.Host == "" {
+		cfg.Host, _ = os.Hostname()
+	}
+	return &cfg, nil
+}
+
+// secrets lists every credential cfg holds: the InfluxDB token (and the
+// password of a 1.8 user:password), each webhook's token, signing secret
+// and URL credentials, and the passwords of any URL.
+func secrets(cfg *config.Config) []string {
+	var out []string
+	urls := []string{}
+	if in := cfg.Store.Influx; in != nil {
+		out = append(out, in.Token)
+		if _, password, ok := strings.Cut(in.Token, ":"); ok {
+			out = append(out, password)
+		}
+		urls = append(urls, in.URL)
+	}
+	for _, w := range webhooks(cfg, nil) {
+		out = append(out, w.Secrets()...)
+	}
+	for _, d := range cfg.DCGM {
+		urls = append(urls, d.URL)
+	}
+	for _, s := range cfg.Scrape {
+		urls = append(urls, s.URL)
+	}
+	for _, raw := range urls {
+		if u, err := url.Parse(raw); err == nil {
+			if p, ok := u.User.Password(); ok {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// versionString is the module version, VCS revision and Go version of
+// this binary, from its build information.
+func versionString() string {
+	version, revision := "(devel)", "unknown"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return fmt.Sprintf("collector %s revision %s %s", version, revision, runtime.Version())
+	}
+	if info.Main.Version != "" {
+		version = info.Main.Version
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				revision += "+modified"
+			}
+		}
+	}
+	return fmt.Sprintf("collector %s revision %s %s", version, revision, info.GoVersion)
 }
 
 func newLogger(level string, w io.Writer) (*slog.Logger, error) {
@@ -169,17 +252,18 @@ func buildInputs(cfg *config.Config) ([]collector.Input, error) {
 	}
 	client := &http.Client{Timeout: cfg.Interval}
 	for _, d := range cfg.DCGM {
-		src, err := dcgm.New(d.URL, client)
+		src, err := dcgm.New(d.URL, client, cfg.ScrapeMaxBytes)
 		if err != nil {
-			return nil, err
+			return nil, &usageError{err: err}
 		}
 		inputs = append(inputs, collector.Input{Source: src, Tags: d.Tags})
 	}
 	for _, s := range cfg.Scrape {
 		src, err := service.New(service.Config{Name: s.Name, URL: s.URL, RequestsCounter: s.RequestsCounter,
-			QueueGauge: s.QueueGauge, LatencyHistogram: s.LatencyHistogram, Quantile: s.Quantile, Match: s.Match, Client: client})
+			QueueGauge: s.QueueGauge, LatencyHistogram: s.LatencyHistogram, Quantile: s.Quantile, Match: s.Match, Client: client,
+			MaxBodyBytes: cfg.ScrapeMaxBytes})
 		if err != nil {
-			return nil, err
+			return nil, &usageError{err: err}
 		}
 		inputs = append(inputs, collector.Input{Source: src, Tags: s.Tags})
 	}
@@ -189,10 +273,13 @@ func buildInputs(cfg *config.Config) ([]collector.Input, error) {
 	return inputs, nil
 }
 
-func webhooks(cfg *config.Config) []*notify.Webhook {
+// webhooks builds the configured webhooks; red, the collector's redactor,
+// keeps every secret out of their payloads and errors.
+func webhooks(cfg *config.Config, red *redact.Redactor) []*notify.Webhook {
 	var out []*notify.Webhook
 	for _, w := range cfg.Webhooks {
-		out = append(out, &notify.Webhook{Name: w.Name, URL: w.URL, Format: w.Format, Token: w.Token, Secret: w.Secret, Kinds: w.Kinds})
+		out = append(out, &notify.Webhook{Name: w.Name, URL: w.URL, Format: w.Format, Token: w.Token, Secret: w.Secret,
+			Kinds: w.Kinds, Redactor: red})
 	}
 	return out
 }
@@ -204,7 +291,7 @@ func openStore(ctx context.Context, cfg *config.Config, printOnly bool, log *slo
 		s, err := influx.New(ctx, influx.Config{URL: in.URL, Token: in.Token, Org: in.Org, Bucket: in.Bucket,
 			BatchSize: in.BatchSize, Timeout: in.Timeout, Logger: log})
 		if err != nil {
-			return nil, "", err
+			return nil, "", &usageError{err: err} // New only checks the settings
 		}
 		return s, "influx " + in.URL + " bucket " + in.Bucket, nil
 	}
@@ -270,20 +357,34 @@ func closeSources(inputs []collector.Input) {
 	}
 }
 
-// serveMetrics serves /metrics, /healthz and the read-only query API over
-// st (remote.Path, for the forecaster) on addr ("" disables it).
-func serveMetrics(addr string, reg *prometheus.Registry, st store.Querier, log *slog.Logger) (*http.Server, error) {
-	if addr == "" {
+// serve serves /metrics, /healthz (liveness: the process answers),
+// /readyz (points reach the store) and the read-only query API over st
+// (remote.Path, for the forecaster) on cfg.Listen ("" disables it).
+func serve(cfg *config.Config, reg *prometheus.Registry, st store.Querier, c *collector.Collector, red *redact.Redactor,
+	log *slog.Logger) (*http.Server, error) {
+	if cfg.Listen == "" {
 		return nil, nil
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("--listen %s: %w", addr, err)
+		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.Handle(remote.Path, remote.Handler(st))
+	limits := remote.Limits{MaxPoints: cfg.QueryAPI.MaxPoints, MaxWindows: cfg.QueryAPI.MaxWindows,
+		MaxResponseBytes: cfg.QueryAPI.MaxResponseBytes, MaxConcurrent: cfg.QueryAPI.MaxConcurrent}
+	mux.Handle(remote.Path, remote.NewHandler(st, remote.HandlerOptions{Limits: limits, Redactor: red}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ok, why := c.Ready(time.Now())
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: %s\n", red.String(why))
+			return
+		}
+		fmt.Fprintf(w, "ready: %s\n", red.String(why))
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

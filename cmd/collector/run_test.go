@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -54,8 +56,12 @@ type fakeExporter struct {
 	gpus   int
 	served int
 	closed bool // answer 503 (no more data) once set
-	srv    *httptest.Server
+	// seqTemp makes every GPU's temperature the number of the scrape.
+	seqTemp bool
+	srv     *httptest.Server
 }
+
+var gpuTempLine = regexp.MustCompile(`(DCGM_FI_DEV_GPU_TEMP\{[^}]*\}) \S+`)
 
 func newFakeExporter(t *testing.T, host string, gpus int) *fakeExporter {
 	e := &fakeExporter{host: host, gpus: gpus}
@@ -68,7 +74,11 @@ func newFakeExporter(t *testing.T, host string, gpus int) *fakeExporter {
 		}
 		e.served++
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprint(w, dcgmPage(e.host, e.gpus, e.served))
+		page := dcgmPage(e.host, e.gpus, e.served)
+		if e.seqTemp {
+			page = gpuTempLine.ReplaceAllString(page, "${1} "+strconv.Itoa(e.served))
+		}
+		fmt.Fprint(w, page)
 	}))
 	t.Cleanup(e.srv.Close)
 	return e
@@ -196,6 +206,12 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"--dcgm-url", "http://x/metrics", "--influx-url", "http://x"}, "bucket"},
 		{[]string{}, "no sources"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"--dcgm-url", "http://x/metrics", "--scrape-max-bytes", "10"}, "--scrape-max-bytes 10: want 1024"},
+		{[]string{"--dcgm-url", "http://x/metrics", "--unready-after-intervals", "0"}, "--unready-after-intervals 0"},
+		{[]string{"--dcgm-url", "http://x/metrics", "--buffer-points", "-1"}, "--buffer-points -1"},
+		{[]string{"--config", "no-such-file.yml"}, "no-such-file.yml"},
+		{[]string{"--config", "../../collector/config/testdata/tags.bad.yml"}, `tags._x: tag key "_x" starts with '_'`},
+		{[]string{"--config", "../../collector/config/testdata/webhook.bad.yml"}, `format "slack"`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -210,6 +226,16 @@ func TestRunUsageErrors(t *testing.T) {
 				t.Errorf("err %v is not a usage error (exit 2)", err)
 			}
 		})
+	}
+}
+
+func TestRunVersion(t *testing.T) {
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"--version"}, &stdout, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^collector \S+ revision \S+ go1\.\d+`).MatchString(stdout.String()) {
+		t.Errorf("--version printed %q", stdout.String())
 	}
 }
 

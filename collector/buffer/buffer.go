@@ -12,10 +12,13 @@ import (
 // memory and has no spool: beyond the bound, new batches are dropped and
 // counted.
 type Options struct {
-	// MemoryPoints is how many points are held in memory before batches go
-	// to the spool. Zero means DefaultMemoryPoints.
+	// MemoryPoints bounds the points held in memory. Without a spool it is
+	// the buffer's capacity. With a spool every batch is on disk and
+	// MemoryPoints only bounds the copies of the newest batches kept in
+	// memory, so that the writer does not read them back from disk. Zero
+	// means DefaultMemoryPoints.
 	MemoryPoints int
-	// SpoolDir is the directory of the disk spool; empty disables it.
+	// SpoolDir is the directory of the write-ahead spool; empty disables it.
 	SpoolDir string
 	// SpoolMaxBytes bounds the spool's size on disk; zero means
 	// DefaultSpoolMaxBytes. Batches beyond it are dropped and counted.
@@ -35,25 +38,37 @@ const (
 // ErrClosed is returned by operations on a closed Buffer.
 var ErrClosed = errors.New("buffer closed")
 
+// ErrFull wraps Push's error when the batch was dropped because a bound was
+// reached (MemoryPoints without a spool, SpoolMaxBytes with one). Any other
+// Push error means the spool could not be written (a full disk, an I/O
+// error): errors.Is(err, syscall.ENOSPC) tells a full disk.
+var ErrFull = errors.New("buffer full")
+
 // Stats is a snapshot of a Buffer's contents and losses.
 type Stats struct {
-	MemoryPoints, SpoolPoints int
-	SpoolBytes                int64
-	// DroppedPoints counts points lost: refused because every bound was
-	// full (or the spool failed), plus CorruptPoints.
+	// MemoryPoints counts points held in memory only (no spool): a crash
+	// would lose them. With a spool it is zero.
+	MemoryPoints int
+	// SpoolPoints counts points on disk, not yet acknowledged.
+	SpoolPoints int
+	SpoolBytes  int64
+	// DroppedPoints counts points lost: refused because a bound was
+	// reached or the spool failed, plus CorruptPoints.
 	DroppedPoints int64
 	// CorruptPoints counts spooled points lost to damaged records (a disk
-	// error, a crash mid-write on a machine without a write cache flush).
+	// error).
 	CorruptPoints int64
+	// Syncs counts the fsyncs of spool segments, one per Push at most.
+	Syncs int64
 }
 
-// Buffer is a bounded FIFO of point batches, in memory then on disk. It is
-// safe for concurrent use by one producer (Push) and one consumer (Peek,
-// Ack).
+// Buffer is a bounded FIFO of point batches, in memory or in a write-ahead
+// spool on disk. It is safe for concurrent use by one producer (Push) and
+// one consumer (Peek, Ack).
 type Buffer struct {
 	mu        sync.Mutex
 	opts      Options
-	mem       [][]store.Point
+	mem       [][]store.Point // without a spool only
 	memPoints int
 	spool     *spool // nil without SpoolDir
 	dropped   int64
@@ -75,7 +90,7 @@ func New(opts Options) (*Buffer, error) {
 	}
 	b := &Buffer{opts: opts, notify: make(chan struct{}, 1)}
 	if opts.SpoolDir != "" {
-		s, err := openSpool(opts.SpoolDir, opts.SegmentBytes)
+		s, err := openSpool(opts.SpoolDir, opts.SegmentBytes, opts.MemoryPoints)
 		if err != nil {
 			return nil, err
 		}
@@ -88,9 +103,11 @@ func New(opts Options) (*Buffer, error) {
 // wait for work.
 func (b *Buffer) Ready() <-chan struct{} { return b.notify }
 
-// Push appends one batch. It returns an error only when the batch could not
-// be kept (buffer closed, spool full or failing); the batch's points are then
-// counted as dropped.
+// Push appends one batch. With a spool it returns once the batch is
+// fsynced to disk. It returns an error only when the batch could not be
+// kept (buffer closed, ErrFull, a spool write that failed); the batch's
+// points are then counted as dropped. Push keeps points (without copying):
+// the caller must not modify them afterwards.
 func (b *Buffer) Push(points []store.Point) error {
 	if len(points) == 0 {
 		return nil
@@ -102,23 +119,22 @@ func (b *Buffer) Push(points []store.Point) error {
 		b.dropped += int64(len(points))
 		return ErrClosed
 	}
-	spooling := b.spool != nil && b.spool.points > 0
-	if !spooling && b.memPoints+len(points) <= b.opts.MemoryPoints {
+	if b.spool == nil {
+		if b.memPoints+len(points) > b.opts.MemoryPoints {
+			b.dropped += int64(len(points))
+			return fmt.Errorf("%w (%d points in memory, no spool configured): dropped %d points", ErrFull, b.memPoints, len(points))
+		}
 		b.mem = append(b.mem, points)
 		b.memPoints += len(points)
 		return nil
 	}
-	if b.spool == nil {
-		b.dropped += int64(len(points))
-		return fmt.Errorf("buffer full (%d points in memory, no spool configured): dropped %d points", b.memPoints, len(points))
-	}
 	if b.spool.bytes >= b.opts.SpoolMaxBytes {
 		b.dropped += int64(len(points))
-		return fmt.Errorf("spool %s full (%d bytes): dropped %d points", b.opts.SpoolDir, b.spool.bytes, len(points))
+		return fmt.Errorf("%w: spool %s holds %d bytes (the limit): dropped %d points", ErrFull, b.opts.SpoolDir, b.spool.bytes, len(points))
 	}
 	if err := b.spool.append(points); err != nil {
 		b.dropped += int64(len(points))
-		return fmt.Errorf("spool %s: %w", b.opts.SpoolDir, err)
+		return fmt.Errorf("spool %s: dropped %d points: %w", b.opts.SpoolDir, len(points), err)
 	}
 	return nil
 }
@@ -140,22 +156,19 @@ func (b *Buffer) Peek(maxPoints int) ([]store.Point, int, error) {
 	if b.closed {
 		return nil, 0, ErrClosed
 	}
-	if len(b.mem) > 0 {
-		var out []store.Point
-		n := 0
-		for _, batch := range b.mem {
-			if n > 0 && len(out)+len(batch) > maxPoints {
-				break
-			}
-			out = append(out, batch...)
-			n++
-		}
-		return out, n, nil
-	}
-	if b.spool != nil && b.spool.points > 0 {
+	if b.spool != nil {
 		return b.spool.peek(maxPoints)
 	}
-	return nil, 0, nil
+	var out []store.Point
+	n := 0
+	for _, batch := range b.mem {
+		if n > 0 && len(out)+len(batch) > maxPoints {
+			break
+		}
+		out = append(out, batch...)
+		n++
+	}
+	return out, n, nil
 }
 
 // Ack removes the n oldest batches, which the caller has written.
@@ -165,21 +178,18 @@ func (b *Buffer) Ack(n int) error {
 	if b.closed {
 		return ErrClosed
 	}
-	if len(b.mem) > 0 {
-		if n > len(b.mem) {
-			return fmt.Errorf("ack of %d batches but %d in memory", n, len(b.mem))
-		}
-		for _, batch := range b.mem[:n] {
-			b.memPoints -= len(batch)
-		}
-		clear(b.mem[:n])
-		b.mem = b.mem[n:]
-		return nil
+	if b.spool != nil {
+		return b.spool.ack(n)
 	}
-	if b.spool == nil {
-		return fmt.Errorf("ack of %d batches but the buffer is empty", n)
+	if n > len(b.mem) {
+		return fmt.Errorf("ack of %d batches but %d in memory", n, len(b.mem))
 	}
-	return b.spool.ack(n)
+	for _, batch := range b.mem[:n] {
+		b.memPoints -= len(batch)
+	}
+	clear(b.mem[:n])
+	b.mem = b.mem[n:]
+	return nil
 }
 
 // Stats reports what the buffer holds and has dropped.
@@ -192,13 +202,13 @@ func (b *Buffer) Stats() Stats {
 		s.SpoolBytes = b.spool.bytes
 		s.CorruptPoints = b.spool.corrupt
 		s.DroppedPoints += b.spool.corrupt
+		s.Syncs = b.spool.syncs
 	}
 	return s
 }
 
-// Close persists the batches still in memory to the spool (ahead of what it
-// already holds) when a spool is configured, and releases its files. Without
-// a spool, points still in memory are lost and Close says how many.
+// Close releases the spool's files (everything in it is already on disk).
+// Without a spool, points still in memory are lost and Close says how many.
 func (b *Buffer) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -212,10 +222,5 @@ func (b *Buffer) Close() error {
 		}
 		return nil
 	}
-	var err error
-	if len(b.mem) > 0 {
-		err = b.spool.prepend(b.mem)
-		b.mem, b.memPoints = nil, 0
-	}
-	return errors.Join(err, b.spool.close())
+	return b.spool.close()
 }

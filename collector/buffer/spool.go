@@ -2,6 +2,7 @@ package buffer
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prewarm/prewarm/store"
@@ -22,7 +24,11 @@ const (
 	headerBytes  = 12 // length, CRC-32C, point count
 	segmentExt   = ".seg"
 	cursorFile   = "cursor"
-	firstSegment = uint64(1) << 40 // leaves room to prepend segments below it
+	firstSegment = uint64(1) << 40 // older versions prepended segments below it
+	// minPointBytes is the fewest payload bytes one spooled point takes
+	// ({"m":"x","v":0,"n":0}); it bounds the point count a damaged header
+	// can claim.
+	minPointBytes = 20
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -33,6 +39,9 @@ type record struct {
 	offset  int64
 	size    int64 // payload bytes
 	points  int
+	// cached is the batch itself while it fits in the memory bound, so the
+	// writer need not read it back; nil once evicted or after a restart.
+	cached []store.Point
 }
 
 // spool is the on-disk part of a Buffer; its methods are called with the
@@ -40,15 +49,33 @@ type record struct {
 type spool struct {
 	dir          string
 	segmentBytes int64
+	cacheLimit   int // points of cached batches at most
+	cached       int
 	segments     []uint64 // ascending
 	index        []record // unacked records, oldest first
 	points       int
 	bytes        int64
 	corrupt      int64 // points lost to damaged records
-	tail         *os.File
+	syncs        int64 // segment fsyncs
+	tail         segmentFile
 	tailID       uint64
 	tailSize     int64
 	lock         *os.File // held while open; nil where locking is missing
+	cursor       []byte   // the cursor file's content as last saved
+	// create makes a new segment file; tests replace it to inject faults.
+	create func(path string) (segmentFile, error)
+}
+
+// segmentFile is what the spool needs of the tail segment (an *os.File).
+type segmentFile interface {
+	io.Writer
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+func createSegment(path string) (segmentFile, error) {
+	return os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
 }
 
 // wirePoint is a Point as spooled: short keys, time in Unix nanoseconds.
@@ -63,7 +90,7 @@ func segmentPath(dir string, id uint64) string {
 	return filepath.Join(dir, fmt.Sprintf("%020d%s", id, segmentExt))
 }
 
-func openSpool(dir string, segmentBytes int64) (*spool, error) {
+func openSpool(dir string, segmentBytes int64, cacheLimit int) (*spool, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
@@ -78,17 +105,19 @@ func openSpool(dir string, segmentBytes int64) (*spool, error) {
 		}
 		return nil, err
 	}
+	s.cacheLimit = cacheLimit
 	s.lock = lock
 	return s, nil
 }
 
 // loadSpool indexes the segments a previous run left in dir.
 func loadSpool(dir string, segmentBytes int64) (*spool, error) {
-	s := &spool{dir: dir, segmentBytes: segmentBytes}
+	s := &spool{dir: dir, segmentBytes: segmentBytes, create: createSegment}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
+	var ids []uint64
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasSuffix(name, segmentExt) {
@@ -98,13 +127,35 @@ func loadSpool(dir string, segmentBytes int64) (*spool, error) {
 		if err != nil {
 			continue
 		}
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	raw, err := os.ReadFile(filepath.Join(dir, cursorFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	s.cursor = raw
+	starts := parseCursor(raw)
+	removed := false
+	for i, id := range ids {
+		size, err := s.scan(id, starts[id], i == len(ids)-1)
+		if err != nil {
+			return nil, err
+		}
+		if size == 0 {
+			// An empty segment (a crash between creating it and writing
+			// to it) holds nothing: remove it rather than carry it.
+			if err := os.Remove(segmentPath(dir, id)); err != nil {
+				return nil, fmt.Errorf("spool: %w", err)
+			}
+			removed = true
+			continue
+		}
 		s.segments = append(s.segments, id)
 	}
-	sort.Slice(s.segments, func(i, j int) bool { return s.segments[i] < s.segments[j] })
-	starts := s.readCursor()
-	for _, id := range s.segments {
-		if err := s.scan(id, starts[id]); err != nil {
-			return nil, err
+	if removed {
+		if err := syncDir(dir); err != nil {
+			return nil, fmt.Errorf("spool: %w", err)
 		}
 	}
 	// Rewrite the cursor from what is left: an entry for a segment that no
@@ -116,30 +167,34 @@ func loadSpool(dir string, segmentBytes int64) (*spool, error) {
 	return s, nil
 }
 
-// readCursor returns the saved read positions: for each segment whose first
-// records were acked, the offset of its first unacked record. A missing or
-// damaged cursor file means "from the start": records may then be written
-// twice, never lost.
-func (s *spool) readCursor() map[uint64]int64 {
+// parseCursor reads the saved read positions: for each segment whose first
+// records were acked, the offset of its first unacked record, one
+// "segment offset" pair a line. Lines that do not parse are ignored: a
+// segment without an entry is read from its start, so a damaged cursor
+// makes records be written twice, never lost.
+func parseCursor(raw []byte) map[uint64]int64 {
 	starts := map[uint64]int64{}
-	raw, err := os.ReadFile(filepath.Join(s.dir, cursorFile))
-	if err != nil {
-		return starts
-	}
 	for _, line := range strings.Split(string(raw), "\n") {
-		var seg uint64
-		var off int64
-		if _, err := fmt.Sscanf(line, "%d %d", &seg, &off); err == nil {
-			starts[seg] = off
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
 		}
+		seg, err1 := strconv.ParseUint(f[0], 10, 64)
+		off, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil || off < 0 {
+			continue
+		}
+		starts[seg] = off
 	}
 	return starts
 }
 
 // writeCursor saves, for each segment whose first record in the index is not
-// at offset 0, where reading resumes. It writes a temporary file and renames
-// it over the cursor, so a crash leaves the old cursor or the new one, never
-// a torn one whose shortened offset would point inside a record.
+// at offset 0, where reading resumes. It writes a temporary file, fsyncs
+// it, renames it over the cursor and fsyncs the directory, so a crash or a
+// power cut leaves the old cursor or the new one, never a torn one whose
+// shortened offset would point inside a record. It does nothing when the
+// content is unchanged.
 func (s *spool) writeCursor() error {
 	path := filepath.Join(s.dir, cursorFile)
 	var buf []byte
@@ -153,58 +208,147 @@ func (s *spool) writeCursor() error {
 			buf = fmt.Appendf(buf, "%d %d\n", rec.segment, rec.offset)
 		}
 	}
-	if len(buf) == 0 {
-		return removeIfExists(path)
+	if bytes.Equal(buf, s.cursor) {
+		return nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf, 0o640); err != nil {
+	if len(buf) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	} else {
+		tmp := path + ".tmp"
+		if err := writeSynced(tmp, buf); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+	}
+	if err := syncDir(s.dir); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	s.cursor = buf
+	return nil
 }
 
-// scan indexes the records of one segment from offset start, truncating a
-// torn record at its end (left by a crash mid-append).
-func (s *spool) scan(id uint64, start int64) error {
+// writeSynced writes data to a new file at path and fsyncs it.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// syncDir fsyncs a directory, making the creation, renaming and removal of
+// its entries durable. File systems that cannot sync a directory (EINVAL)
+// give no such promise, and are not an error.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if errors.Is(err, syscall.EINVAL) {
+		err = nil
+	}
+	return errors.Join(err, d.Close())
+}
+
+// scan indexes the records of one segment from offset start and returns
+// the segment's size once repaired. Each record's length and CRC are
+// checked. In the last segment (last) the first bad record and all after
+// it are a torn tail, left by a crash mid-append, and are cut off. In an
+// older segment, which was fsynced whole, a bad CRC is damage: the record
+// is dropped and its points counted in corrupt. A start that is not the
+// offset of a record (a damaged cursor) is ignored: the segment is read
+// from its start.
+func (s *spool) scan(id uint64, start int64, last bool) (int64, error) {
 	path := segmentPath(s.dir, id)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		return fmt.Errorf("spool: %w", err)
+		return 0, fmt.Errorf("spool: %w", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("spool: %w", err)
+		return 0, fmt.Errorf("spool: %w", err)
 	}
 	size := info.Size()
 	off := int64(0)
-	r := bufio.NewReader(f)
+	r := bufio.NewReaderSize(f, 64<<10)
 	var hdr [headerBytes]byte
+	var payload []byte
+	var recs, damaged []record
+	boundary := start == 0
 	for off+headerBytes <= size {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			break
 		}
 		n := int64(binary.BigEndian.Uint32(hdr[0:4]))
 		pts := int(binary.BigEndian.Uint32(hdr[8:12]))
-		if off+headerBytes+n > size {
+		if n == 0 || off+headerBytes+n > size {
+			break // a length no append writes, or past the end: torn
+		}
+		if int64(cap(payload)) < n {
+			payload = make([]byte, n)
+		}
+		if _, err := io.ReadFull(r, payload[:n]); err != nil {
 			break
 		}
-		if _, err := r.Discard(int(n)); err != nil {
+		good := crc32.Checksum(payload[:n], crcTable) == binary.BigEndian.Uint32(hdr[4:8])
+		if !good && last {
 			break
 		}
-		if off >= start {
-			s.index = append(s.index, record{segment: id, offset: off, size: n, points: pts})
-			s.points += pts
+		if off == start {
+			boundary = true
+		}
+		rec := record{segment: id, offset: off, size: n, points: pts}
+		if good {
+			recs = append(recs, rec)
+		} else {
+			rec.points = min(pts, int(n/minPointBytes)) // the header may be damaged too
+			damaged = append(damaged, rec)
 		}
 		off += headerBytes + n
 	}
+	if off == start {
+		boundary = true
+	}
+	if !boundary {
+		start = 0
+	}
+	for _, rec := range recs {
+		if rec.offset >= start {
+			s.index = append(s.index, rec)
+			s.points += rec.points
+		}
+	}
+	for _, rec := range damaged {
+		if rec.offset >= start {
+			s.corrupt += int64(rec.points)
+		}
+	}
 	if off < size {
+		if !last {
+			// Unreadable from here on in a synced segment: keep the bytes
+			// (the segment is deleted once its records are acked).
+			s.bytes += size
+			return size, nil
+		}
 		if err := f.Truncate(off); err != nil {
-			return fmt.Errorf("spool: truncating torn record in %s: %w", path, err)
+			return 0, fmt.Errorf("spool: cutting the torn end of %s: %w", path, err)
+		}
+		if err := f.Sync(); err != nil {
+			return 0, fmt.Errorf("spool: %w", err)
 		}
 	}
 	s.bytes += off
-	return nil
+	return off, nil
 }
 
 func encodeRecord(points []store.Point) ([]byte, error) {
@@ -224,37 +368,60 @@ func encodeRecord(points []store.Point) ([]byte, error) {
 	return buf, nil
 }
 
+// append writes one batch at the tail and fsyncs it. On failure nothing of
+// the batch stays on disk: a partly written record is cut off, and a
+// segment created for it and left empty is removed.
 func (s *spool) append(points []store.Point) error {
 	buf, err := encodeRecord(points)
 	if err != nil {
 		return err
 	}
-	if s.tail == nil || s.tailSize+int64(len(buf)) > s.segmentBytes && s.tailSize > 0 {
+	if s.tail == nil || s.tailSize > 0 && s.tailSize+int64(len(buf)) > s.segmentBytes {
 		if err := s.rotate(); err != nil {
 			return err
 		}
 	}
-	if _, err := s.tail.Write(buf); err != nil {
-		// A short write (a full disk) leaves a torn record that later
-		// records would follow at offsets the index does not know: cut it
-		// off and start the next append in a new segment.
-		terr := s.tail.Truncate(s.tailSize)
-		cerr := s.tail.Close()
-		s.tail = nil
-		return errors.Join(err, terr, cerr)
+	_, err = s.tail.Write(buf)
+	if err == nil {
+		s.syncs++
+		err = s.tail.Sync()
 	}
-	s.index = append(s.index, record{segment: s.tailID, offset: s.tailSize, size: int64(len(buf) - headerBytes), points: len(points)})
+	if err != nil {
+		return errors.Join(err, s.abandonTail())
+	}
+	rec := record{segment: s.tailID, offset: s.tailSize, size: int64(len(buf) - headerBytes), points: len(points)}
+	if s.cached+len(points) <= s.cacheLimit {
+		rec.cached = points
+		s.cached += len(points)
+	}
+	s.index = append(s.index, rec)
 	s.tailSize += int64(len(buf))
 	s.points += len(points)
 	s.bytes += int64(len(buf))
 	return nil
 }
 
+// abandonTail undoes a failed append: the tail is cut back to its last
+// whole record and closed, so the next append starts a new segment at
+// offsets the index knows; a tail left empty is removed.
+func (s *spool) abandonTail() error {
+	f, id := s.tail, s.tailID
+	s.tail = nil
+	err := errors.Join(f.Truncate(s.tailSize), f.Close())
+	if s.tailSize == 0 && len(s.segments) > 0 && s.segments[len(s.segments)-1] == id {
+		s.segments = s.segments[:len(s.segments)-1]
+		err = errors.Join(err, os.Remove(segmentPath(s.dir, id)), syncDir(s.dir))
+	}
+	s.tailSize = 0
+	return err
+}
+
 // rotate closes the current tail segment and starts a new one after every
-// existing segment.
+// existing segment; the directory is fsynced so the new file's name is
+// durable before records are acknowledged in it.
 func (s *spool) rotate() error {
 	if s.tail != nil {
-		if err := errors.Join(s.tail.Sync(), s.tail.Close()); err != nil {
+		if err := s.tail.Close(); err != nil { // already fsynced record by record
 			return err
 		}
 		s.tail = nil
@@ -263,17 +430,22 @@ func (s *spool) rotate() error {
 	if n := len(s.segments); n > 0 {
 		id = s.segments[n-1] + 1
 	}
-	f, err := os.OpenFile(segmentPath(s.dir, id), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
+	path := segmentPath(s.dir, id)
+	f, err := s.create(path)
 	if err != nil {
 		return err
+	}
+	if err := syncDir(s.dir); err != nil {
+		return errors.Join(err, f.Close(), os.Remove(path))
 	}
 	s.segments = append(s.segments, id)
 	s.tail, s.tailID, s.tailSize = f, id, 0
 	return nil
 }
 
-// peek reads the oldest records up to maxPoints (at least one). Damaged
-// records are dropped from the index and counted in corrupt.
+// peek reads the oldest records up to maxPoints (at least one), from
+// memory where cached. Damaged records are dropped from the index and
+// counted in corrupt.
 func (s *spool) peek(maxPoints int) ([]store.Point, int, error) {
 	var out []store.Point
 	n := 0
@@ -288,6 +460,11 @@ func (s *spool) peek(maxPoints int) ([]store.Point, int, error) {
 		rec := s.index[n]
 		if n > 0 && len(out)+rec.points > maxPoints {
 			break
+		}
+		if rec.cached != nil {
+			out = append(out, rec.cached...)
+			n++
+			continue
 		}
 		if f == nil || fid != rec.segment {
 			if f != nil {
@@ -342,7 +519,11 @@ func (s *spool) ack(n int) error {
 	}
 	for _, rec := range s.index[:n] {
 		s.points -= rec.points
+		if rec.cached != nil {
+			s.cached -= rec.points
+		}
 	}
+	clear(s.index[:n])
 	s.index = s.index[n:]
 	// Delete every segment before the one holding the next record.
 	var next uint64 = ^uint64(0)
@@ -378,49 +559,10 @@ func (s *spool) ack(n int) error {
 	return nil
 }
 
-func removeIfExists(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
-// prepend writes batches older than everything spooled into a new segment
-// placed before the head, so they are read first.
-func (s *spool) prepend(batches [][]store.Point) error {
-	id := firstSegment
-	if len(s.segments) > 0 {
-		id = s.segments[0] - 1
-	}
-	f, err := os.OpenFile(segmentPath(s.dir, id), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
-	if err != nil {
-		return fmt.Errorf("spool: %w", err)
-	}
-	var recs []record
-	var off int64
-	for _, batch := range batches {
-		buf, err := encodeRecord(batch)
-		if err == nil {
-			_, err = f.Write(buf)
-		}
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("spool: %w", err)
-		}
-		recs = append(recs, record{segment: id, offset: off, size: int64(len(buf) - headerBytes), points: len(batch)})
-		off += int64(len(buf))
-		s.points += len(batch)
-	}
-	s.bytes += off
-	s.segments = append([]uint64{id}, s.segments...)
-	s.index = append(recs, s.index...)
-	return errors.Join(f.Sync(), f.Close(), s.writeCursor())
-}
-
 func (s *spool) close() error {
 	var err error
 	if s.tail != nil {
-		err = errors.Join(s.tail.Sync(), s.tail.Close())
+		err = s.tail.Close() // every record was fsynced by append
 		s.tail = nil
 	}
 	if s.lock != nil {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/prewarm/prewarm/collector/alert"
 	"github.com/prewarm/prewarm/collector/notify"
+	"github.com/prewarm/prewarm/store"
 )
 
 // Config is the whole file. Zero fields take Default's values.
@@ -34,8 +37,17 @@ type Config struct {
 	InstanceID string            `yaml:"instance_id"`
 	Instances  map[string]string `yaml:"instances"`
 
+	// ScrapeMaxBytes bounds one scraped page (dcgm and scrape); a longer
+	// page fails its scrape. Zero means promscrape.DefaultMaxBodyBytes.
+	ScrapeMaxBytes int64 `yaml:"scrape_max_bytes"`
+	// UnreadyAfterIntervals is how many intervals points may wait without
+	// any write reaching the store before /readyz fails; zero means
+	// collector.DefaultUnreadyAfter.
+	UnreadyAfterIntervals int `yaml:"unready_after_intervals"`
+
 	Store    Store       `yaml:"store"`
 	Buffer   Buffer      `yaml:"buffer"`
+	QueryAPI QueryAPI    `yaml:"query_api"`
 	NVML     NVML        `yaml:"nvml"`
 	DCGM     []DCGM      `yaml:"dcgm"`
 	Scrape   []Scrape    `yaml:"scrape"`
@@ -68,6 +80,15 @@ type Buffer struct {
 	MemoryPoints  int    `yaml:"memory_points"`
 	SpoolDir      string `yaml:"spool_dir"`
 	SpoolMaxBytes int64  `yaml:"spool_max_bytes"`
+}
+
+// QueryAPI bounds the read-only store API on listen (store/remote's
+// Limits); zero fields take its defaults.
+type QueryAPI struct {
+	MaxPoints        int `yaml:"max_points"`
+	MaxWindows       int `yaml:"max_windows"`
+	MaxResponseBytes int `yaml:"max_response_bytes"`
+	MaxConcurrent    int `yaml:"max_concurrent"`
 }
 
 // NVML enables the local-GPU source.
@@ -196,16 +217,24 @@ func (c *Config) validate() []fieldError {
 		if in.Bucket == "" {
 			add("is required (2.x bucket, or database/retention-policy for 1.8)", "store", "influx", "bucket")
 		}
-		if in.BatchSize < 0 {
-			add("must not be negative", "store", "influx", "batch_size")
+	}
+	inRange := func(v, lo, hi int64, path ...any) {
+		if v != 0 && (v < lo || v > hi) {
+			add(fmt.Sprintf("%d is outside [%d, %d] (0: the default)", v, lo, hi), path...)
 		}
 	}
-	if c.Buffer.MemoryPoints < 0 {
-		add("must not be negative", "buffer", "memory_points")
+	inRange(int64(c.Buffer.MemoryPoints), 1, 100_000_000, "buffer", "memory_points")
+	inRange(c.Buffer.SpoolMaxBytes, 1<<20, 1<<40, "buffer", "spool_max_bytes")
+	inRange(c.ScrapeMaxBytes, 1<<10, 1<<30, "scrape_max_bytes")
+	inRange(int64(c.UnreadyAfterIntervals), 1, 10_000, "unready_after_intervals")
+	inRange(int64(c.QueryAPI.MaxPoints), 1, 100_000_000, "query_api", "max_points")
+	inRange(int64(c.QueryAPI.MaxWindows), 1, 100_000_000, "query_api", "max_windows")
+	inRange(int64(c.QueryAPI.MaxResponseBytes), 1<<10, 4<<30, "query_api", "max_response_bytes")
+	inRange(int64(c.QueryAPI.MaxConcurrent), 1, 256, "query_api", "max_concurrent")
+	if in := c.Store.Influx; in != nil {
+		inRange(int64(in.BatchSize), 1, 1_000_000, "store", "influx", "batch_size")
 	}
-	if c.Buffer.SpoolMaxBytes < 0 {
-		add("must not be negative", "buffer", "spool_max_bytes")
-	}
+	errs = append(errs, c.validateTags()...)
 	for i, d := range c.DCGM {
 		if !isHTTPURL(d.URL) {
 			add(fmt.Sprintf("%q is not an http(s) URL", d.URL), "dcgm", i, "url")
@@ -249,6 +278,45 @@ func (c *Config) validate() []fieldError {
 		}
 		if w.TokenEnv != "" && w.TokenFile != "" {
 			add("set token_env or token_file, not both", "webhooks", i)
+		}
+	}
+	return errs
+}
+
+// validateTags checks every tag the file adds to points (tags, nvml,
+// dcgm[i] and scrape[i] tags, host and host_pools, which become the host
+// and pool tags) against the rules every store applies, so that a reserved
+// key (_x, time, table, result) or a value with a control character is an
+// error at start, not every point refused later.
+func (c *Config) validateTags() []fieldError {
+	var errs []fieldError
+	check := func(tags map[string]string, path ...any) {
+		for _, k := range slices.Sorted(maps.Keys(tags)) {
+			p := append(slices.Clone(path), k)
+			if err := store.ValidateTagKey(k); err != nil {
+				errs = append(errs, fieldError{p, err.Error()})
+			} else if err := store.ValidateTagValue(tags[k]); err != nil {
+				errs = append(errs, fieldError{p, err.Error()})
+			}
+		}
+	}
+	check(c.Tags, "tags")
+	check(c.NVML.Tags, "nvml", "tags")
+	for i, d := range c.DCGM {
+		check(d.Tags, "dcgm", i, "tags")
+	}
+	for i, s := range c.Scrape {
+		check(s.Tags, "scrape", i, "tags")
+		if err := store.ValidateTagValue(s.Name); err != nil {
+			errs = append(errs, fieldError{[]any{"scrape", i, "name"}, err.Error() + " (the name is the service tag)"})
+		}
+	}
+	if err := store.ValidateTagValue(c.Host); err != nil {
+		errs = append(errs, fieldError{[]any{"host"}, err.Error()})
+	}
+	for _, h := range slices.Sorted(maps.Keys(c.HostPools)) {
+		if err := store.ValidateTagValue(c.HostPools[h]); err != nil {
+			errs = append(errs, fieldError{[]any{"host_pools", h}, err.Error()})
 		}
 	}
 	return errs

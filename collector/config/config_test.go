@@ -51,6 +51,15 @@ func TestBadFiles(t *testing.T) {
 		{"webhook.bad.yml", []string{":2: webhooks[0]", `format "slack"`}},
 		{"scrape.bad.yml", []string{":2: scrape[0]: set at least one", `:4: scrape[1].name: "api" is used twice`, ":7: scrape[1].quantile: 99"}},
 		{"interval.bad.yml", []string{":2: interval: 100ms is too short"}},
+		{"tags.bad.yml", []string{
+			`:2: tags._x: tag key "_x" starts with '_'`, `:2: tags.time: tag key "time" is reserved`,
+			`:3: host: tag value "gpu\tnode" has control characters`, `:4: host_pools.gpu-a100-07: tag value "pool\\"`,
+			`:7: nvml.tags.table: tag key "table" is reserved`, `:10: dcgm[0].tags.: empty tag key`,
+			`:15: scrape[0].tags.result: tag key "result" is reserved`}},
+		{"ranges.bad.yml", []string{
+			":2: scrape_max_bytes: 100 is outside [1024, 1073741824]", ":3: unready_after_intervals: -1 is outside",
+			":4: buffer.memory_points: -5 is outside", ":4: buffer.spool_max_bytes: 1024 is outside [1048576",
+			":5: query_api.max_windows: -1", ":5: query_api.max_response_bytes: 10", ":5: query_api.max_concurrent: 1000 is outside [1, 256]"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -70,7 +79,7 @@ func TestBadFiles(t *testing.T) {
 // Every testdata file is covered by one of the two tests above.
 func TestAllTestdataListed(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.yml"))
-	if len(files) != 11 {
+	if len(files) != 13 {
 		t.Errorf("%d testdata files; update TestBadFiles/TestGoodFiles", len(files))
 	}
 }

@@ -44,6 +44,8 @@ type Source struct {
 	name   string
 	url    string
 	client *http.Client
+	// maxBytes bounds a page (0: promscrape.DefaultMaxBodyBytes).
+	maxBytes int64
 	// host tags samples that carry no Hostname label: the exporter's host
 	// from the URL, or "" for a loopback exporter (the collector's own host
 	// then applies).
@@ -54,8 +56,9 @@ var _ collector.Source = (*Source)(nil)
 
 // New returns a Source for the exporter at rawURL (e.g.
 // http://10.0.0.7:9400/metrics). client may be nil for http.DefaultClient;
-// the collector bounds each Gather with its own timeout.
-func New(rawURL string, client *http.Client) (*Source, error) {
+// the collector bounds each Gather with its own timeout. A page longer than
+// maxBodyBytes (<= 0: promscrape.DefaultMaxBodyBytes) fails the scrape.
+func New(rawURL string, client *http.Client, maxBodyBytes int64) (*Source, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("dcgm: %q is not an http(s) URL", rawURL)
@@ -64,7 +67,7 @@ func New(rawURL string, client *http.Client) (*Source, error) {
 	if uri := u.RequestURI(); uri != "/metrics" {
 		name += uri
 	}
-	return &Source{name: name, url: rawURL, client: client, host: remoteHost(u)}, nil
+	return &Source{name: name, url: rawURL, client: client, maxBytes: maxBodyBytes, host: remoteHost(u)}, nil
 }
 
 // remoteHost is the host of an exporter URL, or "" when it is this machine
@@ -89,7 +92,7 @@ func (s *Source) Name() string { return s.name }
 // Gather scrapes the exporter once. Samples without a Hostname label are
 // tagged with the exporter's host from its URL unless it is a loopback one.
 func (s *Source) Gather(ctx context.Context) ([]store.Point, error) {
-	fams, err := promscrape.Fetch(ctx, s.client, s.url)
+	fams, err := promscrape.FetchLimit(ctx, s.client, s.url, s.maxBytes)
 	if err != nil {
 		return nil, err
 	}

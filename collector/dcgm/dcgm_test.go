@@ -86,7 +86,7 @@ func TestGatherReplaysCapturedPages(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			srv := serve(t, tc.file)
-			src, err := New(srv.URL+"/metrics", srv.Client())
+			src, err := New(srv.URL+"/metrics", srv.Client(), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +132,7 @@ func TestGatherErrors(t *testing.T) {
 		http.Error(w, "dcgm not ready", http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
-	src, err := New(srv.URL+"/metrics", nil)
+	src, err := New(srv.URL+"/metrics", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestGatherErrors(t *testing.T) {
 		t.Errorf("Name = %q", src.Name())
 	}
 	for _, bad := range []string{"", "localhost:9400", "ftp://x/metrics", "http://"} {
-		if _, err := New(bad, nil); err == nil {
+		if _, err := New(bad, nil, 0); err == nil {
 			t.Errorf("New(%q): want an error", bad)
 		}
 	}
@@ -159,7 +159,7 @@ DCGM_FI_DEV_GPU_UTIL{Hostname="h"} 20
 `
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(page)) }))
 	defer srv.Close()
-	src, _ := New(srv.URL, nil)
+	src, _ := New(srv.URL, nil, 0)
 	points, err := src.Gather(context.Background())
 	if !errors.Is(err, collector.ErrMalformed) || len(points) != 1 || points[0].Value != 10 {
 		t.Fatalf("Gather = %v, %v; want the one good point and ErrMalformed", points, err)
@@ -178,7 +178,7 @@ func TestRemoteHostFromURL(t *testing.T) {
 		{"http://localhost:9400/metrics", ""},
 	}
 	for _, tc := range tests {
-		src, err := New(tc.url, nil)
+		src, err := New(tc.url, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestRemoteHostFromURL(t *testing.T) {
 	page := "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\"} 10\nDCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"GPU-b\",Hostname=\"h\"} 20\n"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(page)) }))
 	defer srv.Close()
-	src, _ := New(srv.URL, nil)
+	src, _ := New(srv.URL, nil, 0)
 	src.host = "10.0.0.7" // as if the exporter were remote
 	points, err := src.Gather(context.Background())
 	if err != nil || len(points) != 2 {

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/prewarm/prewarm/collector/alert"
+	"github.com/prewarm/prewarm/redact"
 )
 
 // Formats a Webhook can send.
@@ -53,6 +55,53 @@ type Webhook struct {
 	Client *http.Client
 	// Now is the clock for DingTalk signatures; nil means time.Now.
 	Now func() time.Time
+	// Redactor, if set, removes secrets (the collector's: InfluxDB token,
+	// other webhooks' tokens) from the payloads sent and from errors. The
+	// webhook's own Token, Secret and URL secrets are always removed.
+	Redactor *redact.Redactor
+
+	once sync.Once
+	own  *redact.Redactor // the webhook's own Secrets
+}
+
+// secretParams are the URL query parameters that carry credentials in
+// webhook URLs: WeCom's key, DingTalk's access_token, and the usual names.
+var secretParams = []string{"access_token", "key", "token", "secret", "sign", "signature", "password", "apikey", "api_key"}
+
+// Secrets returns the credentials the webhook holds: its bearer token, its
+// signing secret, the password of its URL and the values of the URL's
+// credential parameters (access_token, key, ...). They never appear in
+// what it sends or returns.
+func (w *Webhook) Secrets() []string {
+	out := []string{w.Token, w.Secret}
+	u, err := url.Parse(w.URL)
+	if err != nil {
+		return out
+	}
+	if p, ok := u.User.Password(); ok {
+		out = append(out, p)
+	}
+	q := u.Query()
+	for _, name := range secretParams {
+		out = append(out, q[name]...)
+	}
+	return out
+}
+
+// clean removes the webhook's own Secrets and Redactor's from b.
+func (w *Webhook) clean(b []byte) []byte {
+	w.once.Do(func() { w.own = redact.New(w.Secrets()...) })
+	return w.Redactor.Bytes(w.own.Bytes(b))
+}
+
+// cleanError is clean for an error's message; the error still unwraps to
+// err.
+func (w *Webhook) cleanError(err error) error {
+	if err == nil {
+		return nil
+	}
+	w.once.Do(func() { w.own = redact.New(w.Secrets()...) })
+	return w.Redactor.Error(w.own.Error(err))
 }
 
 // ErrRefused marks a delivery the receiver refused for good (an HTTP 4xx
@@ -128,12 +177,18 @@ func Text(e alert.Event) string {
 }
 
 // Post sends one event. Robot replies carrying a non-zero errcode are
-// errors even with HTTP 200.
+// errors even with HTTP 200. Neither the payload nor the error holds a
+// secret (see Redactor), even when the receiver echoes the request.
 func (w *Webhook) Post(ctx context.Context, e alert.Event) error {
+	return w.cleanError(w.post(ctx, e))
+}
+
+func (w *Webhook) post(ctx context.Context, e alert.Event) error {
 	body, err := w.Body(e)
 	if err != nil {
 		return err
 	}
+	body = w.clean(body)
 	target := w.URL
 	if w.Format == FormatDingTalk && w.Secret != "" {
 		target = w.signedURL()
@@ -161,9 +216,30 @@ func (w *Webhook) Post(ctx context.Context, e alert.Event) error {
 	}
 	defer resp.Body.Close()
 	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 != 2 {
-		err := fmt.Errorf("webhook %s: HTTP %s: %s", w.name(), resp.Status, bytes.TrimSpace(reply[:min(len(reply), 200)]))
-		if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests {
+	return w.checkReply(resp.StatusCode, resp.Status, reply)
+}
+
+// maxQuoted bounds how much of a receiver's reply an error quotes.
+const maxQuoted = 200
+
+// checkReply turns a receiver's answer into Post's result: a non-2xx
+// status is an error (ErrRefused for a 4xx other than 408 and 429), and so
+// is a robot's JSON reply with a non-zero errcode. The reply is redacted
+// before it is cut short, so no cut leaves the start of a secret.
+func (w *Webhook) checkReply(code int, status string, reply []byte) error {
+	quote := func(b []byte) string {
+		b = bytes.TrimSpace(w.clean(b))
+		if len(b) > maxQuoted {
+			return strings.ToValidUTF8(string(b[:maxQuoted]), "") + "..."
+		}
+		return string(b)
+	}
+	if code/100 != 2 {
+		if status == "" {
+			status = strconv.Itoa(code)
+		}
+		err := fmt.Errorf("webhook %s: HTTP %s: %s", w.name(), status, quote(reply))
+		if code/100 == 4 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests {
 			return fmt.Errorf("%w: %w", ErrRefused, err)
 		}
 		return err
@@ -174,7 +250,7 @@ func (w *Webhook) Post(ctx context.Context, e alert.Event) error {
 			ErrMsg  string `json:"errmsg"`
 		}
 		if json.Unmarshal(reply, &r) == nil && r.ErrCode != 0 {
-			return fmt.Errorf("webhook %s: robot refused the message: errcode %d %s", w.name(), r.ErrCode, r.ErrMsg)
+			return fmt.Errorf("webhook %s: robot refused the message: errcode %d %s", w.name(), r.ErrCode, quote([]byte(r.ErrMsg)))
 		}
 	}
 	return nil

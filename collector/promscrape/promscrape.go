@@ -1,8 +1,8 @@
 package promscrape
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -15,8 +15,10 @@ import (
 	"github.com/prewarm/prewarm/collector"
 )
 
-// MaxBodyBytes bounds the size of a page read.
-const MaxBodyBytes = 64 << 20
+// DefaultMaxBodyBytes bounds the size of a page read unless the caller
+// sets another bound: 16 MiB, about 100,000 series, far more than a
+// dcgm-exporter of 8 GPUs (~30 KiB) or a service's /metrics.
+const DefaultMaxBodyBytes = 16 << 20
 
 // Families is a parsed page: metric families by name.
 type Families map[string]*dto.MetricFamily
@@ -25,12 +27,25 @@ type Families map[string]*dto.MetricFamily
 // reads), as Prometheus does when it cannot use protobuf.
 const acceptHeader = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
 
-// Fetch GETs url and parses the page. Transport errors and non-2xx replies
-// mean the target is down; a page that does not parse returns an error
-// wrapping collector.ErrMalformed.
+// Fetch is FetchLimit with DefaultMaxBodyBytes.
 func Fetch(ctx context.Context, client *http.Client, url string) (Families, error) {
+	return FetchLimit(ctx, client, url, DefaultMaxBodyBytes)
+}
+
+// FetchLimit GETs url and parses the page as it arrives, reading at most
+// maxBytes (<= 0: DefaultMaxBodyBytes). Transport errors, non-2xx replies
+// and a connection cut mid-page mean the target is down; a page that does
+// not parse returns an error wrapping collector.ErrMalformed; a page longer
+// than maxBytes returns one wrapping collector.ErrTooLarge, never a page cut
+// short (which, cut on a line boundary, would parse and silently drop
+// series). Memory stays bounded by maxBytes: the page is parsed while read,
+// not held whole.
+func FetchLimit(ctx context.Context, client *http.Client, url string, maxBytes int64) (Families, error) {
 	if client == nil {
 		client = http.DefaultClient
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBodyBytes
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -46,17 +61,64 @@ func Fetch(ctx context.Context, client *http.Client, url string) (Families, erro
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return nil, fmt.Errorf("scrape %s: HTTP %s", url, resp.Status)
 	}
-	// Read the whole page first: a connection cut mid-page means the target
-	// is down, not that it served bad data.
-	page, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes))
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: reading the page: %w", url, err)
+	if resp.ContentLength > maxBytes {
+		return nil, fmt.Errorf("scrape %s: %w: the page is %d bytes, over the limit of %d (raise scrape_max_bytes / --scrape-max-bytes)",
+			url, collector.ErrTooLarge, resp.ContentLength, maxBytes)
 	}
-	fams, err := Parse(bytes.NewReader(page))
-	if err != nil {
+	body := &limitedReader{r: resp.Body, left: maxBytes}
+	fams, err := Parse(body)
+	switch {
+	case body.over:
+		return nil, fmt.Errorf("scrape %s: %w: the page is longer than the limit of %d bytes; nothing from it was used (raise scrape_max_bytes / --scrape-max-bytes)",
+			url, collector.ErrTooLarge, maxBytes)
+	case body.err != nil:
+		return nil, fmt.Errorf("scrape %s: reading the page: %w", url, body.err)
+	case err != nil:
 		return nil, fmt.Errorf("scrape %s: %w", url, err)
 	}
 	return fams, nil
+}
+
+// errTooLarge is what limitedReader returns past its limit; FetchLimit
+// reports it as collector.ErrTooLarge.
+var errTooLarge = errors.New("page over the size limit")
+
+// limitedReader passes through at most left bytes, then fails with
+// errTooLarge if the body has more. Unlike io.LimitReader, it never turns a
+// long page into a short one that ends cleanly. It records why reading
+// stopped, so a cut connection is not mistaken for a malformed page.
+type limitedReader struct {
+	r    io.Reader
+	left int64
+	over bool  // the body had more than the limit
+	err  error // a read error other than EOF
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.over {
+		return 0, errTooLarge
+	}
+	if l.left <= 0 {
+		var one [1]byte
+		n, err := io.ReadAtLeast(l.r, one[:], 1)
+		if n > 0 {
+			l.over = true
+			return 0, errTooLarge
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			l.err = err
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		l.err = err
+	}
+	return n, err
 }
 
 // Parse reads one text-format page. Any syntax error rejects the whole page

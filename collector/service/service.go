@@ -38,6 +38,9 @@ type Config struct {
 	Match map[string]string
 	// Client is the HTTP client; nil means http.DefaultClient.
 	Client *http.Client
+	// MaxBodyBytes bounds a page; a longer one fails the scrape. Zero
+	// means promscrape.DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 	// Now is the clock used to time rates; nil means time.Now.
 	Now func() time.Time
 }
@@ -83,7 +86,7 @@ func (s *Source) Name() string { return s.cfg.Name }
 
 // Gather scrapes the endpoint and derives the configured signals.
 func (s *Source) Gather(ctx context.Context) ([]store.Point, error) {
-	fams, err := promscrape.Fetch(ctx, s.cfg.Client, s.cfg.URL)
+	fams, err := promscrape.FetchLimit(ctx, s.cfg.Client, s.cfg.URL, s.cfg.MaxBodyBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -172,13 +175,26 @@ func (s *Source) series(fams promscrape.Families, name string, want dto.MetricTy
 			t, want)
 	}
 	out := map[model.Fingerprint]float64{}
+	var bad []error
 	for _, m := range fam.GetMetric() {
 		if !promscrape.Matches(m, s.cfg.Match) {
 			continue
 		}
-		if v, ok := promscrape.Value(m); ok {
+		v, ok := promscrape.Value(m)
+		switch {
+		case !ok:
+		case !(v >= 0) || math.IsInf(v, 0):
+			// A negative, NaN or infinite count or queue length would
+			// make a negative or NaN signal. The signal is refused for
+			// this scrape: without that series it would under-report.
+			bad = append(bad, fmt.Errorf("%w: service %s: %s%v = %v is not a finite value of 0 or more",
+				collector.ErrMalformed, s.cfg.Name, name, promscrape.Labels(m), v))
+		default:
 			out[promscrape.Signature(m)] = v
 		}
+	}
+	if len(bad) > 0 {
+		return nil, bad[0]
 	}
 	if len(out) == 0 {
 		// Without this a match that selects nothing would read as a
@@ -198,9 +214,17 @@ func (s *Source) histograms(fams promscrape.Families, name string) (map[model.Fi
 	}
 	out := map[model.Fingerprint][]promscrape.Bucket{}
 	for _, m := range fam.GetMetric() {
-		if promscrape.Matches(m, s.cfg.Match) && m.Histogram != nil {
-			out[promscrape.Signature(m)] = promscrape.Buckets(m.Histogram)
+		if !promscrape.Matches(m, s.cfg.Match) || m.Histogram == nil {
+			continue
 		}
+		buckets := promscrape.Buckets(m.Histogram)
+		for _, b := range buckets {
+			if !(b.Count >= 0) || math.IsInf(b.Count, 0) || !(b.UpperBound >= 0) {
+				return nil, fmt.Errorf("%w: service %s: histogram %s%v has a bucket le=%v with count %v: latency bounds and counts must be 0 or more",
+					collector.ErrMalformed, s.cfg.Name, name, promscrape.Labels(m), b.UpperBound, b.Count)
+			}
+		}
+		out[promscrape.Signature(m)] = buckets
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: service %s: no %s series match %v", collector.ErrMalformed, s.cfg.Name, name, s.cfg.Match)

@@ -247,3 +247,49 @@ func TestBucketIncrease(t *testing.T) {
 		})
 	}
 }
+
+// Values no rate can come from (found by FuzzObserve: a negative counter
+// made a negative request rate) refuse the signal for that scrape as
+// malformed, instead of writing a negative or NaN rate, queue or latency.
+func TestImpossibleValuesAreMalformed(t *testing.T) {
+	const hist = "# TYPE http_request_duration_seconds histogram\n"
+	tests := []struct {
+		name, page string
+	}{
+		{"negative counter", "# TYPE http_requests_total counter\nhttp_requests_total -5\n"},
+		{"NaN counter", "# TYPE http_requests_total counter\nhttp_requests_total NaN\n"},
+		{"negative queue", "# TYPE queue_length gauge\nqueue_length -1\n"},
+		{"NaN bucket", hist + "http_request_duration_seconds_bucket{le=\"1\"} NaN\nhttp_request_duration_seconds_bucket{le=\"+Inf\"} 3\n"},
+		{"negative bound", hist + "http_request_duration_seconds_bucket{le=\"-1\"} 1\nhttp_request_duration_seconds_bucket{le=\"+Inf\"} 3\n"},
+	}
+	good := "# TYPE http_requests_total counter\nhttp_requests_total 10\n# TYPE queue_length gauge\nqueue_length 2\n" +
+		hist + "http_request_duration_seconds_bucket{le=\"1\"} 1\nhttp_request_duration_seconds_bucket{le=\"+Inf\"} 1\n"
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := New(Config{Name: "api", URL: "http://127.0.0.1:1/metrics", RequestsCounter: "http_requests_total",
+				QueueGauge: "queue_length", LatencyHistogram: "http_request_duration_seconds"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+			fams, err := promscrape.Parse(strings.NewReader(good))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.Observe(at, fams)
+			fams, err = promscrape.Parse(strings.NewReader(tc.page))
+			if err != nil {
+				t.Fatalf("the page does not parse: %v", err)
+			}
+			points, err := src.Observe(at.Add(10*time.Second), fams)
+			if !errors.Is(err, collector.ErrMalformed) || !strings.Contains(err.Error(), "0 or more") {
+				t.Errorf("err = %v, want ErrMalformed saying values must be 0 or more", err)
+			}
+			for _, p := range points {
+				if !(p.Value >= 0) {
+					t.Errorf("derived %s = %v", p.Measurement, p.Value)
+				}
+			}
+		})
+	}
+}

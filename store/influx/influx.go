@@ -13,6 +13,7 @@ import (
 	"github.com/influxdata/influxdb-client-go/v2/api"
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
+	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -93,6 +94,26 @@ type Store struct {
 	client influxdb2.Client
 	writer api.WriteAPIBlocking
 	reader api.QueryAPI
+	// red removes the token from every error: a proxy or a misconfigured
+	// gateway can echo the request (its Authorization header) in a reply,
+	// which the client quotes in its error.
+	red *redact.Redactor
+}
+
+// secretsRedactor redacts the token and, for 1.8's "user:password", the
+// password alone (base64 spellings included, as in a Basic header), and a
+// password in the URL.
+func secretsRedactor(cfg Config) *redact.Redactor {
+	red := redact.New(cfg.Token)
+	if _, password, ok := strings.Cut(cfg.Token, ":"); ok {
+		red.Add(password)
+	}
+	if u, err := url.Parse(cfg.URL); err == nil {
+		if password, ok := u.User.Password(); ok {
+			red.Add(password)
+		}
+	}
+	return red
 }
 
 // New returns a Store for cfg. It checks the configuration and pings the
@@ -116,6 +137,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		client: client,
 		writer: client.WriteAPIBlocking(cfg.Org, cfg.Bucket),
 		reader: client.QueryAPI(cfg.Org),
+		red:    secretsRedactor(cfg),
 	}
 	if err := s.Ping(ctx); err != nil && cfg.Logger != nil {
 		cfg.Logger.Warn("InfluxDB is not reachable yet; writes will fail until it is",
@@ -151,7 +173,7 @@ func (s *Store) Write(ctx context.Context, points []store.Point) error {
 	for start := 0; start < len(points); start += s.cfg.BatchSize {
 		end := min(start+s.cfg.BatchSize, len(points))
 		if err := s.writeBatch(ctx, points[start:end]); err != nil {
-			return fmt.Errorf("influx %s: wrote %d of %d points, then: %w", s.cfg.Bucket, start, len(points), err)
+			return s.red.Error(fmt.Errorf("influx %s: wrote %d of %d points, then: %w", s.cfg.Bucket, start, len(points), err))
 		}
 	}
 	return nil

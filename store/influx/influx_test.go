@@ -2,12 +2,15 @@ package influx_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -370,5 +373,68 @@ func BenchmarkWrite(b *testing.B) {
 			defer s.Close()
 			storetest.BenchWrite(b, s, 200, batch)
 		})
+	}
+}
+
+// echoServer answers every request with status and a body quoting the
+// request's headers and URL raw, URL-escaped and in base64, as a proxy
+// error page or a misconfigured gateway may.
+func echoServer(t *testing.T, status int, contentType string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ping" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %s\n", r.Method, r.URL.String())
+		for k, v := range r.Header {
+			fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(v, ","))
+		}
+		dump := b.String()
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		if contentType == "application/json" {
+			msg, _ := json.Marshal(dump + url.QueryEscape(dump) + base64.StdEncoding.EncodeToString([]byte(dump)))
+			fmt.Fprintf(w, `{"code":"echo","message":%s}`, msg)
+			return
+		}
+		fmt.Fprintf(w, "%s\n%s\n%s\n", dump, url.QueryEscape(dump), base64.StdEncoding.EncodeToString([]byte(dump)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// No error of the store carries its token, in any spelling, whatever the
+// server echoes: raw, URL-escaped, base64 (of the header), for a 2.x token
+// and a 1.8 user:password alike, on writes and queries.
+func TestErrorsNeverCarryTheToken(t *testing.T) {
+	for _, token := range []string{"2xTok3n/with+odd=chars", "prewarm:p@ss/w0rd+x"} {
+		for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusInternalServerError, http.StatusServiceUnavailable} {
+			for _, ctype := range []string{"application/json", "text/plain"} {
+				srv := echoServer(t, status, ctype)
+				s := newStore(t, influx.Config{URL: srv.URL, Bucket: "b", Token: token, Timeout: 2 * time.Second})
+				werr := s.Write(context.Background(), []store.Point{{Measurement: "m", Value: 1, Time: time.Now()}})
+				_, qerr := s.Query(context.Background(), store.Query{Measurement: "m", Start: time.Unix(0, 0), End: time.Unix(60, 0)})
+				s.Close()
+				for _, err := range []error{werr, qerr} {
+					if err == nil {
+						t.Fatalf("token %q, HTTP %d %s: no error", token, status, ctype)
+					}
+					secrets := []string{token}
+					if _, pw, ok := strings.Cut(token, ":"); ok {
+						secrets = append(secrets, pw)
+					}
+					for _, sec := range secrets {
+						for _, form := range []string{sec, url.QueryEscape(sec), url.PathEscape(sec),
+							base64.StdEncoding.EncodeToString([]byte(sec)), base64.StdEncoding.EncodeToString([]byte("Token " + token))} {
+							if strings.Contains(err.Error(), form) {
+								t.Errorf("token %q, HTTP %d %s: error holds %q: %v", token, status, ctype, form, err)
+							}
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/influxdata/influxdb-client-go/v2/api"
+	"github.com/influxdata/influxdb-client-go/v2/api/query"
+
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -29,13 +32,36 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Series, error
 		return nil, s.wrap("query", err, ctx)
 	}
 	defer res.Close()
+	out, err := collect(res, q)
+	if err != nil {
+		return nil, s.red.Error(fmt.Errorf("influx query %s: %w", q.Measurement, err))
+	}
+	if err := res.Err(); err != nil {
+		return nil, s.wrap("query", err, ctx)
+	}
+	return out, nil
+}
 
+// collect decodes a Flux result (annotated CSV, parsed by the client) into
+// one Series per tag set, sorted by store.CanonicalTags, samples in time
+// order. Null values (empty windows) are skipped; a value that is not a
+// number is an error. For an aggregated q each time is put back on the
+// epoch-aligned window start.
+func collect(res *api.QueryTableResult, q store.Query) ([]store.Series, error) {
 	bySeries := make(map[string]*store.Series)
+	var prev *query.FluxRecord
 	for res.Next() {
+		// The client reports a row with an annotation it does not know
+		// ("#x,...") as a record: none before any data, the previous
+		// one again after. Neither is data.
 		rec := res.Record()
+		if rec == nil || rec == prev {
+			continue
+		}
+		prev = rec
 		value, err := toFloat(rec.Value())
 		if err != nil {
-			return nil, fmt.Errorf("influx query %s: %w", q.Measurement, err)
+			return nil, err
 		}
 		if value == nil {
 			continue // a null: an empty window, should createEmpty ever be on
@@ -54,9 +80,6 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Series, error
 			bySeries[key] = ser
 		}
 		ser.Samples = append(ser.Samples, store.Sample{Time: t.UTC(), Value: *value})
-	}
-	if err := res.Err(); err != nil {
-		return nil, s.wrap("query", err, ctx)
 	}
 	out := make([]store.Series, 0, len(bySeries))
 	for _, key := range slices.Sorted(maps.Keys(bySeries)) {

@@ -19,8 +19,18 @@ var _ store.Store = (*Store)(nil)
 // ErrReadOnly is what Write returns: the remote store only reads.
 var ErrReadOnly = errors.New("the collector's store is read-only over HTTP; write through the collector")
 
+// ErrLimit wraps the error of a query the server refused under one of its
+// Limits (too many points or windows, too large an answer, too many
+// queries at once); StatusError.Limit names which.
+var ErrLimit = errors.New("query API limit")
+
 // DefaultTimeout bounds one query when Options.Timeout is zero.
 const DefaultTimeout = 30 * time.Second
+
+// DefaultMaxAnswerBytes bounds an answer the client reads when
+// Options.MaxAnswerBytes is zero: twice the server's default
+// DefaultMaxResponseBytes.
+const DefaultMaxAnswerBytes = 2 * DefaultMaxResponseBytes
 
 // Options tune a Store. The zero value is ready to use.
 type Options struct {
@@ -31,6 +41,10 @@ type Options struct {
 	// DefaultTimeout. A query that runs out of it wraps
 	// store.ErrUnavailable.
 	Timeout time.Duration
+	// MaxAnswerBytes bounds the answer read, so that a server (or
+	// something posing as one) cannot exhaust this process's memory; zero
+	// means DefaultMaxAnswerBytes. A longer answer is an error.
+	MaxAnswerBytes int64
 }
 
 // Store is a read-only store.Store that queries a collector's store over
@@ -39,6 +53,7 @@ type Store struct {
 	endpoint string // base URL + Path
 	client   *http.Client
 	timeout  time.Duration
+	maxBytes int64
 }
 
 // New returns a Store reading from the query API under baseURL, e.g.
@@ -59,10 +74,14 @@ func New(baseURL string, opts Options) (*Store, error) {
 	if u.User != nil {
 		return nil, fmt.Errorf("remote store: credentials in the URL are not supported (they would show in logs); use Options.Client")
 	}
-	if opts.Timeout < 0 {
-		return nil, fmt.Errorf("remote store %q: negative timeout %s", baseURL, opts.Timeout)
+	if opts.Timeout < 0 || opts.MaxAnswerBytes < 0 {
+		return nil, fmt.Errorf("remote store %q: negative timeout %s or answer bound %d", baseURL, opts.Timeout, opts.MaxAnswerBytes)
 	}
-	s := &Store{endpoint: strings.TrimSuffix(u.String(), "/") + Path, client: opts.Client, timeout: opts.Timeout}
+	s := &Store{endpoint: strings.TrimSuffix(u.String(), "/") + Path, client: opts.Client, timeout: opts.Timeout,
+		maxBytes: opts.MaxAnswerBytes}
+	if s.maxBytes == 0 {
+		s.maxBytes = DefaultMaxAnswerBytes
+	}
 	if s.client == nil {
 		s.client = &http.Client{}
 	}
@@ -103,8 +122,16 @@ func (s *Store) Query(ctx context.Context, q store.Query) ([]store.Series, error
 	if resp.StatusCode != http.StatusOK {
 		return nil, s.statusError(resp)
 	}
+	if resp.ContentLength > s.maxBytes {
+		return nil, fmt.Errorf("remote store %s: the answer is %d bytes, more than this client reads (%d)", s.endpoint, resp.ContentLength, s.maxBytes)
+	}
+	body := &io.LimitedReader{R: resp.Body, N: s.maxBytes + 1}
 	var r response
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+	err = json.NewDecoder(body).Decode(&r)
+	if body.N <= 0 {
+		return nil, fmt.Errorf("remote store %s: the answer is longer than this client reads (%d bytes)", s.endpoint, s.maxBytes)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, s.transportError(ctx, err)
 		}
@@ -138,6 +165,9 @@ type StatusError struct {
 	Message string
 	// Parameter names the query parameter the server refused, if any.
 	Parameter string
+	// Limit names the server's limit the query ran into (LimitMaxPoints,
+	// ...), if any; the error then also matches ErrLimit.
+	Limit string
 }
 
 // Error says what the server answered, with a hint for a 404.
@@ -149,16 +179,21 @@ func (e *StatusError) Error() string {
 	return msg
 }
 
-// Unwrap makes a 400 match store.ErrInvalidQuery and a 408, 429 or 5xx
-// match store.ErrUnavailable.
-func (e *StatusError) Unwrap() error {
+// Unwrap makes a 400 or 422 match store.ErrInvalidQuery (the query must
+// change), a 408, 429 or 5xx match store.ErrUnavailable (retry later), and
+// a refusal under a limit match ErrLimit too.
+func (e *StatusError) Unwrap() []error {
+	var errs []error
 	switch {
-	case e.StatusCode == http.StatusBadRequest:
-		return store.ErrInvalidQuery
+	case e.StatusCode == http.StatusBadRequest, e.StatusCode == http.StatusUnprocessableEntity:
+		errs = append(errs, store.ErrInvalidQuery)
 	case e.StatusCode == http.StatusRequestTimeout, e.StatusCode == http.StatusTooManyRequests, e.StatusCode >= 500:
-		return store.ErrUnavailable
+		errs = append(errs, store.ErrUnavailable)
 	}
-	return nil
+	if e.Limit != "" {
+		errs = append(errs, ErrLimit)
+	}
+	return errs
 }
 
 // maxErrorBody bounds how much of an error answer is read.
@@ -169,7 +204,7 @@ func (s *Store) statusError(resp *http.Response) error {
 	e := &StatusError{Endpoint: s.endpoint, StatusCode: resp.StatusCode}
 	var eb errorBody
 	if json.Unmarshal(body, &eb) == nil && eb.Error != "" {
-		e.Message, e.Parameter = eb.Error, eb.Parameter
+		e.Message, e.Parameter, e.Limit = eb.Error, eb.Parameter, eb.Limit
 	} else {
 		e.Message = strings.TrimSpace(string(body))
 		if len(e.Message) > 200 {

@@ -41,10 +41,37 @@
 // overflow, so +Inf, -Inf and NaN are sent as those strings. For an
 // aggregated query the time is the start of the epoch-aligned window.
 //
-// Errors are {"error":"...","parameter":"start"} with status 400 for a
-// query that is malformed or invalid (parameter names the culprit), 405 for
-// a method other than GET or HEAD, 503 when the store behind it answers
-// store.ErrUnavailable (InfluxDB down), and 500 otherwise.
+// Errors are {"error":"...","parameter":"start","limit":"max_points"} with
+// status 400 for a query that is malformed or invalid (parameter names the
+// culprit), 405 for a method other than GET or HEAD, 503 when the store
+// behind it answers store.ErrUnavailable (InfluxDB down), and 500
+// otherwise. Error messages pass through the handler's redactor, so a store
+// error quoting a secret (an upstream that echoes its request) does not
+// carry it out.
+//
+// # Limits
+//
+// One query must not be able to exhaust the collector's memory (an OOM kill
+// there would also stop its collection). Each refusal names its limit in
+// "limit" and says how to narrow the query:
+//
+//   - max_windows (default 200,000): (end - start) / step of an aggregated
+//     query; 400 with parameter "step", before the store is asked anything.
+//     Ten years at a 1 s step is 315,619,200 windows.
+//   - max_points (default 500,000): samples in the answer, over all series;
+//     422. The handler first has the store count the points of each
+//     matching series over the whole range (the count aggregate in one or
+//     two windows, which scans the points but does not load them). That is
+//     a raw answer's size; an aggregated series counts at most one sample
+//     per window, and when that bound is over the limit the count is
+//     repeated in at most 100 coarse windows per series, each counting at
+//     most the answer's windows inside it, so a long range with little
+//     data is still answered. The bound is an upper one: a query near the
+//     limit can be refused although its answer would fit.
+//   - max_response_bytes (default 32 MiB): the JSON answer; 422.
+//   - max_concurrent (default 2): queries answered at once; one arriving
+//     while that many run waits up to 5 s for a turn, then gets 429 with
+//     Retry-After.
 //
 // # Client
 //
@@ -53,6 +80,9 @@
 // ErrReadOnly, since writes belong to the collector (its buffer and spool
 // are what make them lossless). Errors follow store's contract: no
 // connection, a timeout, a reply cut short or an HTTP 408, 429 or 5xx wrap
-// store.ErrUnavailable (retry later); a 400 wraps store.ErrInvalidQuery and carries the server's
-// message; other statuses are permanent errors with the server's message.
+// store.ErrUnavailable (retry later); a 400 or 422 wraps
+// store.ErrInvalidQuery (change the query) and carries the server's
+// message; a refusal under a limit also wraps ErrLimit, with the limit in
+// StatusError.Limit; other statuses are permanent errors with the server's
+// message. The client reads at most Options.MaxAnswerBytes of an answer.
 package remote

@@ -1,11 +1,17 @@
 package remote
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"math"
+	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/prewarm/prewarm/store"
 )
@@ -77,7 +83,7 @@ func FuzzDecodeSamples(f *testing.F) {
 		if err := got.UnmarshalJSON(data); err != nil {
 			return
 		}
-		enc := appendSamples(nil, got)
+		enc := appendSamples(nil, got, 0)
 		var back wireSamples
 		if err := back.UnmarshalJSON(enc); err != nil {
 			t.Fatalf("%q decoded, but its encoding %q does not: %v", data, enc, err)
@@ -88,6 +94,94 @@ func FuzzDecodeSamples(f *testing.F) {
 		for i := range got {
 			if !back[i].Time.Equal(got[i].Time) || math.Float64bits(back[i].Value) != math.Float64bits(got[i].Value) {
 				t.Fatalf("%q: sample %d = %v, %v after a round trip", data, i, got[i], back[i])
+			}
+		}
+	})
+}
+
+// replyTransport answers every request with one canned reply.
+type replyTransport struct {
+	status int
+	ctype  string
+	body   []byte
+}
+
+func (rt replyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	h := http.Header{}
+	if rt.ctype != "" {
+		h.Set("Content-Type", rt.ctype)
+	}
+	return &http.Response{StatusCode: rt.status, Header: h, Body: io.NopCloser(bytes.NewReader(rt.body)),
+		ContentLength: -1, Request: req}, nil
+}
+
+// FuzzClientReply feeds arbitrary replies (status, content type, body) to
+// the client, as a broken or hostile server could send. It must never
+// panic; a non-200 reply is always an error, classified as the package doc
+// says; an accepted 200 holds series whose samples decode; and no error
+// message grows without bound.
+//
+//	go test -run='^$' -fuzz=FuzzClientReply -fuzztime=20s ./store/remote
+func FuzzClientReply(f *testing.F) {
+	f.Add(200, "application/json", []byte(`{"series":[{"measurement":"m","tags":{"pool":"a"},"samples":[[1,2],[3,"NaN"]]}]}`))
+	f.Add(200, "application/json", []byte(`{"series":null}`))
+	f.Add(200, "text/html", []byte(`<html>proxy login</html>`))
+	f.Add(200, "application/json", []byte(`{"series":[{"samples":[[1,2]`))
+	f.Add(422, "application/json", []byte(`{"error":"the answer would hold 9 points","limit":"max_points"}`))
+	f.Add(429, "application/json", []byte(`{"error":"busy","limit":"max_concurrent"}`))
+	f.Add(400, "application/json", []byte(`{"error":"bad","parameter":"start"}`))
+	f.Add(503, "text/plain", bytes.Repeat([]byte("x"), 5000))
+	f.Add(302, "", []byte{})
+	f.Fuzz(func(t *testing.T, status int, ctype string, body []byte) {
+		if status < 100 || status > 999 {
+			return // net/http never delivers these
+		}
+		client, err := New("http://127.0.0.1:1", Options{Client: &http.Client{Transport: replyTransport{status, ctype, body}},
+			MaxAnswerBytes: 1 << 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		series, err := client.Query(context.Background(), store.Query{Measurement: "m",
+			Start: time.Unix(0, 0), End: time.Unix(60, 0)})
+		if status != http.StatusOK {
+			if err == nil {
+				t.Fatalf("HTTP %d answered without an error: %v", status, series)
+			}
+			if status >= 500 || status == 429 || status == 408 {
+				if !errors.Is(err, store.ErrUnavailable) {
+					t.Fatalf("HTTP %d = %v, want ErrUnavailable", status, err)
+				}
+			}
+			if status == 400 || status == 422 {
+				if !errors.Is(err, store.ErrInvalidQuery) {
+					t.Fatalf("HTTP %d = %v, want ErrInvalidQuery", status, err)
+				}
+			}
+		}
+		if err != nil {
+			if n := len(err.Error()); n > maxErrorBody+1000 {
+				t.Fatalf("error message of %d bytes", n)
+			}
+			return
+		}
+		// What was accepted is an answer the handler could have sent: it
+		// encodes and decodes back to the same series.
+		enc, err := appendResponse(nil, series, 0)
+		if err != nil {
+			t.Fatalf("accepted series do not encode: %v", err)
+		}
+		var back response
+		if err := json.Unmarshal(enc, &back); err != nil {
+			t.Fatalf("%q accepted, but its encoding %q does not decode: %v", body, enc, err)
+		}
+		again := back.toSeries()
+		if len(again) != len(series) {
+			t.Fatalf("%d series, %d after a round trip", len(series), len(again))
+		}
+		for i := range series {
+			if len(again[i].Samples) != len(series[i].Samples) || again[i].Measurement != series[i].Measurement ||
+				!maps.Equal(again[i].Tags, series[i].Tags) && len(series[i].Tags)+len(again[i].Tags) > 0 {
+				t.Fatalf("series %d: %+v, %+v after a round trip", i, series[i], again[i])
 			}
 		}
 	})

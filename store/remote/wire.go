@@ -112,7 +112,19 @@ func parseTime(v url.Values, name string) (time.Time, *paramError) {
 	if err != nil {
 		return time.Time{}, badParam(name, "%q is not an RFC 3339 time such as 2026-01-05T00:00:00Z", s)
 	}
+	if !encodable(t) {
+		return time.Time{}, badParam(name, "%q is outside the years 0000-9999 in UTC", s)
+	}
 	return t, nil
+}
+
+// encodable reports whether t, in UTC, can be written as RFC 3339 (years
+// 0000 to 9999), as the client sends it. An offset can move a time written
+// in year 0000 or 9999 out of that range (0000-01-01T00:00:00+01:00 is in
+// year -1), which the client could not send back.
+func encodable(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
 }
 
 // faultyParam names the parameter that makes q fail store.Query.Validate,
@@ -158,8 +170,14 @@ func encodeQuery(q store.Query) url.Values {
 }
 
 // checkEncodable reports the queries the query string cannot carry: a match
-// key holding '=' (the parameter is split at its first '=').
+// key holding '=' (the parameter is split at its first '='), a start or end
+// outside the years 0000-9999 in UTC.
 func checkEncodable(q store.Query) error {
+	for _, t := range []time.Time{q.Start, q.End} {
+		if !encodable(t) {
+			return fmt.Errorf("%w: time %s is outside the years 0000-9999, which the HTTP query API cannot carry", store.ErrInvalidQuery, t)
+		}
+	}
 	for k := range q.Match {
 		if strings.Contains(k, "=") {
 			return fmt.Errorf("%w: match: tag key %q contains '=', which the HTTP query API cannot carry", store.ErrInvalidQuery, k)
@@ -168,10 +186,17 @@ func checkEncodable(q store.Query) error {
 	return nil
 }
 
-// appendResponse appends the JSON answer for series to b. Samples are
-// written by hand: they are nearly all of the bytes, and encoding/json
-// would spend most of its time on reflection.
-func appendResponse(b []byte, series []store.Series) ([]byte, error) {
+// errAnswerTooLarge is appendResponse's error past its size limit.
+var errAnswerTooLarge = errors.New("answer over the size limit")
+
+// appendResponse appends the JSON answer for series to b, failing with
+// errAnswerTooLarge as soon as b would grow past maxBytes (<= 0: no
+// limit). Samples are written by hand: they are nearly all of the bytes,
+// and encoding/json would spend most of its time on reflection.
+func appendResponse(b []byte, series []store.Series, maxBytes int) ([]byte, error) {
+	if maxBytes <= 0 {
+		maxBytes = math.MaxInt
+	}
 	b = append(b, `{"series":[`...)
 	for i, s := range series {
 		if i > 0 {
@@ -186,14 +211,21 @@ func appendResponse(b []byte, series []store.Series) ([]byte, error) {
 		}
 		b = append(b, head[:len(head)-1]...) // without its closing brace
 		b = append(b, `,"samples":`...)
-		b = appendSamples(b, s.Samples)
+		if b = appendSamples(b, s.Samples, maxBytes); len(b) > maxBytes {
+			return nil, errAnswerTooLarge
+		}
 		b = append(b, '}')
 	}
-	return append(b, "]}\n"...), nil
+	b = append(b, "]}\n"...)
+	if len(b) > maxBytes {
+		return nil, errAnswerTooLarge
+	}
+	return b, nil
 }
 
-// appendSamples appends [[unix_ns, value], ...].
-func appendSamples(b []byte, samples []store.Sample) []byte {
+// appendSamples appends [[unix_ns, value], ...], stopping once b is longer
+// than maxBytes.
+func appendSamples(b []byte, samples []store.Sample, maxBytes int) []byte {
 	b = append(b, '[')
 	for j, smp := range samples {
 		if j > 0 {
@@ -204,6 +236,9 @@ func appendSamples(b []byte, samples []store.Sample) []byte {
 		b = append(b, ',')
 		b = appendValue(b, smp.Value)
 		b = append(b, ']')
+		if maxBytes > 0 && len(b) > maxBytes {
+			return b
+		}
 	}
 	return append(b, ']')
 }
