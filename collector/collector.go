@@ -479,9 +479,9 @@ func (c *Collector) tagsFor(own, input map[string]string) map[string]string {
 	maps.Copy(out, c.cfg.Tags)
 	maps.Copy(out, input)
 	maps.Copy(out, own)
-	if _, ok := out[TagPool]; !ok {
-		if pool, ok := c.cfg.HostPools[out[TagHost]]; ok {
-			out[TagPool] = pool
+	if _, ok := out[store.TagPool]; !ok {
+		if pool, ok := c.cfg.HostPools[out[store.TagHost]]; ok {
+			out[store.TagPool] = pool
 		}
 	}
 	return out

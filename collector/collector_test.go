@@ -94,7 +94,7 @@ func newHarness(t *testing.T, cfg collector.Config, bopts buffer.Options) *harne
 }
 
 func gpuPoint(gpu string, v float64) store.Point {
-	return store.Point{Measurement: collector.GPUUtil, Tags: map[string]string{"gpu": gpu, "host": "h1"}, Value: v}
+	return store.Point{Measurement: store.GPUUtil, Tags: map[string]string{"gpu": gpu, "host": "h1"}, Value: v}
 }
 
 func TestCycleRejectsBadSamples(t *testing.T) {
@@ -106,10 +106,10 @@ func TestCycleRejectsBadSamples(t *testing.T) {
 			gpuPoint("1", math.NaN()),
 			gpuPoint("2", math.Inf(1)),
 			gpuPoint("3", -4),
-			{Measurement: collector.GPUUtil, Tags: map[string]string{"gpu": "4"}, Value: 1, Time: now.Add(time.Hour)},
+			{Measurement: store.GPUUtil, Tags: map[string]string{"gpu": "4"}, Value: 1, Time: now.Add(time.Hour)},
 			{Tags: map[string]string{"gpu": "5"}, Value: 1},
 			// A label the store cannot keep as a tag would fail the batch.
-			{Measurement: collector.GPUUtil, Tags: map[string]string{"gpu": "6", "_field": "x"}, Value: 1},
+			{Measurement: store.GPUUtil, Tags: map[string]string{"gpu": "6", "_field": "x"}, Value: 1},
 		}, fmt.Errorf("%w: 1 sample without labels", collector.ErrMalformed)
 	}}
 	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: src}}}, buffer.Options{})

@@ -69,7 +69,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 
 // gpuGaugeLabels are the labels of every re-exported GPU gauge; a point
 // lacking a tag gets an empty label.
-var gpuGaugeLabels = []string{TagSource, TagPool, TagHost, TagGPU, TagUUID, TagModel}
+var gpuGaugeLabels = []string{store.TagSource, store.TagPool, store.TagHost, store.TagGPU, store.TagUUID, store.TagModel}
 
 // gpuGauges exports the last cycle's GPU points of each source as const
 // gauges, so series of GPUs that vanish vanish from /metrics too.
@@ -81,8 +81,8 @@ type gpuGauges struct {
 
 func newGPUGauges() *gpuGauges {
 	g := &gpuGauges{bySource: map[string][]store.Point{}, descs: map[string]*prometheus.Desc{}}
-	for _, name := range []string{GPUUtil, GPUSMActive, GPUEngineActive, GPUMemUsedBytes, GPUMemFreeBytes,
-		GPUMemTotalBytes, GPUPowerWatts, GPUPowerLimitWatts, GPUTempCelsius, GPUProcesses} {
+	for _, name := range []string{store.GPUUtil, store.GPUSMActive, store.GPUEngineActive, store.GPUMemUsedBytes, store.GPUMemFreeBytes,
+		store.GPUMemTotalBytes, store.GPUPowerWatts, store.GPUPowerLimitWatts, store.GPUTempCelsius, store.GPUProcesses} {
 		g.descs[name] = prometheus.NewDesc("prewarm_"+name, "Last "+strings.ReplaceAll(name, "_", " ")+" read by the collector.",
 			gpuGaugeLabels, nil)
 	}

@@ -209,15 +209,10 @@ type Forecast struct {
 	Periods    []time.Duration `yaml:"periods"`
 }
 
-// The measurements the collector writes, read by default.
-const (
-	// DefaultDemandMeasurement is the collector's request rate (req/s).
-	DefaultDemandMeasurement = "service_request_rate"
-	// GPUUtilMeasurement is the collector's GPU utilisation (percent).
-	GPUUtilMeasurement = "gpu_util"
-	// QueueMeasurement is the collector's queue length.
-	QueueMeasurement = "service_queue_length"
-)
+// DefaultDemandMeasurement is the series a pool's demand is read from when
+// its config names none: the collector's request rate (req/s), tagged with
+// the pool's name (see store/schema.go).
+const DefaultDemandMeasurement = store.ServiceRequestRate
 
 // DefaultFile returns the settings a file starts from.
 func DefaultFile() File {
@@ -386,7 +381,7 @@ func (p Pool) withDefaultDemand() Pool {
 	if p.Demand.Measurement == "" && p.Demand.PromQL == "" {
 		p.Demand.Measurement = DefaultDemandMeasurement
 		if p.Demand.Match == nil {
-			p.Demand.Match = map[string]string{"pool": p.Name}
+			p.Demand.Match = map[string]string{store.TagPool: p.Name}
 		}
 	}
 	return p

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/influx"
 	"github.com/prewarm/prewarm/store/influx/influxtest"
@@ -230,7 +229,7 @@ func countExactlyOnce(t *testing.T, url, host string, since time.Time) (points, 
 	}
 	defer st.Close()
 	points, series = countPoints(t, url, host, since)
-	res, err := st.Query(ctx, store.Query{Measurement: collector.GPUTempCelsius, Match: map[string]string{"host": host},
+	res, err := st.Query(ctx, store.Query{Measurement: store.GPUTempCelsius, Match: map[string]string{"host": host},
 		Start: since, End: time.Now().Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)

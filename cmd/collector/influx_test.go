@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/influx"
 	"github.com/prewarm/prewarm/store/influx/influxtest"
@@ -23,8 +22,8 @@ func countPoints(t *testing.T, url, host string, since time.Time) (points, serie
 		t.Fatal(err)
 	}
 	defer st.Close()
-	for _, m := range []string{collector.GPUUtil, collector.GPUMemUsedBytes, collector.GPUMemFreeBytes, collector.GPUPowerWatts,
-		collector.GPUTempCelsius, collector.GPUEngineActive, collector.GPUSMActive} {
+	for _, m := range []string{store.GPUUtil, store.GPUMemUsedBytes, store.GPUMemFreeBytes, store.GPUPowerWatts,
+		store.GPUTempCelsius, store.GPUEngineActive, store.GPUSMActive} {
 		res, err := st.Query(ctx, store.Query{Measurement: m, Match: map[string]string{"host": host},
 			Start: since, End: time.Now().Add(time.Minute)})
 		if err != nil {
@@ -61,7 +60,7 @@ func TestDCGMToInfluxDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	res, err := st.Query(ctx, store.Query{Measurement: collector.GPUUtil, Match: map[string]string{"host": host, "source": "dcgm"},
+	res, err := st.Query(ctx, store.Query{Measurement: store.GPUUtil, Match: map[string]string{"host": host, "source": "dcgm"},
 		Start: start, End: time.Now().Add(time.Second)})
 	if err != nil {
 		t.Fatal(err)

@@ -336,7 +336,7 @@ func withHost(tags map[string]string, host string) map[string]string {
 		out = map[string]string{}
 	}
 	if host != "" {
-		out[collector.TagHost] = host
+		out[store.TagHost] = host
 	}
 	return out
 }

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/influx"
 )
 
@@ -17,7 +17,7 @@ import (
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("import", "--input FILE.csv --pool NAME [--store embedded:PATH | --influx-url URL] [FLAGS]",
 		"Loads a CSV export of a pool's demand (requests/s, or requests per row with --counts) into the embedded\n"+
-			"store or InfluxDB as the series 'forecaster serve' reads by default, "+collector.ServiceRequestRate+"{pool=NAME},\n"+
+			"store or InfluxDB as the series 'forecaster serve' reads by default, "+store.ServiceRequestRate+"{pool=NAME},\n"+
 			"so that the pool's first refit finds history and its first plan is a forecast, not reactive-only.\n"+
 			"Steps that the collector's own series already cover are left out (never counted twice); importing\n"+
 			"the same file again overwrites what it wrote. Stop 'forecaster serve' first: the embedded file has\n"+
@@ -35,7 +35,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&ic.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
 	fs.StringVar(&ic.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
 	fs.StringVar(&ic.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
-	fs.StringVar(&measurement, "measurement", collector.ServiceRequestRate, "measurement to write (a pool's demand.measurement, if it sets one)")
+	fs.StringVar(&measurement, "measurement", store.ServiceRequestRate, "measurement to write (a pool's demand.measurement, if it sets one)")
 	fs.StringVar(&csv.TimeColumn, "time-column", "", "column holding the timestamps (default: the first)")
 	fs.StringVar(&csv.ValueColumn, "value-column", "", "column holding the demand (default: the only value column)")
 	fs.BoolVar(&csv.Counts, "counts", false, "values are requests per row, not requests/s: divided by the step")
@@ -81,7 +81,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	tags := map[string]string{collector.TagPool: pool}
+	tags := map[string]string{store.TagPool: pool}
 	res, err := datasets.Import(ctx, db, series, datasets.ImportOptions{Measurement: measurement, Tags: tags,
 		PointEvery: pointEvery, Until: now})
 	if cerr := db.Close(); err == nil && cerr != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -267,7 +266,7 @@ func (e *Engine) Evaluate(at time.Time, points []store.Point) []Event {
 			continue
 		}
 		switch p.Measurement {
-		case collector.ServiceQueueLength, collector.ServiceLatencySeconds:
+		case store.ServiceQueueLength, store.ServiceLatencySeconds:
 			addServicePoint(services, p)
 		default:
 			addGPUPoint(gpus, p)

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -45,15 +44,15 @@ type wantEvent struct {
 
 func TestEngineScenarios(t *testing.T) {
 	const (
-		util   = collector.GPUUtil
-		sm     = collector.GPUSMActive
-		engine = collector.GPUEngineActive
-		used   = collector.GPUMemUsedBytes
-		free   = collector.GPUMemFreeBytes
-		total  = collector.GPUMemTotalBytes
-		power  = collector.GPUPowerWatts
-		limit  = collector.GPUPowerLimitWatts
-		procs  = collector.GPUProcesses
+		util   = store.GPUUtil
+		sm     = store.GPUSMActive
+		engine = store.GPUEngineActive
+		used   = store.GPUMemUsedBytes
+		free   = store.GPUMemFreeBytes
+		total  = store.GPUMemTotalBytes
+		power  = store.GPUPowerWatts
+		limit  = store.GPUPowerLimitWatts
+		procs  = store.GPUProcesses
 	)
 	tests := []struct {
 		name  string
@@ -138,7 +137,7 @@ func TestRulesConfigurable(t *testing.T) {
 	}
 	var got []Event
 	for i := range 7 {
-		got = append(got, e.Evaluate(t0.Add(time.Duration(i)*10*time.Second), gpu(collector.GPUUtil, 60))...)
+		got = append(got, e.Evaluate(t0.Add(time.Duration(i)*10*time.Second), gpu(store.GPUUtil, 60))...)
 	}
 	if len(got) != 1 || got[0].Rule != RuleUtilHigh || got[0].At != t0.Add(time.Minute) || got[0].InstanceID != "i-local" {
 		t.Fatalf("events = %+v; want one util_high at +1m for i-local", got)
@@ -161,7 +160,7 @@ func (r *recordSink) Send(e Event) { r.events = append(r.events, e) }
 func TestObserveSendsToSinks(t *testing.T) {
 	sink := &recordSink{}
 	e, _ := NewEngine(DefaultRules(), Options{Sinks: []Sink{sink}})
-	e.Observe(t0, gpu(collector.GPUMemUsedBytes, 99, collector.GPUMemTotalBytes, 100))
+	e.Observe(t0, gpu(store.GPUMemUsedBytes, 99, store.GPUMemTotalBytes, 100))
 	if len(sink.events) != 1 || sink.events[0].Rule != RuleMemHigh {
 		t.Fatalf("sink got %+v", sink.events)
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -15,10 +14,10 @@ import (
 func BenchmarkEvaluate(b *testing.B) {
 	var points []store.Point
 	for g := range 64 {
-		tags := map[string]string{collector.TagHost: fmt.Sprintf("h%d", g/8), collector.TagGPU: fmt.Sprint(g % 8),
-			collector.TagUUID: fmt.Sprintf("GPU-%d", g), collector.TagPool: "train"}
-		for _, m := range []string{collector.GPUUtil, collector.GPUSMActive, collector.GPUEngineActive, collector.GPUMemUsedBytes,
-			collector.GPUMemTotalBytes, collector.GPUPowerWatts, collector.GPUPowerLimitWatts, collector.GPUTempCelsius} {
+		tags := map[string]string{store.TagHost: fmt.Sprintf("h%d", g/8), store.TagGPU: fmt.Sprint(g % 8),
+			store.TagUUID: fmt.Sprintf("GPU-%d", g), store.TagPool: "train"}
+		for _, m := range []string{store.GPUUtil, store.GPUSMActive, store.GPUEngineActive, store.GPUMemUsedBytes,
+			store.GPUMemTotalBytes, store.GPUPowerWatts, store.GPUPowerLimitWatts, store.GPUTempCelsius} {
 			points = append(points, store.Point{Measurement: m, Tags: tags, Value: 50})
 		}
 	}

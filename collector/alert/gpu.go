@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -21,8 +20,8 @@ type reading struct {
 // addGPUPoint files a GPU point under its host and UUID (or index).
 // Points without a GPU, and per-process points, are skipped.
 func addGPUPoint(readings map[string]*reading, p store.Point) {
-	host, gpu, uuid := p.Tags[collector.TagHost], p.Tags[collector.TagGPU], p.Tags[collector.TagUUID]
-	if gpu == "" && uuid == "" || p.Tags[collector.TagPID] != "" {
+	host, gpu, uuid := p.Tags[store.TagHost], p.Tags[store.TagGPU], p.Tags[store.TagUUID]
+	if gpu == "" && uuid == "" || p.Tags[store.TagPID] != "" {
 		return
 	}
 	id := uuid
@@ -32,25 +31,25 @@ func addGPUPoint(readings map[string]*reading, p store.Point) {
 	key := host + "/" + id
 	r := readings[key]
 	if r == nil {
-		r = &reading{subject: subject{pool: p.Tags[collector.TagPool], host: host, gpu: gpu, uuid: uuid}}
+		r = &reading{subject: subject{pool: p.Tags[store.TagPool], host: host, gpu: gpu, uuid: uuid}}
 		readings[key] = r
 	}
 	switch p.Measurement {
-	case collector.GPUUtil:
+	case store.GPUUtil:
 		r.util, r.hasUtil = max(r.util, p.Value), true
-	case collector.GPUSMActive:
+	case store.GPUSMActive:
 		r.sm, r.hasSM = max(r.sm, p.Value), true
-	case collector.GPUEngineActive:
+	case store.GPUEngineActive:
 		r.engine, r.hasEngine = max(r.engine, p.Value), true
-	case collector.GPUMemUsedBytes:
+	case store.GPUMemUsedBytes:
 		r.memUsed, r.hasMem = p.Value, true
-	case collector.GPUMemFreeBytes:
+	case store.GPUMemFreeBytes:
 		r.memFree, r.hasMemFree = p.Value, true
-	case collector.GPUMemTotalBytes:
+	case store.GPUMemTotalBytes:
 		r.memTotal, r.hasMemTotal = p.Value, true
-	case collector.GPUPowerWatts:
+	case store.GPUPowerWatts:
 		r.power, r.hasPower = p.Value, true
-	case collector.GPUPowerLimitWatts:
+	case store.GPUPowerLimitWatts:
 		r.powerLimit, r.hasPowerLimit = p.Value, true
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -24,17 +23,17 @@ type serviceReading struct {
 // addServicePoint files a service point under its pool and service name.
 // Latency points of quantiles other than LatencyQuantile are skipped.
 func addServicePoint(readings map[string]*serviceReading, p store.Point) {
-	name := p.Tags[collector.TagService]
+	name := p.Tags[store.TagService]
 	if name == "" {
 		return
 	}
-	if p.Measurement == collector.ServiceLatencySeconds {
-		q, err := strconv.ParseFloat(p.Tags[collector.TagQuantile], 64)
+	if p.Measurement == store.ServiceLatencySeconds {
+		q, err := strconv.ParseFloat(p.Tags[store.TagQuantile], 64)
 		if err != nil || q != LatencyQuantile {
 			return
 		}
 	}
-	pool := p.Tags[collector.TagPool]
+	pool := p.Tags[store.TagPool]
 	key := pool + "/" + name
 	r := readings[key]
 	if r == nil {
@@ -42,9 +41,9 @@ func addServicePoint(readings map[string]*serviceReading, p store.Point) {
 		readings[key] = r
 	}
 	switch p.Measurement {
-	case collector.ServiceQueueLength:
+	case store.ServiceQueueLength:
 		r.queue, r.hasQueue = max(r.queue, p.Value), true
-	case collector.ServiceLatencySeconds:
+	case store.ServiceLatencySeconds:
 		r.latency, r.hasLatency = max(r.latency, p.Value), true
 	}
 }

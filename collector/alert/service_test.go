@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -19,16 +18,16 @@ import (
 func svc(name, pool string, kv ...any) []store.Point {
 	var pts []store.Point
 	for i := 0; i+1 < len(kv); i += 2 {
-		tags := map[string]string{collector.TagService: name, collector.TagSource: "service", collector.TagPool: pool,
-			collector.TagHost: "collector-1"}
+		tags := map[string]string{store.TagService: name, store.TagSource: "service", store.TagPool: pool,
+			store.TagHost: "collector-1"}
 		p := store.Point{Value: toFloat(kv[i+1]), Tags: tags}
 		switch kv[i] {
 		case "queue":
-			p.Measurement = collector.ServiceQueueLength
+			p.Measurement = store.ServiceQueueLength
 		case "p99":
-			p.Measurement, tags[collector.TagQuantile] = collector.ServiceLatencySeconds, "0.99"
+			p.Measurement, tags[store.TagQuantile] = store.ServiceLatencySeconds, "0.99"
 		case "p50":
-			p.Measurement, tags[collector.TagQuantile] = collector.ServiceLatencySeconds, "0.5"
+			p.Measurement, tags[store.TagQuantile] = store.ServiceLatencySeconds, "0.5"
 		}
 		pts = append(pts, p)
 	}
@@ -173,8 +172,8 @@ func replay(e *Engine, steps []step) []Event {
 // A GPU's NaN utilisation is a missing reading, not a drop below 85%.
 func TestGPUIgnoresNaN(t *testing.T) {
 	e, _ := NewEngine(DefaultRules(), Options{})
-	got := replay(e, []step{{6 * time.Minute, gpu(collector.GPUUtil, 95)}, {time.Minute, gpu(collector.GPUUtil, math.NaN())},
-		{time.Minute, gpu(collector.GPUUtil, -3)}})
+	got := replay(e, []step{{6 * time.Minute, gpu(store.GPUUtil, 95)}, {time.Minute, gpu(store.GPUUtil, math.NaN())},
+		{time.Minute, gpu(store.GPUUtil, -3)}})
 	if len(got) != 1 || got[0].Rule != RuleUtilHigh || got[0].Kind != KindAlert {
 		t.Fatalf("events = %+v; want only the util_high alert", got)
 	}

@@ -28,15 +28,15 @@ const mib = 1 << 20
 // profiling fields need DCGM's profiling module and are absent on many
 // installs; FB_TOTAL and POWER_MGMT_LIMIT are not in the default counters).
 var Fields = []Field{
-	{"DCGM_FI_DEV_GPU_UTIL", collector.GPUUtil, 1},
-	{"DCGM_FI_DEV_FB_USED", collector.GPUMemUsedBytes, mib},
-	{"DCGM_FI_DEV_FB_FREE", collector.GPUMemFreeBytes, mib},
-	{"DCGM_FI_DEV_FB_TOTAL", collector.GPUMemTotalBytes, mib},
-	{"DCGM_FI_DEV_POWER_USAGE", collector.GPUPowerWatts, 1},
-	{"DCGM_FI_DEV_POWER_MGMT_LIMIT", collector.GPUPowerLimitWatts, 1},
-	{"DCGM_FI_DEV_GPU_TEMP", collector.GPUTempCelsius, 1},
-	{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", collector.GPUEngineActive, 1},
-	{"DCGM_FI_PROF_SM_ACTIVE", collector.GPUSMActive, 1},
+	{"DCGM_FI_DEV_GPU_UTIL", store.GPUUtil, 1},
+	{"DCGM_FI_DEV_FB_USED", store.GPUMemUsedBytes, mib},
+	{"DCGM_FI_DEV_FB_FREE", store.GPUMemFreeBytes, mib},
+	{"DCGM_FI_DEV_FB_TOTAL", store.GPUMemTotalBytes, mib},
+	{"DCGM_FI_DEV_POWER_USAGE", store.GPUPowerWatts, 1},
+	{"DCGM_FI_DEV_POWER_MGMT_LIMIT", store.GPUPowerLimitWatts, 1},
+	{"DCGM_FI_DEV_GPU_TEMP", store.GPUTempCelsius, 1},
+	{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", store.GPUEngineActive, 1},
+	{"DCGM_FI_PROF_SM_ACTIVE", store.GPUSMActive, 1},
 }
 
 // Source scrapes one dcgm-exporter.
@@ -99,8 +99,8 @@ func (s *Source) Gather(ctx context.Context) ([]store.Point, error) {
 	points, err := Convert(fams)
 	if s.host != "" {
 		for _, p := range points {
-			if p.Tags[collector.TagHost] == "" {
-				p.Tags[collector.TagHost] = s.host
+			if p.Tags[store.TagHost] == "" {
+				p.Tags[store.TagHost] = s.host
 			}
 		}
 	}
@@ -124,13 +124,13 @@ func Convert(fams promscrape.Families) ([]store.Point, error) {
 			v, ok := promscrape.Value(m)
 			labels := promscrape.Labels(m)
 			tags := gpuTags(labels)
-			if !ok || (tags[collector.TagGPU] == "" && tags[collector.TagUUID] == "") {
+			if !ok || (tags[store.TagGPU] == "" && tags[store.TagUUID] == "") {
 				bad++
 				example = fmt.Sprintf("%s%v", f.Metric, labels)
 				continue
 			}
 			// Per-pod labels can repeat a GPU (MIG aside); keep its first sample.
-			key := tags[collector.TagHost] + "/" + tags[collector.TagUUID] + "/" + tags[collector.TagGPU] + "/" + tags["mig"]
+			key := tags[store.TagHost] + "/" + tags[store.TagUUID] + "/" + tags[store.TagGPU] + "/" + tags["mig"]
 			if seen[key] {
 				continue
 			}
@@ -147,7 +147,7 @@ func Convert(fams promscrape.Families) ([]store.Point, error) {
 // gpuTags picks prewarm's tags from a dcgm-exporter sample's labels.
 // Releases differ in spelling the host label: Hostname, hostname.
 func gpuTags(labels map[string]string) map[string]string {
-	tags := map[string]string{collector.TagSource: "dcgm"}
+	tags := map[string]string{store.TagSource: "dcgm"}
 	set := func(tag string, keys ...string) {
 		for _, k := range keys {
 			if v := labels[k]; v != "" {
@@ -156,10 +156,10 @@ func gpuTags(labels map[string]string) map[string]string {
 			}
 		}
 	}
-	set(collector.TagGPU, "gpu")
-	set(collector.TagUUID, "UUID", "uuid")
-	set(collector.TagModel, "modelName")
-	set(collector.TagHost, "Hostname", "hostname")
+	set(store.TagGPU, "gpu")
+	set(store.TagUUID, "UUID", "uuid")
+	set(store.TagModel, "modelName")
+	set(store.TagHost, "Hostname", "hostname")
 	set("mig", "GPU_I_ID")
 	return tags
 }

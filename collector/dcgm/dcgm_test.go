@@ -30,7 +30,7 @@ func serve(t *testing.T, file string) *httptest.Server {
 
 func find(points []store.Point, measurement, gpu string) (store.Point, bool) {
 	for _, p := range points {
-		if p.Measurement == measurement && p.Tags[collector.TagGPU] == gpu {
+		if p.Measurement == measurement && p.Tags[store.TagGPU] == gpu {
 			return p, true
 		}
 	}
@@ -55,31 +55,31 @@ func TestGatherReplaysCapturedPages(t *testing.T) {
 			file:   "h100-8gpu-v3.3.5.prom",
 			points: 8 * 7, // util, fb used/free, power, temp, gr engine, sm active
 			want: []want{
-				{collector.GPUUtil, "0", 97, map[string]string{"host": "gpu-h100-01", "uuid": "GPU-4c123b16-12dd-272d-1371-c17149d43953",
+				{store.GPUUtil, "0", 97, map[string]string{"host": "gpu-h100-01", "uuid": "GPU-4c123b16-12dd-272d-1371-c17149d43953",
 					"model": "NVIDIA H100 80GB HBM3", "source": "dcgm"}},
-				{collector.GPUUtil, "3", 0, nil},
-				{collector.GPUMemUsedBytes, "0", 51222 * mib, nil},
-				{collector.GPUPowerWatts, "0", 673.808, nil},
-				{collector.GPUSMActive, "0", 0.9021, nil},
+				{store.GPUUtil, "3", 0, nil},
+				{store.GPUMemUsedBytes, "0", 51222 * mib, nil},
+				{store.GPUPowerWatts, "0", 673.808, nil},
+				{store.GPUSMActive, "0", 0.9021, nil},
 			},
-			absent: []string{collector.GPUMemTotalBytes, collector.GPUPowerLimitWatts},
+			absent: []string{store.GPUMemTotalBytes, store.GPUPowerLimitWatts},
 		},
 		{
 			file:   "a100-2gpu-v2-hostname.prom",
 			points: 2 * 5,
 			want: []want{
-				{collector.GPUUtil, "0", 41, map[string]string{"host": "gpu-a100-07", "model": "NVIDIA A100-PCIE-40GB"}},
-				{collector.GPUMemUsedBytes, "0", 21037 * mib, nil},
-				{collector.GPUMemUsedBytes, "1", 0, nil},
+				{store.GPUUtil, "0", 41, map[string]string{"host": "gpu-a100-07", "model": "NVIDIA A100-PCIE-40GB"}},
+				{store.GPUMemUsedBytes, "0", 21037 * mib, nil},
+				{store.GPUMemUsedBytes, "1", 0, nil},
 			},
-			absent: []string{collector.GPUSMActive, collector.GPUEngineActive},
+			absent: []string{store.GPUSMActive, store.GPUEngineActive},
 		},
 		{
 			// Values are passed through; the collector rejects NaN and
 			// negatives (see collector_test).
 			file:   "nan-negative.prom",
 			points: 4,
-			want:   []want{{collector.GPUPowerWatts, "1", 181.25, nil}, {collector.GPUPowerWatts, "0", -1, nil}},
+			want:   []want{{store.GPUPowerWatts, "1", 181.25, nil}, {store.GPUPowerWatts, "0", -1, nil}},
 		},
 		{file: "malformed-truncated.prom", malformed: true},
 	}
@@ -196,9 +196,9 @@ func TestRemoteHostFromURL(t *testing.T) {
 		t.Fatalf("Gather = %v, %v", points, err)
 	}
 	for _, p := range points {
-		want := map[string]string{"0": "10.0.0.7", "1": "h"}[p.Tags[collector.TagGPU]]
-		if p.Tags[collector.TagHost] != want {
-			t.Errorf("gpu %s host = %q, want %q", p.Tags[collector.TagGPU], p.Tags[collector.TagHost], want)
+		want := map[string]string{"0": "10.0.0.7", "1": "h"}[p.Tags[store.TagGPU]]
+		if p.Tags[store.TagHost] != want {
+			t.Errorf("gpu %s host = %q, want %q", p.Tags[store.TagGPU], p.Tags[store.TagHost], want)
 		}
 	}
 }

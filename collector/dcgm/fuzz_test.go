@@ -9,6 +9,7 @@ import (
 
 	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/collector/promscrape"
+	"github.com/prewarm/prewarm/store"
 )
 
 // FuzzConvert feeds arbitrary pages through the parser and the DCGM mapping:
@@ -36,7 +37,7 @@ func FuzzConvert(f *testing.F) {
 			t.Fatalf("convert error not marked malformed: %v", err)
 		}
 		for _, p := range points {
-			if p.Measurement == "" || p.Tags[collector.TagSource] != "dcgm" {
+			if p.Measurement == "" || p.Tags[store.TagSource] != "dcgm" {
 				t.Fatalf("bad point %+v", p)
 			}
 		}

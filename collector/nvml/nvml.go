@@ -68,7 +68,7 @@ func (s *Source) Gather(ctx context.Context) ([]store.Point, error) {
 		pts, err := s.read(d)
 		points = append(points, pts...)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("nvml gpu %s (%s): %w", d.tags[collector.TagGPU], d.tags[collector.TagUUID], err))
+			errs = append(errs, fmt.Errorf("nvml gpu %s (%s): %w", d.tags[store.TagGPU], d.tags[store.TagUUID], err))
 		}
 	}
 	return points, errors.Join(errs...)
@@ -97,12 +97,12 @@ func (s *Source) init() error {
 			s.lib.Shutdown()
 			return fmt.Errorf("nvml device %d handle: %w", i, ret)
 		}
-		tags := map[string]string{collector.TagSource: "nvml", collector.TagGPU: strconv.Itoa(i)}
+		tags := map[string]string{store.TagSource: "nvml", store.TagGPU: strconv.Itoa(i)}
 		if uuid, ret := h.GetUUID(); ret == nvml.SUCCESS {
-			tags[collector.TagUUID] = uuid
+			tags[store.TagUUID] = uuid
 		}
 		if name, ret := h.GetName(); ret == nvml.SUCCESS {
-			tags[collector.TagModel] = name
+			tags[store.TagModel] = name
 		}
 		support, ret := h.GpmQueryDeviceSupport()
 		devices = append(devices, &device{handle: h, tags: tags, gpm: ret == nvml.SUCCESS && support.IsSupportedDevice != 0})
@@ -129,24 +129,24 @@ func (s *Source) read(d *device) ([]store.Point, error) {
 		return false
 	}
 	if u, ret := d.handle.GetUtilizationRates(); check("utilization", ret) {
-		add(collector.GPUUtil, float64(u.Gpu))
+		add(store.GPUUtil, float64(u.Gpu))
 	}
 	if m, ret := d.handle.GetMemoryInfo(); check("memory", ret) {
-		add(collector.GPUMemUsedBytes, float64(m.Used))
-		add(collector.GPUMemFreeBytes, float64(m.Free))
-		add(collector.GPUMemTotalBytes, float64(m.Total))
+		add(store.GPUMemUsedBytes, float64(m.Used))
+		add(store.GPUMemFreeBytes, float64(m.Free))
+		add(store.GPUMemTotalBytes, float64(m.Total))
 	}
 	if mw, ret := d.handle.GetPowerUsage(); check("power usage", ret) {
-		add(collector.GPUPowerWatts, float64(mw)/1000)
+		add(store.GPUPowerWatts, float64(mw)/1000)
 	}
 	if mw, ret := d.handle.GetEnforcedPowerLimit(); check("power limit", ret) {
-		add(collector.GPUPowerLimitWatts, float64(mw)/1000)
+		add(store.GPUPowerLimitWatts, float64(mw)/1000)
 	}
 	if c, ret := d.handle.GetTemperature(nvml.TEMPERATURE_GPU); check("temperature", ret) {
-		add(collector.GPUTempCelsius, float64(c))
+		add(store.GPUTempCelsius, float64(c))
 	}
 	if procs, ret := d.handle.GetComputeRunningProcesses(); check("processes", ret) {
-		add(collector.GPUProcesses, float64(len(procs)))
+		add(store.GPUProcesses, float64(len(procs)))
 		for _, p := range procs {
 			if p.UsedGpuMemory == notAvailable {
 				continue
@@ -155,15 +155,15 @@ func (s *Source) read(d *device) ([]store.Point, error) {
 			for k, v := range d.tags {
 				tags[k] = v
 			}
-			tags[collector.TagPID] = strconv.FormatUint(uint64(p.Pid), 10)
-			points = append(points, store.Point{Measurement: collector.GPUProcessMemUsedBytes, Tags: tags, Value: float64(p.UsedGpuMemory)})
+			tags[store.TagPID] = strconv.FormatUint(uint64(p.Pid), 10)
+			points = append(points, store.Point{Measurement: store.GPUProcessMemUsedBytes, Tags: tags, Value: float64(p.UsedGpuMemory)})
 		}
 	}
 	if d.gpm {
 		if v, ok, err := s.smActivity(d); err != nil {
 			errs = append(errs, err)
 		} else if ok {
-			add(collector.GPUSMActive, v)
+			add(store.GPUSMActive, v)
 		}
 	}
 	return points, errors.Join(errs...)

@@ -12,7 +12,6 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
-	"github.com/prewarm/prewarm/collector"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -130,7 +129,7 @@ func fakeLibrary(gpus []reading) (*mock.Interface, *int) {
 
 func pointValue(points []store.Point, measurement, gpu string) (float64, bool) {
 	for _, p := range points {
-		if p.Measurement == measurement && p.Tags[collector.TagGPU] == gpu && p.Tags[collector.TagPID] == "" {
+		if p.Measurement == measurement && p.Tags[store.TagGPU] == gpu && p.Tags[store.TagPID] == "" {
 			return p.Value, true
 		}
 	}
@@ -156,19 +155,19 @@ func TestGatherReplaysReadings(t *testing.T) {
 		gpu         string
 		want        float64 // NaN: absent
 	}{
-		{first, collector.GPUUtil, "0", 93},
-		{first, collector.GPUMemUsedBytes, "0", 78931132416},
-		{first, collector.GPUMemTotalBytes, "0", 85520809984},
-		{first, collector.GPUMemFreeBytes, "1", 84967161856},
-		{first, collector.GPUPowerWatts, "0", 612.437},
-		{first, collector.GPUPowerLimitWatts, "0", 700},
-		{first, collector.GPUPowerLimitWatts, "1", math.NaN()}, // not supported: skipped
-		{first, collector.GPUTempCelsius, "1", 29},
-		{first, collector.GPUProcesses, "0", 1},
-		{first, collector.GPUProcesses, "1", 0},
-		{first, collector.GPUSMActive, "0", math.NaN()}, // GPM needs two samples
-		{second, collector.GPUSMActive, "0", 0.885},
-		{second, collector.GPUSMActive, "1", 0},
+		{first, store.GPUUtil, "0", 93},
+		{first, store.GPUMemUsedBytes, "0", 78931132416},
+		{first, store.GPUMemTotalBytes, "0", 85520809984},
+		{first, store.GPUMemFreeBytes, "1", 84967161856},
+		{first, store.GPUPowerWatts, "0", 612.437},
+		{first, store.GPUPowerLimitWatts, "0", 700},
+		{first, store.GPUPowerLimitWatts, "1", math.NaN()}, // not supported: skipped
+		{first, store.GPUTempCelsius, "1", 29},
+		{first, store.GPUProcesses, "0", 1},
+		{first, store.GPUProcesses, "1", 0},
+		{first, store.GPUSMActive, "0", math.NaN()}, // GPM needs two samples
+		{second, store.GPUSMActive, "0", 0.885},
+		{second, store.GPUSMActive, "1", 0},
 	}
 	for _, tc := range tests {
 		got, ok := pointValue(tc.points, tc.measurement, tc.gpu)
@@ -181,15 +180,15 @@ func TestGatherReplaysReadings(t *testing.T) {
 	}
 	var proc *store.Point
 	for i, p := range first {
-		if p.Measurement == collector.GPUProcessMemUsedBytes {
+		if p.Measurement == store.GPUProcessMemUsedBytes {
 			proc = &first[i]
 		}
 	}
-	if proc == nil || proc.Tags[collector.TagPID] != "41237" || proc.Value != 78823456768 || proc.Tags[collector.TagUUID] != gpus[0].UUID {
+	if proc == nil || proc.Tags[store.TagPID] != "41237" || proc.Value != 78823456768 || proc.Tags[store.TagUUID] != gpus[0].UUID {
 		t.Errorf("process point = %+v, want pid 41237 holding 78823456768 bytes on GPU 0", proc)
 	}
 	for _, p := range first {
-		if p.Tags[collector.TagSource] != "nvml" || p.Tags[collector.TagModel] != "NVIDIA H100 80GB HBM3" {
+		if p.Tags[store.TagSource] != "nvml" || p.Tags[store.TagModel] != "NVIDIA H100 80GB HBM3" {
 			t.Fatalf("point %s lacks source/model tags: %v", p.Measurement, p.Tags)
 		}
 	}
@@ -245,10 +244,10 @@ func TestGatherPartialFailure(t *testing.T) {
 	if !errors.Is(err, nvml.ERROR_GPU_IS_LOST) {
 		t.Fatalf("err = %v, want ERROR_GPU_IS_LOST", err)
 	}
-	if _, ok := pointValue(points, collector.GPUUtil, "0"); !ok {
+	if _, ok := pointValue(points, store.GPUUtil, "0"); !ok {
 		t.Error("GPU 0 utilisation lost because GPU 1 failed")
 	}
-	if _, ok := pointValue(points, collector.GPUMemUsedBytes, "1"); !ok {
+	if _, ok := pointValue(points, store.GPUMemUsedBytes, "1"); !ok {
 		t.Error("GPU 1 memory lost because its utilisation read failed")
 	}
 }

@@ -97,7 +97,7 @@ func (s *Source) Gather(ctx context.Context) ([]store.Point, error) {
 // it after fetching, tests call it with pages and times of their own.
 func (s *Source) Observe(at time.Time, fams promscrape.Families) ([]store.Point, error) {
 	tags := func(extra ...string) map[string]string {
-		t := map[string]string{collector.TagService: s.cfg.Name, collector.TagSource: "service"}
+		t := map[string]string{store.TagService: s.cfg.Name, store.TagSource: "service"}
 		for i := 0; i+1 < len(extra); i += 2 {
 			t[extra[i]] = extra[i+1]
 		}
@@ -126,7 +126,7 @@ func (s *Source) Observe(at time.Time, fams promscrape.Families) ([]store.Point,
 		default:
 			inc, ok := increase(s.counters, cur)
 			if ok && !first {
-				points = append(points, store.Point{Measurement: collector.ServiceRequestRate, Tags: tags(), Value: inc / dt, Time: at})
+				points = append(points, store.Point{Measurement: store.ServiceRequestRate, Tags: tags(), Value: inc / dt, Time: at})
 			}
 			s.counters = cur
 		}
@@ -140,7 +140,7 @@ func (s *Source) Observe(at time.Time, fams promscrape.Families) ([]store.Point,
 			for _, v := range cur {
 				sum += v
 			}
-			points = append(points, store.Point{Measurement: collector.ServiceQueueLength, Tags: tags(), Value: sum, Time: at})
+			points = append(points, store.Point{Measurement: store.ServiceQueueLength, Tags: tags(), Value: sum, Time: at})
 		}
 	}
 	if name := s.cfg.LatencyHistogram; name != "" {
@@ -152,8 +152,8 @@ func (s *Source) Observe(at time.Time, fams promscrape.Families) ([]store.Point,
 			delta, ok := bucketIncrease(s.hists, cur)
 			if ok && !first {
 				if q := promscrape.Quantile(s.cfg.Quantile, delta); !math.IsNaN(q) {
-					points = append(points, store.Point{Measurement: collector.ServiceLatencySeconds,
-						Tags: tags(collector.TagQuantile, s.quantile), Value: q, Time: at})
+					points = append(points, store.Point{Measurement: store.ServiceLatencySeconds,
+						Tags: tags(store.TagQuantile, s.quantile), Value: q, Time: at})
 				}
 			}
 			s.hists = cur

@@ -102,11 +102,11 @@ func TestServiceReplay(t *testing.T) {
 						t.Errorf("step %d: %s = %v, want %v", i, measurement, got, want)
 					}
 				}
-				check(collector.ServiceRequestRate, want.rate)
-				check(collector.ServiceLatencySeconds, want.p99)
-				check(collector.ServiceQueueLength, want.queue)
+				check(store.ServiceRequestRate, want.rate)
+				check(store.ServiceLatencySeconds, want.p99)
+				check(store.ServiceQueueLength, want.queue)
 				for _, p := range points {
-					if p.Tags[collector.TagService] != "api" {
+					if p.Tags[store.TagService] != "api" {
 						t.Errorf("point %s lacks service=api: %v", p.Measurement, p.Tags)
 					}
 				}
@@ -169,7 +169,7 @@ func TestServiceClockBackwards(t *testing.T) {
 	if !errors.Is(err, collector.ErrMalformed) {
 		t.Fatalf("err = %v, want ErrMalformed", err)
 	}
-	if _, ok := value(points, collector.ServiceRequestRate); ok {
+	if _, ok := value(points, store.ServiceRequestRate); ok {
 		t.Fatal("rate computed across a backwards clock step")
 	}
 }
@@ -200,7 +200,7 @@ func TestServiceRateAfterMissingCounter(t *testing.T) {
 	}
 	for i, s := range steps {
 		points, _ := src.Observe(t0.Add(time.Duration(i)*10*time.Second), page(s.page))
-		got, ok := value(points, collector.ServiceRequestRate)
+		got, ok := value(points, store.ServiceRequestRate)
 		if math.IsNaN(s.rate) && ok || !math.IsNaN(s.rate) && (!ok || math.Abs(got-s.rate) > 1e-9) {
 			t.Errorf("step %d: rate %v (present %v), want %v", i, got, ok, s.rate)
 		}
