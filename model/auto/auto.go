@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/prewarm/prewarm/model"
 	"github.com/prewarm/prewarm/model/seasonal"
@@ -24,6 +25,11 @@ type Config struct {
 	// Top is how many of the best-scoring candidates are averaged; 0
 	// means 2.
 	Top int
+	// Step is the spacing of the series' observations, so that the
+	// clock's periods (a day and a week, in steps) can always be
+	// candidates; 0 means unknown (periods then come from Periods or
+	// detection alone).
+	Step time.Duration
 }
 
 // New returns the auto forecaster for cfg. It is safe for concurrent use.

@@ -3,6 +3,8 @@ package auto
 import (
 	"math"
 	"sort"
+
+	"github.com/prewarm/prewarm/model/stats"
 )
 
 // Weights of the validation score: a candidate's error at one origin is
@@ -188,7 +190,7 @@ func (v *validation) bounds(top []int, mean []float64, level float64, periods []
 	sort.Float64s(scaled)
 	// Finite-sample conformal correction: the ⌈(N+1)·level⌉-th smallest.
 	N := float64(len(scaled))
-	q := quantile(scaled, math.Min(1, (level+calibrationBoost*(1-level))*(N+1)/N))
+	q := stats.Quantile(scaled, math.Min(1, (level+calibrationBoost*(1-level))*(N+1)/N))
 	lower = make([]float64, len(mean))
 	upper = make([]float64, len(mean))
 	for j, m := range mean {
@@ -196,17 +198,4 @@ func (v *validation) bounds(top []int, mean []float64, level float64, periods []
 		lower[j], upper[j] = m-w, m+w
 	}
 	return lower, upper
-}
-
-// quantile of sorted s, R's type 7.
-func quantile(s []float64, q float64) float64 {
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(s)-1)
-	i := int(math.Floor(pos))
-	if i >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	return s[i] + (pos-float64(i))*(s[i+1]-s[i])
 }

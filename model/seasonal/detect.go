@@ -3,6 +3,8 @@ package seasonal
 import (
 	"math"
 	"sort"
+
+	"github.com/prewarm/prewarm/model/stats"
 )
 
 // DetectOptions tunes Detect. The zero value is a sensible default.
@@ -173,29 +175,12 @@ func strongestDivisor(p int, isPeak func(int) bool, r []float64) int {
 // detrend returns x minus its least-squares line, missing values (NaN,
 // ±Inf) as NaN.
 func detrend(x []float64) []float64 {
-	var st, sy, stt, sty, n float64
-	for t, v := range x {
-		if !finite(v) {
-			continue
-		}
-		ft := float64(t)
-		st += ft
-		sy += v
-		stt += ft * ft
-		sty += ft * v
-		n++
-	}
+	line := stats.FitLine(nil, x)
 	out := make([]float64, len(x))
-	den := n*stt - st*st
-	slope := 0.0
-	if den != 0 {
-		slope = (n*sty - st*sy) / den
-	}
-	intercept := (sy - slope*st) / n
 	for t, v := range x {
 		out[t] = math.NaN()
 		if finite(v) {
-			out[t] = v - (intercept + slope*float64(t))
+			out[t] = v - line.At(float64(t))
 		}
 	}
 	return out
