@@ -134,11 +134,11 @@ func oddAtLeast3(k int) int {
 // stlWork is the scratch space of STL runs on series of one length and
 // period, reusable across runs (MSTL, validation origins).
 type stlWork struct {
-	n, np                  int
-	detrended, cycle, low  []float64
-	ma1, ma2               []float64
-	sub, subW, subFit, wts []float64
-	rw                     []float64
+	n, np                 int
+	detrended, cycle, low []float64
+	ma1, ma2              []float64
+	sub, subW, subFit     []float64
+	rw                    []float64
 }
 
 func newSTLWork(n, np int) *stlWork {
@@ -148,7 +148,7 @@ func newSTLWork(n, np int) *stlWork {
 		detrended: make([]float64, n), cycle: make([]float64, m), low: make([]float64, n),
 		ma1: make([]float64, m), ma2: make([]float64, m),
 		sub: make([]float64, k), subW: make([]float64, k), subFit: make([]float64, k+2),
-		wts: make([]float64, max(m, k+2)), rw: make([]float64, n)}
+		rw: make([]float64, n)}
 }
 
 // run fills trend and seasonal with the STL of y (no NaN): the outer loop
@@ -182,14 +182,14 @@ func (w *stlWork) onePass(y []float64, p stlParams, rw, trend, seasonal []float6
 		a := movingAverageInto(w.cycle[:n+2*np], np, w.ma1)
 		b := movingAverageInto(a, np, w.ma2)
 		c := movingAverageInto(b, 3, w.ma1)
-		loessSmooth(c, p.nl, p.lDeg, p.lJump, nil, w.low, w.wts)
+		loessSmooth(c, p.nl, p.lDeg, p.lJump, nil, w.low)
 		for i := range seasonal {
 			seasonal[i] = w.cycle[np+i] - w.low[i]
 		}
 		for i := range y {
 			w.detrended[i] = y[i] - seasonal[i]
 		}
-		loessSmooth(w.detrended, p.nt, p.tDeg, p.tJump, rw, trend, w.wts)
+		loessSmooth(w.detrended, p.nt, p.tDeg, p.tJump, rw, trend)
 	}
 }
 
@@ -211,13 +211,13 @@ func (w *stlWork) smoothCycles(x []float64, p stlParams, rw []float64) {
 		if rw != nil {
 			weights = subW
 		}
-		loessSmooth(sub, p.ns, p.sDeg, p.sJump, weights, fit[1:k+1], w.wts)
-		v, ok := loessAt(sub, p.ns, p.sDeg, -1, 0, min(p.ns, k)-1, weights, w.wts)
+		loessSmooth(sub, p.ns, p.sDeg, p.sJump, weights, fit[1:k+1])
+		v, ok := loessAt(sub, p.ns, p.sDeg, -1, 0, min(p.ns, k)-1, weights)
 		if !ok {
 			v = fit[1]
 		}
 		fit[0] = v
-		v, ok = loessAt(sub, p.ns, p.sDeg, float64(k), max(0, k-p.ns), k-1, weights, w.wts)
+		v, ok = loessAt(sub, p.ns, p.sDeg, float64(k), max(0, k-p.ns), k-1, weights)
 		if !ok {
 			v = fit[k]
 		}
@@ -247,8 +247,8 @@ func movingAverageInto(x []float64, span int, out []float64) []float64 {
 // loessSmooth writes into ys the LOESS smooth of y with span points and
 // local degree deg, fitted every jump-th point (and at the last) and
 // linearly interpolated between (the Fortran's ess). rw, when not nil,
-// multiplies the tricube weights; wts is scratch of len(y).
-func loessSmooth(y []float64, span, deg, jump int, rw, ys, wts []float64) {
+// multiplies the tricube weights.
+func loessSmooth(y []float64, span, deg, jump int, rw, ys []float64) {
 	n := len(y)
 	if n < 2 {
 		ys[0] = y[0]
@@ -256,8 +256,23 @@ func loessSmooth(y []float64, span, deg, jump int, rw, ys, wts []float64) {
 	}
 	nj := min(jump, n-1)
 	nleft, nright := 0, n-1
+	// Without robustness weights, a window centred on its point has the
+	// same weights wherever it is, and for degree 1 the local slope
+	// cancels: the fit is the dot product with one tricube kernel.
+	var kernel []float64
+	if rw == nil && span < n {
+		kernel = tricubeKernel(span)
+	}
 	fit := func(i int) {
-		v, ok := loessAt(y, span, deg, float64(i), nleft, nright, rw, wts)
+		if kernel != nil && i-nleft == nright-i {
+			v := 0.0
+			for k, w := range kernel {
+				v += w * y[nleft+k]
+			}
+			ys[i] = v
+			return
+		}
+		v, ok := loessAt(y, span, deg, float64(i), nleft, nright, rw)
 		if !ok {
 			v = y[i]
 		}
@@ -313,65 +328,82 @@ func loessSmooth(y []float64, span, deg, jump int, rw, ys, wts []float64) {
 	}
 }
 
+// tricubeKernel returns the normalised tricube weights loessAt gives the
+// span points of a window centred on its point (span odd).
+func tricubeKernel(span int) []float64 {
+	h := float64(span / 2)
+	k := make([]float64, span)
+	total := 0.0
+	for j := range k {
+		r := math.Abs(float64(j) - h)
+		switch {
+		case r > 0.999*h:
+		case r <= 0.001*h:
+			k[j] = 1
+		default:
+			q := r / h
+			q = 1 - q*q*q
+			k[j] = q * q * q
+		}
+		total += k[j]
+	}
+	for j := range k {
+		k[j] /= total
+	}
+	return k
+}
+
 // loessAt fits at position xs a local polynomial of degree deg (0 or 1)
 // through y[nleft..nright], with tricube weights over the half-width
-// max(xs−nleft, nright−xs) (widened by (span−n)/2 when the span exceeds
-// the series) times rw when not nil, and returns its value; ok is false
-// when every weight is 0 (the Fortran's est). wts is scratch.
-func loessAt(y []float64, span, deg int, xs float64, nleft, nright int, rw, wts []float64) (v float64, ok bool) {
+// h = max(xs−nleft, nright−xs) (widened by (span−n)/2 when the span
+// exceeds the series) times rw when not nil, and returns its value; ok is
+// false when every weight is 0 (the Fortran's est).
+//
+// It is the Fortran's arithmetic in one pass: with normalised weights w,
+// mean position a = Σw·j, spread c = Σw·(j−a)² and weighted mean ȳ, the
+// degree-1 fit is ȳ + (xs−a)/c · Σw·(j−a)·y when √c > 0.001·(n−1), and ȳ
+// otherwise; positions are taken relative to xs to keep the sums exact.
+func loessAt(y []float64, span, deg int, xs float64, nleft, nright int, rw []float64) (v float64, ok bool) {
 	n := len(y)
 	h := math.Max(xs-float64(nleft), float64(nright)-xs)
 	if span > n {
 		h += float64((span - n) / 2)
 	}
 	h9, h1 := 0.999*h, 0.001*h
-	total := 0.0
+	var sw, swd, swdd, swy, swdy float64
 	for j := nleft; j <= nright; j++ {
-		wts[j] = 0
-		r := math.Abs(float64(j) - xs)
+		d := float64(j) - xs
+		r := math.Abs(d)
 		if r > h9 {
 			continue
 		}
-		wj := 1.0
+		w := 1.0
 		if r > h1 {
 			q := r / h
 			q = 1 - q*q*q
-			wj = q * q * q
+			w = q * q * q
 		}
 		if rw != nil {
-			wj *= rw[j]
+			w *= rw[j]
 		}
-		wts[j] = wj
-		total += wj
+		sw += w
+		swd += w * d
+		swdd += w * d * d
+		swy += w * y[j]
+		swdy += w * d * y[j]
 	}
-	if total <= 0 {
+	if sw <= 0 {
 		return 0, false
 	}
-	for j := nleft; j <= nright; j++ {
-		wts[j] /= total
-	}
+	mean := swy / sw
 	if h > 0 && deg > 0 {
-		mean := 0.0
-		for j := nleft; j <= nright; j++ {
-			mean += wts[j] * float64(j)
-		}
-		b := xs - mean
-		c := 0.0
-		for j := nleft; j <= nright; j++ {
-			d := float64(j) - mean
-			c += wts[j] * d * d
-		}
+		a := swd / sw
+		c := swdd/sw - a*a
 		if math.Sqrt(c) > 0.001*float64(n-1) {
-			b /= c
-			for j := nleft; j <= nright; j++ {
-				wts[j] *= b*(float64(j)-mean) + 1
-			}
+			return mean + (-a)/c*(swdy/sw-a*mean), true
 		}
 	}
-	for j := nleft; j <= nright; j++ {
-		v += wts[j] * y[j]
-	}
-	return v, true
+	return mean, true
 }
 
 // robustWeights sets rw to the bisquare of |y − fit| over six times its
