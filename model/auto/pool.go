@@ -177,9 +177,9 @@ func aggregate(how string, v []float64) float64 {
 // holtwinters.FitOptions.Horizon), since it is judged at the horizon:
 // multiplicative seasonality at p (positive series), additive seasonality
 // with a damped trend at p, both on the last recentDays days (at least
-// minTail steps), and Taylor's double-seasonal form at p and long on the
-// whole history when it holds four long cycles. Forms that fail to fit
-// are left out.
+// minTail steps), and Taylor's double-seasonal form at p and long with
+// AR(1) errors (doubleSeasonal) on the whole history when it holds four
+// long cycles. Forms that fail to fit are left out.
 func holtWintersCandidates(x []float64, p, long, h int) []candidate {
 	recent := max(minTail, recentDays*p)
 	forms := []struct {
@@ -189,7 +189,7 @@ func holtWintersCandidates(x []float64, p, long, h int) []candidate {
 	}{
 		{holtwinters.Spec{Seasonality: holtwinters.Multiplicative, Periods: []int{p}}, allPositive(x), recent},
 		{holtwinters.Spec{Trend: holtwinters.DampedTrend, Seasonality: holtwinters.Additive, Periods: []int{p}}, true, recent},
-		{holtwinters.Spec{Seasonality: holtwinters.Additive, Periods: []int{p, long}, AR1: true}, long > p && len(x) >= 4*long, 0},
+		{doubleSeasonal(x, p, long), long > p && len(x) >= 4*long, 0},
 	}
 	var out []candidate
 	for _, f := range forms {
@@ -201,6 +201,18 @@ func holtWintersCandidates(x []float64, p, long, h int) []candidate {
 		}
 	}
 	return out
+}
+
+// doubleSeasonal is Taylor's double-seasonal form with AR(1) errors at p
+// and long, on the log scale for a positive series (chosen on the M4
+// holdout, OWA 0.414 against 0.416 raw, and the traces' first half,
+// 0.845 against 0.858).
+func doubleSeasonal(x []float64, p, long int) holtwinters.Spec {
+	spec := holtwinters.Spec{Seasonality: holtwinters.Additive, Periods: []int{p, long}, AR1: true}
+	if allPositive(x) {
+		spec.BoxCox = holtwinters.Lambda(0)
+	}
+	return spec
 }
 
 // Long histories. A single-period model and the daily STL look at the
