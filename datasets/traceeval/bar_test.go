@@ -10,9 +10,10 @@ import (
 )
 
 // TestAutoOnTheTraces holds what prewarm's default forecaster reaches on
-// the recorded traces (`forecaster eval traces`): the geometric mean of
-// its MASE ratios against seasonal naive at most 0.90, below R's ets and
-// tbats on the same windows (1.08 and 1.01), and no trace worse than 1.2.
+// the recorded traces (`forecaster eval traces`: 0.873): the geometric
+// mean of its MASE ratios against seasonal naive at most 0.90, below R's
+// ets and tbats on the same windows (1.08 and 1.01), and no trace worse
+// than 1.2.
 //
 // Issue 13 asked for a geometric mean of 0.60 with no trace above 1; that
 // is not met. Eleven of the thirteen series span under two days (the
@@ -20,7 +21,7 @@ import (
 // baseline is naive, and two hours ahead of a decaying, noisy level
 // nothing here beats it by much: R's ets and tbats reach 1.08 and 1.01
 // over all thirteen. On the two multi-day traces (NYC taxi, Alibaba
-// hourly) auto's ratios are 0.34 and 0.80, R's stlf 0.30 and 0.91.
+// hourly) auto's ratios are 0.30 and 0.78, R's stlf 0.30 and 0.91.
 func TestAutoOnTheTraces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("forecasts 104 windows")
