@@ -137,3 +137,29 @@ func TestMSTLMatchesR(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkMSTLPerMinute decomposes four weeks of per-minute data
+// (40,320 points) at periods 1440 and 10080, as R's
+// mstl(msts(x, seasonal.periods = c(1440, 10080))) does (model/auto's
+// testdata/r_speed.R times R on such a series).
+func BenchmarkMSTLPerMinute(b *testing.B) {
+	x := workWeek(1440, 7, 4, 5)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := MSTL(x, []int{1440, 10080}, MSTLOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSTLHourly is one STL of an M4-sized hourly series (960 points,
+// period 24, s.window 11).
+func BenchmarkSTLHourly(b *testing.B) {
+	x := workWeek(24, 7, 6, 6)[:960]
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := STL(x, 24, STLOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
