@@ -126,6 +126,12 @@ const nonSeasonalTail = 240
 // thirds.
 const fitTolerance = 1e-3
 
+// scoredHorizons is how many horizons the candidates' multi-step criterion
+// scores (holtwinters.FitOptions.ScoredHorizons): 4 rather than the
+// package's 8 (M4 holdout OWA 0.4145 against 0.4140, the traces' first
+// half 0.839 against 0.845, and a little less time).
+const scoredHorizons = 4
+
 // combine averages (mean) or takes the median of members' forecasts step
 // by step.
 func combine(how string, members ...candidate) candidate {
@@ -237,7 +243,7 @@ func fittedCandidate(x []float64, spec holtwinters.Spec, h, tail int) (candidate
 	if tail > 0 && len(x) > tail {
 		fitOn = x[len(x)-tail:]
 	}
-	m, err := holtwinters.FitOptions{Horizon: h, Tolerance: fitTolerance, KeepInitial: true}.Fit(fitOn, spec)
+	m, err := holtwinters.FitOptions{Horizon: h, Tolerance: fitTolerance, KeepInitial: true, ScoredHorizons: scoredHorizons}.Fit(fitOn, spec)
 	if err != nil {
 		return candidate{}, false
 	}

@@ -74,6 +74,10 @@ type FitOptions struct {
 	// and suits a fit that is only compared with other candidates on
 	// held-out errors, as model/auto's are.
 	Tolerance float64
+	// ScoredHorizons is about how many horizons, evenly spread over
+	// 1..Horizon, the multi-step criterion scores; 0 means 8. Fewer cost
+	// less: the criterion's time is about proportional to 1 + this.
+	ScoredHorizons int
 	// KeepInitial skips the least-squares refinement of the initial
 	// states (and the second search it entails), keeping those of the
 	// decomposition of the first cycles: about half the cost of a fit,
@@ -143,7 +147,11 @@ func newFitter(z []float64, spec Spec, o FitOptions) *fitter {
 	}
 	if horizon > 1 {
 		f.ms = newMultiStep(horizon, f.st)
-		f.ms.stride = (horizon + scoredHorizons - 1) / scoredHorizons
+		scored := o.ScoredHorizons
+		if scored <= 0 {
+			scored = scoredHorizons
+		}
+		f.ms.stride = (horizon + scored - 1) / scored
 	}
 	return f
 }

@@ -64,7 +64,7 @@ func TestFitOptionsCheaperSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cheap, err := FitOptions{Horizon: 24, Tolerance: 1e-3, KeepInitial: true}.Fit(y, spec)
+	cheap, err := FitOptions{Horizon: 24, Tolerance: 1e-3, KeepInitial: true, ScoredHorizons: 4}.Fit(y, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
