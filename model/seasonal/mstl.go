@@ -98,7 +98,7 @@ func MSTL(x []float64, periods []int, opts MSTLOptions) (MultiDecomposition, err
 }
 
 // Adjusted returns the seasonally adjusted series, trend plus remainder
-// (x less every seasonal part), with the missing values interpolated.
+// (x less every seasonal part), and the trend alone where x is missing.
 func (d MultiDecomposition) Adjusted() []float64 {
 	out := make([]float64, len(d.Trend))
 	for t := range out {
