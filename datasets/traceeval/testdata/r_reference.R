@@ -1,6 +1,6 @@
 # R forecast 8.20's reference scores on the windows of 'forecaster eval traces'.
 #
-# Run from the repository root (about 10-20 minutes on one core; tbats takes most of it):
+# Run from the repository root (about 45 minutes on one busy core; tbats takes most of it):
 #   go run ./cmd/forecaster eval traces --data "$PREWARM_DATASETS/traces" --export-windows /tmp/windows.csv
 #   Rscript datasets/traceeval/testdata/r_reference.R /tmp/windows.csv > datasets/traceeval/testdata/r_reference.csv
 #
