@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,18 +25,30 @@ func m4DataDir(t *testing.T) string {
 
 func TestEvalJSON(t *testing.T) {
 	dir := m4DataDir(t)
-	code, out, errOut := runCmd("eval", "m4", "--data", dir, "--series", "8", "--format", "json", "--methods", "auto,snaive,naive2")
+	code, out, errOut := runCmd("eval", "m4", "--data", dir, "--series", "8", "--split", "holdout", "--format", "json", "--methods", "auto,snaive,naive2")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	// Exactly the documented shape: {"methods":[{name, smape, mase, owa, msis, coverage, seconds}]}.
-	var raw map[string][]map[string]any
-	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+	// Exactly the documented shape: {"split", "naive2_smape", "naive2_mase",
+	// "methods":[{name, smape, mase, owa, msis, coverage, seconds}]}.
+	var raw struct {
+		Split       *string          `json:"split"`
+		Naive2SMAPE *float64         `json:"naive2_smape"`
+		Naive2MASE  *float64         `json:"naive2_mase"`
+		Methods     []map[string]any `json:"methods"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
 		t.Fatalf("bad JSON %q: %v", out, err)
 	}
-	methods := raw["methods"]
-	if len(raw) != 1 || len(methods) != 3 {
+	methods := raw.Methods
+	if raw.Split == nil || *raw.Split != "holdout" || raw.Naive2SMAPE == nil || !(*raw.Naive2SMAPE > 0) || len(methods) != 3 {
 		t.Fatalf("JSON %s", out)
+	}
+	// OWA is relative to Naive2 on the same windows: exactly 1 for it.
+	if owa := methods[2]["owa"].(float64); math.Abs(owa-1) > 1e-12 {
+		t.Errorf("naive2 OWA %v on its own windows, want 1", owa)
 	}
 	keys := []string{"name", "smape", "mase", "owa", "msis", "coverage", "seconds"}
 	for i, m := range methods {
@@ -86,13 +99,20 @@ func TestEvalUsage(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"no data set", []string{}, 2, "m4"},
-		{"unknown data set", []string{"m3"}, 2, "m4"},
+		{"no data set", []string{}, 2, "m4 or traces"},
+		{"unknown data set", []string{"m3"}, 2, "m4 or traces"},
+		{"bad split", []string{"m4", "--split", "test"}, 2, "--split"},
+		{"extra argument", []string{"m4", "extra"}, 2, "extra"},
+		{"traces: unknown method", []string{"traces", "--methods", "prophet"}, 2, "prophet"},
+		{"traces: bad format", []string{"traces", "--format", "xml"}, 2, "--format"},
+		{"traces: missing data", []string{"traces", "--data", "/nonexistent/traces"}, 1, "--data"},
+		{"traces: help", []string{"traces", "--help"}, 0, "seasonal naive"},
 		{"bad format", []string{"m4", "--format", "yaml"}, 2, "--format"},
 		{"unknown method", []string{"m4", "--methods", "auto,prophet"}, 2, "prophet"},
 		{"negative series", []string{"m4", "--series", "-1"}, 2, "--series"},
 		{"missing data", []string{"m4", "--data", "/nonexistent/m4"}, 1, "--data"},
 		{"help", []string{"--help"}, 0, "sMAPE"},
+		{"m4 help", []string{"m4", "--help"}, 0, "holdout"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,5 +121,77 @@ func TestEvalUsage(t *testing.T) {
 				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tc.wantCode, errOut, tc.wantErr)
 			}
 		})
+	}
+}
+
+// The holdout split scores the last 48 training values, relative to
+// Naive2 on the same windows: naive2's OWA is then exactly 1.
+func TestEvalHoldout(t *testing.T) {
+	dir := m4DataDir(t)
+	code, out, errOut := runCmd("eval", "m4", "--data", dir, "--split", "holdout", "--series", "6", "--methods", "naive2,snaive")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"holdout split", "Naive2 on the same holdout windows", "naive2", "1.000"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "official OWA") || strings.Contains(out, "Best official entry") {
+		t.Errorf("holdout table shows official figures:\n%s", out)
+	}
+}
+
+// tracesDir returns the shared traces folder or skips the test.
+func tracesDir(t *testing.T) string {
+	dir := os.Getenv("PREWARM_DATASETS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "datasets")
+	}
+	dir = filepath.Join(dir, "traces")
+	if _, err := os.Stat(filepath.Join(dir, "nyc_taxi.csv")); err != nil {
+		t.Skipf("recorded traces not found at %s (set PREWARM_DATASETS to the shared datasets folder): %v", dir, err)
+	}
+	return dir
+}
+
+func TestEvalTraces(t *testing.T) {
+	dir := tracesDir(t)
+	code, out, errOut := runCmd("eval", "traces", "--data", dir, "--methods", "naive", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Series  []map[string]any `json:"series"`
+		Overall []map[string]any `json:"overall"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	methods := map[string]bool{}
+	for _, o := range rep.Overall {
+		methods[o["method"].(string)] = true
+	}
+	for _, m := range []string{"snaive", "naive", "stlf", "mstl", "ets", "tbats"} {
+		if !methods[m] {
+			t.Errorf("overall lacks method %q (R's figures come from the built-in reference): %v", m, methods)
+		}
+	}
+	for _, s := range rep.Series {
+		if s["method"] == "snaive" && s["mase_ratio"].(float64) != 1 {
+			t.Errorf("baseline ratio %v, want 1", s["mase_ratio"])
+		}
+	}
+	// The windows exported for R are the ones scored.
+	path := filepath.Join(t.TempDir(), "windows.csv")
+	if code, _, errOut := runCmd("eval", "traces", "--data", dir, "--export-windows", path); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(raw), "series,origin,time,step_seconds,half,period,periods,train_sum,train,test\n") {
+		t.Errorf("export header: %.120s", raw)
 	}
 }

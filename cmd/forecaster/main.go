@@ -43,7 +43,7 @@ func commands() []command {
 		{"serve", "run the scaling service: forecast, plan and apply capacity continuously", runServe},
 		{"demo", "run the whole loop on synthetic demand with embedded defaults (no server, cloud or GPU)", runDemo},
 		{"fit", "forecast one series from a CSV file", runFit},
-		{"eval", "evaluate the forecasting methods on a benchmark data set (eval m4)", runEval},
+		{"eval", "evaluate the forecasting methods out of sample (eval m4, eval traces)", runEval},
 		{"backtest", "replay recorded demand through scaling policies and compare cost and SLO", runBacktest},
 		{"plan", "print a capacity-planning report for a demand series", runPlan},
 		{"import", "load a CSV export of a pool's demand into the store, so that its first plan is a forecast", runImport},

@@ -286,3 +286,49 @@ func TestEvaluateSeesOnlyTraining(t *testing.T) {
 		t.Error("Evaluate of no series: no error")
 	}
 }
+
+func TestHoldout(t *testing.T) {
+	series := []Series{
+		{ID: "H1", Train: []float64{1, 2, 3, 4, 5, 6}, Test: []float64{7, 8}},
+		{ID: "H2", Train: []float64{9, 8, 7, 6}, Test: []float64{5}},
+	}
+	got, err := Holdout(series, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equal(got[0].Train, []float64{1, 2, 3, 4}) || !equal(got[0].Test, []float64{5, 6}) ||
+		!equal(got[1].Train, []float64{9, 8}) || !equal(got[1].Test, []float64{7, 6}) {
+		t.Errorf("holdout %+v", got)
+	}
+	// The training part cannot grow into the test part through append.
+	_ = append(got[0].Train, 99)
+	if got[0].Test[0] != 5 || series[0].Train[4] != 5 {
+		t.Error("appending to a holdout's training part overwrote its test")
+	}
+	if _, err := Holdout(series, 3); err == nil || !strings.Contains(err.Error(), "H2") {
+		t.Errorf("short series: err = %v, want one naming H2", err)
+	}
+	if _, err := Holdout(series, 0); err == nil {
+		t.Error("horizon 0 accepted")
+	}
+}
+
+func TestParseSplit(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Split
+		ok   bool
+	}{{"official", SplitOfficial, true}, {"holdout", SplitHoldout, true}, {"test", "", false}, {"", "", false}} {
+		got, err := ParseSplit(tc.in)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("ParseSplit(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+	series := []Series{{ID: "H1", Train: []float64{1, 2, 3, 4}, Test: []float64{5}}}
+	if got, _ := SplitOfficial.Apply(series, 2); !equal(got[0].Test, []float64{5}) {
+		t.Errorf("official split changed the series: %+v", got)
+	}
+	if got, _ := SplitHoldout.Apply(series, 2); !equal(got[0].Test, []float64{3, 4}) {
+		t.Errorf("holdout split: %+v", got)
+	}
+}

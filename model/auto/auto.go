@@ -3,33 +3,42 @@ package auto
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/prewarm/prewarm/model"
 	"github.com/prewarm/prewarm/model/seasonal"
 )
 
 // Config chooses how the auto forecaster sees the series. The zero value
-// detects the periods from each history.
+// detects the periods from each history; set Step (or Periods) so that
+// the clock's day and week are always candidates.
 type Config struct {
-	// Periods are the seasonal periods in steps, shortest first (e.g.
-	// []int{24, 168} for hourly data). nil means detect them from each
-	// history with seasonal.Detect.
+	// Periods are the clock's seasonal periods in steps, shortest first
+	// (e.g. []int{24, 168} for hourly data): the day is the second
+	// longest (the only one when there is one), the week the longest.
+	// The periods seasonal.Detect finds are candidates too. nil means
+	// the day and week of Step; an empty, non-nil slice means the series
+	// has no seasonality and nothing is detected.
 	Periods []int
-	// Origins is the most validation origins used to score the
-	// candidates (forecasting the last h, 2h, … steps of the history from
-	// the steps before them); 0 means 4.
+	// Step is the spacing of the series' observations, from which the
+	// clock's periods are computed when Periods is nil (the steps in a
+	// day and in a week; seasonal.ClockPeriods). 0 means unknown: the
+	// periods then come from detection alone.
+	Step time.Duration
+	// Origins is how many of the latest horizons validate the candidates
+	// (forecasting the last h, 2h, … steps of the history from the steps
+	// before them), besides one and two weeks back; 0 means 6.
 	Origins int
-	// Top is how many of the best-scoring candidates are averaged; 0
-	// means 2.
+	// Top is how many of the best-scoring candidates may be averaged
+	// (each only while it scores within 30% of the best); 0 means 2.
 	Top int
 }
 
 // New returns the auto forecaster for cfg. It is safe for concurrent use.
 func New(cfg Config) model.Forecaster {
 	if cfg.Origins <= 0 {
-		cfg.Origins = 4
+		cfg.Origins = 6
 	}
 	if cfg.Top <= 0 {
 		cfg.Top = 2
@@ -41,12 +50,15 @@ type forecaster struct{ cfg Config }
 
 // Forecast implements model.Forecaster.
 //
-// It fills gaps, finds the periods, builds the candidate pool for them,
-// scores each candidate on the last few horizons of the history, averages
-// the Top best, and sets the interval from the empirical quantile of that
-// average's own validation errors. A forecast that is not finite, or a
-// history too short to validate on, falls back to seasonal naive (or naive)
-// with the reason in Forecast.Fallback.
+// It fills gaps, finds the seasons (the clock's day and week, and the
+// detected periods), replaces short bursts, builds the candidate pool
+// for the seasons, scores each candidate on the latest horizons and one
+// and two weeks back, averages the best with the runner-up when that
+// scores close to it, and sets the interval from the empirical quantile
+// of that combination's own recent errors, shaped by lead time and time
+// of day. A forecast that is not finite, or a history too short to
+// validate on, falls back to seasonal naive (or naive) with the reason in
+// Forecast.Fallback.
 func (f *forecaster) Forecast(history []float64, horizon int, level float64) (model.Forecast, error) {
 	if horizon < 1 {
 		return model.Forecast{}, fmt.Errorf("auto: horizon %d must be at least 1", horizon)
@@ -54,51 +66,60 @@ func (f *forecaster) Forecast(history []float64, horizon int, level float64) (mo
 	if !(level > 0 && level < 1) {
 		return model.Forecast{}, fmt.Errorf("auto: level %v must be in (0, 1), e.g. 0.95", level)
 	}
-	periods := cleanPeriods(f.cfg.Periods)
 	short := 0
-	if len(periods) > 0 {
-		short = periods[0]
+	if ps := cleanPeriods(f.cfg.Periods); len(ps) > 0 {
+		short = ps[0]
+	} else if ps := seasonal.ClockPeriods(f.cfg.Step); f.cfg.Periods == nil && len(ps) > 0 {
+		short = ps[0]
 	}
 	x := seasonal.FillGaps(history, short)
 	if len(x) == 0 || math.IsNaN(x[0]) {
 		return model.Forecast{}, model.ErrNoData
 	}
-	if periods == nil {
-		periods = seasonal.Detect(x, seasonal.DetectOptions{})
-		if len(periods) > 0 {
-			x = seasonal.FillGaps(history, periods[0])
+	seasons := f.seasons(x)
+	// The day of the first season (the clock's, when known) sets the
+	// time of day of the interval and the despiking; only the clock's
+	// week sets the weekly validation origins.
+	day, week, clockWeek := 0, 0, 0
+	if len(seasons) > 0 {
+		day, week = seasons[0].day, seasons[0].week
+		if seasons[0].from == "clock" {
+			clockWeek = week
+		}
+		if day != short {
+			x = seasonal.FillGaps(history, day)
 		}
 	}
 	if isConstant(x) {
-		return fallback(x, periods, horizon, level, "constant history")
+		return fallback(x, day, horizon, level, "constant history")
 	}
-	pool := candidates(periods, x)
-	origins, pool := validationOrigins(len(x), horizon, pool, f.cfg.Origins)
+	fit, _ := despike(x, day, week)
+	candidates := pool(seasons, fit, horizon)
+	origins, candidates := validationOrigins(len(x), horizon, clockWeek, candidates, f.cfg.Origins)
 	if len(origins) == 0 {
-		return fallback(x, periods, horizon, level,
+		return fallback(x, day, horizon, level,
 			fmt.Sprintf("%d observations are too few to validate a %d-step forecast", len(x), horizon))
 	}
-	v := validate(x, horizon, origins, pool)
-	top := v.best(f.cfg.Top)
+	v := validate(x, fit, horizon, origins, candidates)
+	top := v.choose(f.cfg.Top)
 	mean := make([]float64, horizon)
 	var names []string
 	for _, i := range top {
-		c := pool[i]
-		p := c.point(x, horizon)
+		c := candidates[i]
+		p := c.point(fit, horizon)
 		for j := range mean {
 			mean[j] += p[j] / float64(len(top))
 		}
 		names = append(names, c.name)
 	}
-	nonNegative := allNonNegative(x)
-	lower, upper := v.bounds(top, mean, level, periods)
-	if nonNegative {
+	lower, upper := v.bounds(top, mean, level, day)
+	if allNonNegative(x) {
 		clipBelow(mean, 0)
 		clipBelow(lower, 0)
 		clipBelow(upper, 0)
 	}
 	if !allFinite(mean) || !allFinite(lower) || !allFinite(upper) {
-		return fallback(x, periods, horizon, level, "combined forecast not finite")
+		return fallback(x, day, horizon, level, "combined forecast not finite")
 	}
 	return model.Forecast{Method: "auto[" + strings.Join(names, " + ") + "]",
 		Mean: mean, Lower: lower, Upper: upper, Level: level}, nil
@@ -106,11 +127,11 @@ func (f *forecaster) Forecast(history []float64, horizon int, level float64) (mo
 
 // fallback forecasts with seasonal naive at the shortest period (naive
 // without one) and records why.
-func fallback(x []float64, periods []int, horizon int, level float64, why string) (model.Forecast, error) {
+func fallback(x []float64, day, horizon int, level float64, why string) (model.Forecast, error) {
 	var fc model.Forecast
 	var err error
-	if len(periods) > 0 {
-		fc, err = seasonal.SeasonalNaive{Period: periods[0]}.Forecast(x, horizon, level)
+	if day >= 2 && len(x) > day {
+		fc, err = seasonal.SeasonalNaive{Period: day}.Forecast(x, horizon, level)
 	} else {
 		fc, err = seasonal.Naive{}.Forecast(x, horizon, level)
 	}
@@ -123,22 +144,6 @@ func fallback(x []float64, periods []int, horizon int, level float64, why string
 	}
 	fc.Fallback = reason
 	return fc, nil
-}
-
-// cleanPeriods drops periods below 2 and sorts the rest, shortest first;
-// nil stays nil (detect).
-func cleanPeriods(periods []int) []int {
-	if periods == nil {
-		return nil
-	}
-	out := []int{}
-	for _, p := range periods {
-		if p >= 2 && !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 func isConstant(x []float64) bool {

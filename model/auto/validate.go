@@ -2,6 +2,7 @@ package auto
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -16,40 +17,64 @@ const (
 	maseUnit  = 2.395
 )
 
-// Interval calibration. The interval's half-width is a quantile of the
-// combination's absolute errors at recent origins: the validation origins
-// plus up to calibrationOrigins more, half a horizon off them, which the
-// selection has not seen. The quantile is taken at
-// level + calibrationBoost·(1 − level) (96.5% for a 95% interval) because
-// errors right after the history tend to be a little smaller than later
-// ones; on M4 Hourly this brings the 95% interval's coverage from 0.940
-// to 0.955. Both constants were tuned on the M4 Hourly test set (see the
-// package documentation), so that coverage figure is optimistic.
-const (
-	calibrationOrigins = 8
-	calibrationBoost   = 0.3
-)
+// closeness is how much worse than the best the second-best candidate
+// may score and still be averaged with it: two forecasts that validate
+// about equally well make a better forecast together, while averaging
+// the best with a clearly worse one only dilutes it. Chosen on the M4
+// Hourly holdout split and the first half of the recorded traces' origins
+// (see the package documentation).
+const closeness = 0.3
 
 // validationOrigins returns the origins (steps before the end of the
-// history) to validate from, h, 2h, … up to maxOrigins of them, keeping
-// enough history before each for the least demanding candidate, and the
-// pool cut to the candidates that have enough history at every origin.
-func validationOrigins(n, h int, pool []candidate, maxOrigins int) ([]int, []candidate) {
-	need := math.MaxInt
+// history) to validate from and the pool cut to the candidates that have
+// enough history at every origin.
+//
+// The origins are h, 2h, … (the latest horizons): up to maxOrigins of
+// them while every candidate of the clock's season (and every
+// non-seasonal one) keeps the history it needs before the deepest, and at
+// least two when the history allows no more; candidates without enough
+// history at the deepest are left out (those of a detected season first:
+// the clock's are worth more than another origin, a detected season's
+// are not). Then one and two weeks back (the same time
+// of the week as the forecast, which the latest horizons cannot tell from
+// another day: a Saturday forecast is checked against last Saturday),
+// when no remaining candidate loses its place for them.
+func validationOrigins(n, h, week int, pool []candidate, maxOrigins int) ([]int, []candidate) {
+	minNeed, clockNeed := math.MaxInt, 0
 	for _, c := range pool {
-		need = min(need, c.need)
+		minNeed = min(minNeed, c.need)
+		if !c.detected {
+			clockNeed = max(clockNeed, c.need)
+		}
 	}
-	var origins []int
-	for k := 1; k <= maxOrigins && n-k*h >= need+1; k++ {
-		origins = append(origins, k*h)
+	depth := func(need int) int { // origins k·h with n − k·h ≥ need + 1
+		k := 0
+		for k < maxOrigins && n-(k+1)*h >= need+1 {
+			k++
+		}
+		return k
 	}
-	if len(origins) == 0 {
+	k := max(depth(clockNeed), min(depth(minNeed), 2))
+	if k == 0 {
 		return nil, nil
 	}
+	var origins []int
+	for i := 1; i <= k; i++ {
+		origins = append(origins, i*h)
+	}
 	var kept []candidate
+	keptNeed := 0
 	for _, c := range pool {
-		if n-origins[len(origins)-1] >= c.need+1 {
+		if n-k*h >= c.need+1 {
 			kept = append(kept, c)
+			keptNeed = max(keptNeed, c.need)
+		}
+	}
+	if week > 0 {
+		for _, o := range []int{week, 2 * week} {
+			if o >= h && !slices.Contains(origins, o) && n-o >= keptNeed+1 {
+				origins = append(origins, o)
+			}
 		}
 	}
 	return origins, kept
@@ -58,7 +83,8 @@ func validationOrigins(n, h int, pool []candidate, maxOrigins int) ([]int, []can
 // validation holds every candidate's forecasts of the held-out stretches
 // and its score.
 type validation struct {
-	x       []float64
+	x       []float64 // the history as recorded (errors, intervals)
+	fit     []float64 // the history the candidates forecast from (despiked)
 	h       int
 	origins []int
 	pool    []candidate
@@ -67,20 +93,21 @@ type validation struct {
 	score []float64
 }
 
-// validate forecasts x[n−o : n−o+h] from x[:n−o] with every candidate at
-// every origin o and scores the errors.
-func validate(x []float64, h int, origins []int, pool []candidate) *validation {
-	v := &validation{x: x, h: h, origins: origins, pool: pool,
+// validate forecasts x[n−o : n−o+h] from fit[:n−o] with every candidate at
+// every origin o and scores the errors against fit (so one burst in the
+// held-out stretch does not decide the ranking).
+func validate(x, fit []float64, h int, origins []int, pool []candidate) *validation {
+	v := &validation{x: x, fit: fit, h: h, origins: origins, pool: pool,
 		fc: make([][][]float64, len(pool)), score: make([]float64, len(pool))}
 	scales := make([]float64, len(origins))
 	for k, o := range origins {
-		scales[k] = maeScale(x[:len(x)-o])
+		scales[k] = maeScale(fit[:len(fit)-o])
 	}
 	for i, c := range pool {
 		v.fc[i] = make([][]float64, len(origins))
 		for k, o := range origins {
-			train := x[:len(x)-o]
-			actual := x[len(x)-o : len(x)-o+h]
+			train := fit[:len(fit)-o]
+			actual := fit[len(fit)-o : len(fit)-o+h]
 			f := c.point(train, h)
 			v.fc[i][k] = f
 			v.score[i] += errorScore(actual, f, scales[k])
@@ -92,14 +119,21 @@ func validate(x []float64, h int, origins []int, pool []candidate) *validation {
 	return v
 }
 
-// best returns the k candidates with the lowest validation score.
-func (v *validation) best(k int) []int {
+// choose returns the candidates to average: the best, and the next ones
+// (up to top in all) while each scores within closeness of the best.
+func (v *validation) choose(top int) []int {
 	idx := make([]int, len(v.pool))
 	for i := range idx {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return v.score[idx[a]] < v.score[idx[b]] })
-	return idx[:min(k, len(idx))]
+	out := idx[:1]
+	for _, i := range idx[1:min(top, len(idx))] {
+		if v.score[i] <= (1+closeness)*v.score[idx[0]] {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // errorScore is sMAPE/smapeUnit + MAE/scale/maseUnit.
@@ -129,84 +163,4 @@ func maeScale(x []float64) float64 {
 	n := float64(max(len(x)-1, 1))
 	floor := 1e-9 * (absSum/float64(max(len(x), 1)) + 1)
 	return math.Max(s/n, floor)
-}
-
-// bounds returns the interval around mean: the level-quantile of the
-// absolute validation errors of the same combination (the top candidates
-// averaged), each divided by its growth factor g_j = √(⌊j/p⌋+1), p the
-// shortest period, then multiplied back by g_j. This is split conformal
-// prediction with the recent history as calibration set.
-func (v *validation) bounds(top []int, mean []float64, level float64, periods []int) (lower, upper []float64) {
-	p := 1
-	if len(periods) > 0 {
-		p = periods[0]
-	}
-	growth := func(j int) float64 { return math.Sqrt(float64(j/p + 1)) }
-	var scaled []float64
-	n := len(v.x)
-	add := func(o int, forecasts [][]float64) {
-		for j := 0; j < v.h; j++ {
-			comb := 0.0
-			for _, f := range forecasts {
-				comb += f[j]
-			}
-			comb /= float64(len(forecasts))
-			if e := math.Abs(v.x[n-o+j]-comb) / growth(j); !math.IsNaN(e) && !math.IsInf(e, 0) {
-				scaled = append(scaled, e)
-			}
-		}
-	}
-	for k, o := range v.origins {
-		var fs [][]float64
-		for _, i := range top {
-			fs = append(fs, v.fc[i][k])
-		}
-		add(o, fs)
-	}
-	// More origins, half a horizon off the validation ones, for the
-	// calibration alone: errors the selection has not seen.
-	need := 1
-	for _, i := range top {
-		need = max(need, v.pool[i].need)
-	}
-	for k := 0; k < calibrationOrigins; k++ {
-		o := v.h/2 + (k+1)*v.h
-		if n-o <= need || v.h/2 == 0 {
-			break
-		}
-		var fs [][]float64
-		for _, i := range top {
-			fs = append(fs, v.pool[i].point(v.x[:n-o], v.h))
-		}
-		add(o, fs)
-	}
-	if len(scaled) == 0 {
-		// No usable errors (every candidate failed somewhere): the
-		// interval is non-finite and the caller falls back.
-		scaled = []float64{math.Inf(1)}
-	}
-	sort.Float64s(scaled)
-	// Finite-sample conformal correction: the ⌈(N+1)·level⌉-th smallest.
-	N := float64(len(scaled))
-	q := quantile(scaled, math.Min(1, (level+calibrationBoost*(1-level))*(N+1)/N))
-	lower = make([]float64, len(mean))
-	upper = make([]float64, len(mean))
-	for j, m := range mean {
-		w := q * growth(j)
-		lower[j], upper[j] = m-w, m+w
-	}
-	return lower, upper
-}
-
-// quantile of sorted s, R's type 7.
-func quantile(s []float64, q float64) float64 {
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(s)-1)
-	i := int(math.Floor(pos))
-	if i >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	return s[i] + (pos-float64(i))*(s[i+1]-s[i])
 }

@@ -68,6 +68,21 @@ type FitOptions struct {
 	// Alpha, Beta, Phi, Gamma and AR are read), e.g. the parameters of a
 	// previous fit: a warm start saves evaluations.
 	Start *Params
+	// Tolerance is the relative improvement of the criterion below which
+	// the search counts as converged (over 5 iterations per parameter);
+	// 0 means 1e-5. A looser one (1e-3) costs about half the evaluations
+	// and suits a fit that is only compared with other candidates on
+	// held-out errors, as model/auto's are.
+	Tolerance float64
+	// ScoredHorizons is about how many horizons, evenly spread over
+	// 1..Horizon, the multi-step criterion scores; 0 means 8. Fewer cost
+	// less: the criterion's time is about proportional to 1 + this.
+	ScoredHorizons int
+	// KeepInitial skips the least-squares refinement of the initial
+	// states (and the second search it entails), keeping those of the
+	// decomposition of the first cycles: about half the cost of a fit,
+	// at some in-sample accuracy.
+	KeepInitial bool
 }
 
 // Fit estimates spec's parameters from y as the package-level Fit does,
@@ -81,12 +96,15 @@ func (o FitOptions) Fit(y []float64, spec Spec) (*Model, error) {
 		return nil, err
 	}
 	f := newFitter(z, spec, o)
-	res, err := minimize(f.criterion, f.bounds.toFree(f.p))
+	res, err := minimize(f.criterion, f.bounds.toFree(f.p), f.tol)
 	if err != nil {
 		return nil, fmt.Errorf("holtwinters: fitting %v: %w", spec, err)
 	}
 	f.bounds.fromFree(res.X, &f.p)
-	res, evals, nFitted := f.refine(res)
+	evals, nFitted := res.FuncEvaluations, 0
+	if !o.KeepInitial {
+		res, evals, nFitted = f.refine(res)
+	}
 	m := &Model{
 		spec: cloneSpec(spec), params: f.p, jacobian: jac,
 		status: res.Status, evals: evals,
@@ -106,6 +124,7 @@ type fitter struct {
 	rec    recursion  // shares p.Gamma
 	st     *state     // reset to start for every evaluation
 	ms     *multiStep // nil for the one-step criterion
+	tol    float64    // relative convergence tolerance
 }
 
 func newFitter(z []float64, spec Spec, o FitOptions) *fitter {
@@ -116,7 +135,10 @@ func newFitter(z []float64, spec Spec, o FitOptions) *fitter {
 			copy(start.Gamma, o.Start.Gamma)
 		}
 	}
-	f := &fitter{spec: spec, z: z, bounds: newBounds(spec), start: start, p: start.clone()}
+	f := &fitter{spec: spec, z: z, bounds: newBounds(spec), start: start, p: start.clone(), tol: o.Tolerance}
+	if !(f.tol > 0 && f.tol < 1) {
+		f.tol = convRel
+	}
 	f.rec = newRecursion(spec, f.p)
 	f.st = newState(start, f.rec.nSeasonal)
 	horizon := o.Horizon
@@ -125,7 +147,11 @@ func newFitter(z []float64, spec Spec, o FitOptions) *fitter {
 	}
 	if horizon > 1 {
 		f.ms = newMultiStep(horizon, f.st)
-		f.ms.stride = (horizon + scoredHorizons - 1) / scoredHorizons
+		scored := o.ScoredHorizons
+		if scored <= 0 {
+			scored = scoredHorizons
+		}
+		f.ms.stride = (horizon + scored - 1) / scored
 	}
 	return f
 }
@@ -159,7 +185,7 @@ func (f *fitter) refine(res *optimize.Result) (last *optimize.Result, evals, nFi
 		}
 		nFitted = len(stateVector(f.spec, f.p))
 		f.start = f.p.clone()
-		next, err := minimize(f.criterion, res.X)
+		next, err := minimize(f.criterion, res.X, f.tol)
 		if err != nil {
 			break
 		}
@@ -178,13 +204,14 @@ func (f *fitter) refine(res *optimize.Result) (last *optimize.Result, evals, nFi
 	return best, evals, bestFitted
 }
 
-// minimize runs Nelder-Mead on obj from x0. Running out of evaluations is
+// minimize runs Nelder-Mead on obj from x0 until the criterion improves
+// by less than tol relative over convIter iterations per parameter. Running out of evaluations is
 // accepted (the best point so far is used); other failures and a
 // non-finite optimum are errors.
-func minimize(obj func([]float64) float64, x0 []float64) (*optimize.Result, error) {
+func minimize(obj func([]float64) float64, x0 []float64, tol float64) (*optimize.Result, error) {
 	settings := &optimize.Settings{
 		Converger: &optimize.FunctionConverge{
-			Relative:   convRel,
+			Relative:   tol,
 			Iterations: convIter * len(x0),
 		},
 		FuncEvaluations: 400 * len(x0),

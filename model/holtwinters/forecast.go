@@ -193,3 +193,34 @@ func (m *Model) impulse(mean []float64) []float64 {
 	}
 	return psi
 }
+
+// PointForecast re-runs the model, with its parameters and initial
+// states, over y instead of the history it was fitted to and returns the
+// h point forecasts after y's end: what FitWith(y, m.Spec(), m.Params())
+// followed by Forecast would give as Mean, without the intervals and
+// in-sample diagnostics. It is how a model fitted once is scored cheaply
+// at earlier origins (y a prefix of its history). Errors are those of
+// FitWith (a y too short for the form, a value ≤ 0 for a multiplicative
+// or Box-Cox form) and a forecast that is not finite.
+func (m *Model) PointForecast(y []float64, h int) ([]float64, error) {
+	if h < 1 {
+		return nil, fmt.Errorf("holtwinters: horizon %d must be at least 1", h)
+	}
+	z, _, err := prepare(y, m.spec)
+	if err != nil {
+		return nil, err
+	}
+	st := newState(m.params, m.rec.nSeasonal)
+	for _, v := range z {
+		m.rec.step(st, v)
+	}
+	out := make([]float64, h)
+	for k := range out {
+		yhat, _ := m.rec.step(st, math.NaN())
+		out[k] = m.invert(yhat)
+		if isNaNOrInf(out[k]) {
+			return nil, fmt.Errorf("holtwinters: %v forecast is not finite at step %d", m.spec, k+1)
+		}
+	}
+	return out, nil
+}

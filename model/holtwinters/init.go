@@ -3,6 +3,8 @@ package holtwinters
 import (
 	"math"
 	"slices"
+
+	"github.com/prewarm/prewarm/model/stats"
 )
 
 // initCycles is how many cycles of the longest period the heuristic
@@ -48,7 +50,8 @@ func initialParams(y []float64, s Spec) Params {
 	for j := range k {
 		means[j] = nanMean(y[j*m : (j+1)*m])
 	}
-	slope, icept := lineFit(means) // per cycle, at cycle 0
+	line := stats.FitLine(nil, means) // per cycle, at cycle 0
+	slope, icept := line.Slope, line.Intercept
 	if math.IsNaN(icept) {
 		icept = nanMean(y)
 	}
@@ -148,33 +151,6 @@ func phaseMeans(x []float64, m int, mult bool) []float64 {
 		}
 	}
 	return sum
-}
-
-// lineFit fits v[j] ≈ icept + slope·j by least squares over the finite
-// values; with fewer than two it returns slope 0.
-func lineFit(v []float64) (slope, icept float64) {
-	var sx, sy, sxx, sxy, n float64
-	for j, w := range v {
-		if math.IsNaN(w) {
-			continue
-		}
-		x := float64(j)
-		sx += x
-		sy += w
-		sxx += x * x
-		sxy += x * w
-		n++
-	}
-	if n == 0 {
-		return 0, math.NaN()
-	}
-	den := n*sxx - sx*sx
-	if n < 2 || den == 0 {
-		return 0, sy / n
-	}
-	slope = (n*sxy - sx*sy) / den
-	icept = (sy - slope*sx) / n
-	return slope, icept
 }
 
 // nanMean is the mean of the finite values of v, NaN if there are none.

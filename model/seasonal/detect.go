@@ -3,6 +3,9 @@ package seasonal
 import (
 	"math"
 	"sort"
+	"time"
+
+	"github.com/prewarm/prewarm/model/stats"
 )
 
 // DetectOptions tunes Detect. The zero value is a sensible default.
@@ -86,8 +89,9 @@ func Detect(x []float64, opts DetectOptions) []int {
 	if best == 0 {
 		return nil
 	}
-	if snapped := snapPeak(best, opts.Snap); snapped <= maxLag {
-		best = snapped
+	snapped := false
+	if s := snapPeak(best, opts.Snap); s != best && s <= maxLag {
+		best, snapped = s, true
 	}
 	// Walk down through strong divisors: week → day → ...
 	chain := []int{best}
@@ -100,6 +104,15 @@ func Detect(x []float64, opts DetectOptions) []int {
 		p = d
 	}
 	sort.Ints(chain)
+	// The shortest period's multiples pin it down better than its own
+	// peak does; the longer ones follow it.
+	if !snapped || len(chain) > 1 {
+		if d := refinePeak(r, chain[0], maxLag); d != chain[0] {
+			for i := len(chain) - 1; i >= 0; i-- {
+				chain[i] = int(math.Round(float64(chain[i])/float64(chain[0]))) * d
+			}
+		}
+	}
 	// Keep a longer period only if it stands out from its neighbours.
 	periods := []int{chain[0]}
 	for _, p := range chain[1:] {
@@ -143,6 +156,56 @@ func snapPeak(k int, snap []int) int {
 	return best
 }
 
+// refinePeak returns the lag within 2% of k (at least one lag) whose
+// multiples k, 2k, 3k, … up to maxLag have the largest summed
+// autocorrelation. The top of a broad ACF peak is flat and noisy (a day
+// of 169 five-minute steps can peak at 168), but the multiples of the
+// wrong lag drift further off the peaks of the true one with each cycle.
+func refinePeak(r []float64, k, maxLag int) int {
+	best, bestSum := k, math.Inf(-1)
+	d := max(1, k/50)
+	for c := k - d; c <= k+d; c++ {
+		if c < 2 || c > maxLag {
+			continue
+		}
+		sum := 0.0
+		for m := c; m <= maxLag; m += c {
+			sum += r[m]
+		}
+		if sum > bestSum || sum == bestSum && c == k {
+			best, bestSum = c, sum
+		}
+	}
+	return best
+}
+
+// WeekOf returns the week of a series whose day is day steps long: the
+// multiple k·day, k from 5 to 7 days (a working week to a calendar one),
+// whose autocorrelation stands out most above that one day either side
+// (by more than 2/√n, twice the noise of such a difference), or 7·day
+// when none does; 0 when x holds fewer than two cycles of
+// 8 days. Detect reports a week only when its autocorrelation stands out
+// by a margin; WeekOf is for when a week must be chosen anyway.
+func WeekOf(x []float64, day int) int {
+	if day < 1 || len(x) < 2*8*day {
+		return 0
+	}
+	r := ACF(detrend(x), 8*day)
+	if r == nil {
+		return 0
+	}
+	// The lift must beat the noise of a difference of two sample
+	// autocorrelations, about √2/√n.
+	best, bestLift := 7, 2/math.Sqrt(float64(len(x)))
+	for k := 5; k <= 7; k++ {
+		lift := r[k*day] - math.Max(r[(k-1)*day], r[(k+1)*day])
+		if lift > bestLift {
+			best, bestLift = k, lift
+		}
+	}
+	return best * day
+}
+
 // standsOut reports whether the autocorrelation at lag p exceeds that one
 // base period either side by margin (the far side only when it was
 // computed).
@@ -154,48 +217,41 @@ func standsOut(r []float64, p, base int, margin float64) bool {
 	return r[p] >= neighbour+margin
 }
 
-// strongestDivisor returns the proper divisor d ≥ 2 of p with the highest
+// strongestDivisor returns the divisor d ≥ 2 of p (to within 1%, at
+// least one lag: a week of 844 lags holds days of 169) with the highest
 // autocorrelation among those that are ACF peaks, or 0.
 func strongestDivisor(p int, isPeak func(int) bool, r []float64) int {
 	best := 0
+	tol := max(1, p/100)
 	for j := 2; j <= p/2; j++ {
-		if p%j != 0 {
-			continue
-		}
-		d := p / j
-		if isPeak(d) && (best == 0 || r[d] > r[best]) {
-			best = d
+		for _, d := range []int{p/j - 1, p / j, p/j + 1, p/j + 2} {
+			if d < 2 || d >= p || abs(j*d-p) > tol {
+				continue
+			}
+			if isPeak(d) && (best == 0 || r[d] > r[best]) {
+				best = d
+			}
 		}
 	}
 	return best
 }
 
+func abs(k int) int {
+	if k < 0 {
+		return -k
+	}
+	return k
+}
+
 // detrend returns x minus its least-squares line, missing values (NaN,
 // ±Inf) as NaN.
 func detrend(x []float64) []float64 {
-	var st, sy, stt, sty, n float64
-	for t, v := range x {
-		if !finite(v) {
-			continue
-		}
-		ft := float64(t)
-		st += ft
-		sy += v
-		stt += ft * ft
-		sty += ft * v
-		n++
-	}
+	line := stats.FitLine(nil, x)
 	out := make([]float64, len(x))
-	den := n*stt - st*st
-	slope := 0.0
-	if den != 0 {
-		slope = (n*sty - st*sy) / den
-	}
-	intercept := (sy - slope*st) / n
 	for t, v := range x {
 		out[t] = math.NaN()
 		if finite(v) {
-			out[t] = v - (intercept + slope*float64(t))
+			out[t] = v - line.At(float64(t))
 		}
 	}
 	return out
@@ -209,4 +265,25 @@ func countFinite(x []float64) int {
 		}
 	}
 	return n
+}
+
+// ClockPeriods returns the steps in a day and in a week of a series
+// sampled every step: the periods demand that follows the clock has
+// whatever detection finds, {24, 168} for hourly data, {1440, 10080} per
+// minute. A step that does not divide the day is rounded when that is
+// within 1% (a day of 57-second samples is 1515.8 steps: 1516, the cycle
+// drifting a step a day); otherwise, and for steps of half a day or more
+// or an unknown (0) step, it returns nil.
+func ClockPeriods(step time.Duration) []int {
+	const day = 24 * time.Hour
+	const daysPerWeek = 7
+	if step <= 0 || step >= day/2 {
+		return nil
+	}
+	d := float64(day) / float64(step)
+	k := int(math.Round(d))
+	if math.Abs(d-float64(k)) > 0.01*d {
+		return nil
+	}
+	return []int{k, daysPerWeek * k}
 }

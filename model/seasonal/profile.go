@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/model/stats"
 )
 
 // Profile forecasts each future step from the observations at the same
@@ -65,7 +66,7 @@ func (p Profile) Forecast(history []float64, horizon int, level float64) (model.
 	var q float64
 	if len(scaled) >= 20 {
 		sort.Float64s(scaled)
-		q = quantileSorted(scaled, level)
+		q = stats.Quantile(scaled, level)
 	} else {
 		q = zScore(level) * lagRMS(x, m)
 	}
@@ -153,7 +154,7 @@ func (p Profile) Point(x []float64, horizon int) []float64 {
 	for i, vs := range byPos {
 		if p.Robust {
 			sort.Float64s(vs)
-			shape[i] = quantileSorted(vs, 0.5)
+			shape[i] = stats.Quantile(vs, 0.5)
 		} else {
 			shape[i] = meanOf(vs)
 		}
@@ -205,21 +206,6 @@ func allPositive(v []float64) bool {
 		}
 	}
 	return true
-}
-
-// quantileSorted returns the q-quantile of sorted s by linear interpolation
-// between order statistics (R's type 7, the default of quantile()).
-func quantileSorted(s []float64, q float64) float64 {
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(s)-1)
-	i := int(math.Floor(pos))
-	if i >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	frac := pos - float64(i)
-	return s[i] + frac*(s[i+1]-s[i])
 }
 
 // Name describes the configured profile, e.g. "shape-median(24×7)".

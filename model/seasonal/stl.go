@@ -3,96 +3,67 @@ package seasonal
 import (
 	"fmt"
 	"math"
-	"sort"
 )
 
-// STLOptions tunes STL. The zero value is a sensible default.
+// STLOptions sets STL's smoothing parameters, named as in R's stl(). The
+// zero value is R's default for s.window = 11 (the window R's mstl and
+// stlf give the first seasonal period): seasonal degree 0, trend and
+// low-pass degree 1, the trend window
+// nextodd(⌈1.5·period/(1 − 1.5/s.window)⌉), the low-pass window
+// nextodd(period), each jump ⌈window/10⌉, and 2 inner iterations without
+// robustness (1 inner and 15 outer with it).
 type STLOptions struct {
-	// SeasonalWindow is how many cycles the smoother of each position's
-	// subseries spans (odd, ≥ 3); smaller follows a changing seasonal
-	// shape faster. 0 means 7.
+	// SeasonalWindow is s.window: the span, in cycles, of the LOESS
+	// smoother of each position's subseries (odd, at least 3; an even
+	// value is rounded up). Smaller follows a changing seasonal shape
+	// faster. 0 means 11.
 	SeasonalWindow int
-	// TrendWindow is the span in steps of the trend smoother (odd); 0
-	// means the smallest odd number ≥ 1.5·period.
+	// SeasonalDegree is s.degree, 0 (locally constant, R's default) or 1.
+	SeasonalDegree int
+	// TrendWindow is t.window, in steps; 0 means R's default above.
 	TrendWindow int
-	// Robust adds outer iterations that down-weight outliers with
-	// bisquare weights on the remainder, as STL's robust mode does.
+	// LowPassWindow is l.window, in steps; 0 means nextodd(period).
+	LowPassWindow int
+	// Robust adds R's robustness iterations: the fit is repeated with
+	// each step weighted by the bisquare of its remainder over six
+	// median absolute remainders, so outliers stop pulling the trend
+	// and seasonal parts.
 	Robust bool
+	// Inner and Outer override the iteration counts (0: R's defaults).
+	Inner, Outer int
 }
 
-// STL splits x additively into trend, seasonal and remainder following
-// the structure of Cleveland et al.'s STL (1990): an inner loop that
-// alternately smooths each position's cycle-subseries of the detrended
-// series (removing what a low-pass filter of the result finds, so the
-// seasonal part carries no trend) and smooths the deseasonalised series
-// into the trend; and, with Robust, outer iterations that weight each step
-// by the bisquare of its remainder over six median absolute remainders.
+// STL splits x additively into trend, seasonal and remainder by
+// Cleveland, Cleveland, McRae and Terpenning's STL (1990), as R's
+// stats::stl computes it (the netlib Fortran): an inner loop that smooths
+// each position's cycle-subseries of the detrended series with LOESS
+// (tricube weights, extrapolated one cycle beyond each end), removes what
+// a low-pass filter of the result finds (moving averages of period,
+// period and 3 steps, then LOESS), and smooths the deseasonalised series
+// into the trend with LOESS; and, with Robust, outer iterations that
+// re-weight each step by its remainder. Like R it evaluates each LOESS
+// fit every jump-th point and interpolates linearly between.
 //
-// It is "STL-like": the smoothers are local linear fits with uniform
-// (robustness) weights rather than LOESS's tricube-weighted ones, which
-// keeps it short and fast; like LOESS they keep their width and
-// extrapolate at the ends of the series. Missing values (NaN) get
-// weight 0 and are filled by the fit. For multiplicative seasonality,
-// decompose the logarithm. Figure holds the seasonal part of the last full
-// cycle, the shape to carry forward when forecasting.
+// The result matches R's stl() with the same parameters to 1e-9 relative
+// (TestSTLMatchesR, fixtures in testdata/). Missing values (NaN) are
+// filled by linear interpolation first (R's stl refuses them; R's mstl
+// interpolates too) and keep a NaN remainder. For multiplicative
+// seasonality, decompose the logarithm. Figure holds the seasonal part of
+// the last full cycle, the shape to carry forward when forecasting.
+//
+// x must hold more than two full periods (R's requirement).
 func STL(x []float64, period int, opts STLOptions) (Decomposition, error) {
 	if period < 2 {
 		return Decomposition{}, fmt.Errorf("period %d: must be at least 2", period)
 	}
 	n := len(x)
-	if n < 2*period {
-		return Decomposition{}, fmt.Errorf("%w: %d observations, period %d", ErrTooShort, n, period)
+	if n <= 2*period || countFinite(x) <= 2*period {
+		return Decomposition{}, fmt.Errorf("%w: %d observations (%d finite), period %d", ErrTooShort, n, countFinite(x), period)
 	}
-	if countFinite(x) < 2*period {
-		return Decomposition{}, fmt.Errorf("%w: %d finite observations, period %d", ErrTooShort, countFinite(x), period)
-	}
-	sw := opts.SeasonalWindow
-	if sw <= 0 {
-		sw = 7
-	}
-	sw |= 1
-	tw := opts.TrendWindow
-	if tw <= 0 {
-		tw = int(math.Ceil(1.5 * float64(period)))
-	}
-	tw |= 1
-
-	weights := make([]float64, n)
-	for t, v := range x {
-		if finite(v) {
-			weights[t] = 1
-		}
-	}
-	trend := make([]float64, n)
-	seasonal := make([]float64, n)
-	work := make([]float64, n)
-	outer := 1
-	if opts.Robust {
-		outer = 6
-	}
-	for o := 0; o < outer; o++ {
-		for inner := 0; inner < 2; inner++ {
-			// Cycle-subseries smoothing of the detrended series.
-			for t := range work {
-				work[t] = x[t] - trend[t]
-			}
-			// cycle[e] is the smoothed value at time e−period: one
-			// extra cycle either side, which the low-pass filter's
-			// moving averages (period, period, 3) consume.
-			cycle := smoothSubseries(work, weights, period, sw)
-			low := validMA(validMA(validMA(cycle, period), period), 3)
-			for t := range seasonal {
-				seasonal[t] = cycle[t+period] - low[t]
-			}
-			for t := range work {
-				work[t] = x[t] - seasonal[t]
-			}
-			trend = movingAverage(work, weights, tw)
-		}
-		if opts.Robust && o < outer-1 {
-			robustnessWeights(x, trend, seasonal, weights)
-		}
-	}
+	y := Interpolate(x)
+	p := newSTLParams(period, opts)
+	trend, seasonal := make([]float64, n), make([]float64, n)
+	newSTLWork(n, period).run(y, p, trend, seasonal)
 	d := Decomposition{Period: period, Trend: trend, Seasonal: seasonal, Remainder: make([]float64, n),
 		Figure: make([]float64, period)}
 	for t := range x {
@@ -104,158 +75,393 @@ func STL(x []float64, period int, opts STLOptions) (Decomposition, error) {
 	return d, nil
 }
 
-// smoothSubseries fits, for every time t from −period to n+period−1, a
-// weighted least-squares line through the span observations of t's
-// position in the cycle nearest to t, and returns its values at t (so the
-// first and last cycles are extrapolated one cycle beyond the series).
-func smoothSubseries(x, w []float64, period, span int) []float64 {
-	n := len(x)
-	out := make([]float64, n+2*period)
-	for e := range out {
-		t := e - period
-		r := ((t % period) + period) % period
-		count := (n-1-r)/period + 1 // observations at position r
-		jt := (t - r) / period      // t's index among them: −1 … count
-		if t < 0 {
-			jt = -1
+// stlParams are the resolved parameters of one STL run, in the Fortran's
+// terms.
+type stlParams struct {
+	np                  int // period
+	ns, nt, nl          int // windows, odd and ≥ 3
+	sDeg, tDeg, lDeg    int
+	sJump, tJump, lJump int
+	inner, outer        int
+}
+
+func newSTLParams(period int, o STLOptions) stlParams {
+	sw := o.SeasonalWindow
+	if sw <= 0 {
+		sw = 11
+	}
+	tw := o.TrendWindow
+	if tw <= 0 {
+		tw = nextOdd(math.Ceil(1.5 * float64(period) / (1 - 1.5/float64(sw))))
+	}
+	lw := o.LowPassWindow
+	if lw <= 0 {
+		lw = nextOdd(float64(period))
+	}
+	jump := func(w int) int { return int(math.Ceil(float64(w) / 10)) }
+	p := stlParams{np: max(2, period), ns: oddAtLeast3(sw), nt: oddAtLeast3(tw), nl: oddAtLeast3(lw),
+		sDeg: min(max(o.SeasonalDegree, 0), 1), tDeg: 1, lDeg: 1,
+		sJump: jump(sw), tJump: jump(tw), lJump: jump(lw), inner: 2}
+	if o.Robust {
+		p.inner, p.outer = 1, 15
+	}
+	if o.Inner > 0 {
+		p.inner = o.Inner
+	}
+	if o.Outer > 0 {
+		p.outer = o.Outer
+	}
+	return p
+}
+
+// nextOdd is R's nextodd: round, then up to the next odd integer.
+func nextOdd(x float64) int {
+	k := int(math.Round(x))
+	if k%2 == 0 {
+		k++
+	}
+	return k
+}
+
+func oddAtLeast3(k int) int {
+	k = max(3, k)
+	if k%2 == 0 {
+		k++
+	}
+	return k
+}
+
+// stlWork is the scratch space of STL runs on series of one length and
+// period, reusable across runs (MSTL, validation origins).
+type stlWork struct {
+	n, np                 int
+	detrended, cycle, low []float64
+	ma1, ma2              []float64
+	sub, subW, subFit     []float64
+	rw                    []float64
+}
+
+func newSTLWork(n, np int) *stlWork {
+	m := n + 2*np
+	k := n/np + 1
+	return &stlWork{n: n, np: np,
+		detrended: make([]float64, n), cycle: make([]float64, m), low: make([]float64, n),
+		ma1: make([]float64, m), ma2: make([]float64, m),
+		sub: make([]float64, k), subW: make([]float64, k), subFit: make([]float64, k+2),
+		rw: make([]float64, n)}
+}
+
+// run fills trend and seasonal with the STL of y (no NaN): the outer loop
+// of R's stl.
+func (w *stlWork) run(y []float64, p stlParams, trend, seasonal []float64) {
+	clear(trend)
+	var rw []float64 // nil: no robustness weights yet
+	for k := 0; ; k++ {
+		w.onePass(y, p, rw, trend, seasonal)
+		if k >= p.outer {
+			break
 		}
-		lo := min(max(jt-span/2, 0), max(count-span, 0))
-		hi := min(lo+span-1, count-1)
-		var sw, sj, sx, sjj, sjx float64
-		for j := lo; j <= hi; j++ {
-			u := r + j*period
-			if w[u] == 0 || !finite(x[u]) {
-				continue
+		for i := range y {
+			w.low[i] = trend[i] + seasonal[i]
+		}
+		robustWeights(y, w.low, w.rw, w.detrended)
+		rw = w.rw
+	}
+}
+
+// onePass is the inner loop (the Fortran's onestp).
+func (w *stlWork) onePass(y []float64, p stlParams, rw, trend, seasonal []float64) {
+	n, np := len(y), p.np
+	for range p.inner {
+		for i := range y {
+			w.detrended[i] = y[i] - trend[i]
+		}
+		w.smoothCycles(w.detrended, p, rw)
+		// Low-pass filter of the cycle-subseries: MA(np), MA(np), MA(3),
+		// then LOESS.
+		a := movingAverageInto(w.cycle[:n+2*np], np, w.ma1)
+		b := movingAverageInto(a, np, w.ma2)
+		c := movingAverageInto(b, 3, w.ma1)
+		loessSmooth(c, p.nl, p.lDeg, p.lJump, nil, w.low)
+		for i := range seasonal {
+			seasonal[i] = w.cycle[np+i] - w.low[i]
+		}
+		for i := range y {
+			w.detrended[i] = y[i] - seasonal[i]
+		}
+		loessSmooth(w.detrended, p.nt, p.tDeg, p.tJump, rw, trend)
+	}
+}
+
+// smoothCycles smooths each position's subseries of x with LOESS and
+// extrapolates it one cycle either way into w.cycle (length n+2·np, the
+// Fortran's ss): w.cycle[np+t] is the smoothed value at t.
+func (w *stlWork) smoothCycles(x []float64, p stlParams, rw []float64) {
+	n, np := len(x), p.np
+	for j := 0; j < np; j++ {
+		k := (n-1-j)/np + 1
+		sub, subW, fit := w.sub[:k], w.subW[:k], w.subFit[:k+2]
+		var weights []float64
+		for i := range sub {
+			sub[i] = x[i*np+j]
+			if rw != nil {
+				subW[i] = rw[i*np+j]
 			}
-			fj := float64(j)
-			sw += w[u]
-			sj += w[u] * fj
-			sx += w[u] * x[u]
-			sjj += w[u] * fj * fj
-			sjx += w[u] * fj * x[u]
 		}
-		out[e] = lineAt(sw, sj, sx, sjj, sjx, float64(jt))
+		if rw != nil {
+			weights = subW
+		}
+		loessSmooth(sub, p.ns, p.sDeg, p.sJump, weights, fit[1:k+1])
+		v, ok := loessAt(sub, p.ns, p.sDeg, -1, 0, min(p.ns, k)-1, weights)
+		if !ok {
+			v = fit[1]
+		}
+		fit[0] = v
+		v, ok = loessAt(sub, p.ns, p.sDeg, float64(k), max(0, k-p.ns), k-1, weights)
+		if !ok {
+			v = fit[k]
+		}
+		fit[k+1] = v
+		for m, v := range fit {
+			w.cycle[m*np+j] = v
+		}
 	}
-	return out
 }
 
-// lineAt evaluates at k the weighted least-squares line whose sums of
-// weights, w·k, w·x, w·k² and w·k·x are given; the weighted mean when the
-// points do not fix a slope, 0 without points.
-func lineAt(sw, sk, sx, skk, skx, k float64) float64 {
-	if sw == 0 {
-		return 0
-	}
-	mk, mx := sk/sw, sx/sw
-	varK := skk/sw - mk*mk
-	if varK <= 1e-12 {
-		return mx
-	}
-	return mx + (skx/sw-mk*mx)/varK*(k-mk)
-}
-
-// validMA is the moving average of span steps over the windows that fit
-// inside x: len(x)−span+1 values.
-func validMA(x []float64, span int) []float64 {
-	out := make([]float64, len(x)-span+1)
+// movingAverageInto writes the span-step moving averages of the windows
+// inside x (len(x)−span+1 values) into out and returns them.
+func movingAverageInto(x []float64, span int, out []float64) []float64 {
+	out = out[:len(x)-span+1]
 	s := 0.0
 	for i := 0; i < span; i++ {
 		s += x[i]
 	}
-	for i := range out {
-		out[i] = s / float64(span)
-		if i+span < len(x) {
-			s += x[i+span] - x[i]
-		}
+	out[0] = s / float64(span)
+	for j := 1; j < len(out); j++ {
+		s += x[j+span-1] - x[j-1]
+		out[j] = s / float64(span)
 	}
 	return out
 }
 
-// movingAverage smooths x over span steps by local linear regression: in
-// the interior, with a centred window, that is the plain weighted moving
-// average; at the ends the window keeps its width and the line
-// extrapolates, as LOESS does, instead of the window collapsing onto the
-// last point. nil weights mean all 1. An even span averages the fits of
-// span−1 and span+1 (a 2×span average in the interior).
-func movingAverage(x, w []float64, span int) []float64 {
-	if span%2 == 0 {
-		a := localLinear(x, w, span-1, 1)
-		b := localLinear(x, w, span+1, 1)
-		for i := range a {
-			a[i] = (a[i] + b[i]) / 2
-		}
-		return a
+// loessSmooth writes into ys the LOESS smooth of y with span points and
+// local degree deg, fitted every jump-th point (and at the last) and
+// linearly interpolated between (the Fortran's ess). rw, when not nil,
+// multiplies the tricube weights.
+func loessSmooth(y []float64, span, deg, jump int, rw, ys []float64) {
+	n := len(y)
+	if n < 2 {
+		ys[0] = y[0]
+		return
 	}
-	return localLinear(x, w, span, 1)
+	nj := min(jump, n-1)
+	nleft, nright := 0, n-1
+	// Without robustness weights, a window centred on its point has the
+	// same weights wherever it is, and for degree 1 the local slope
+	// cancels: the fit is the dot product with one tricube kernel.
+	var kernel []float64
+	if rw == nil && span < n {
+		kernel = tricubeKernel(span)
+	}
+	fit := func(i int) {
+		if kernel != nil && i-nleft == nright-i {
+			v := 0.0
+			for k, w := range kernel {
+				v += w * y[nleft+k]
+			}
+			ys[i] = v
+			return
+		}
+		v, ok := loessAt(y, span, deg, float64(i), nleft, nright, rw)
+		if !ok {
+			v = y[i]
+		}
+		ys[i] = v
+	}
+	half := (span + 1) / 2
+	switch {
+	case span >= n:
+		for i := 0; i < n; i += nj {
+			fit(i)
+		}
+	case nj == 1:
+		nleft, nright = 0, span-1
+		for i := 0; i < n; i++ {
+			if i+1 > half && nright != n-1 {
+				nleft++
+				nright++
+			}
+			fit(i)
+		}
+	default:
+		for i := 0; i < n; i += nj {
+			switch {
+			case i+1 < half:
+				nleft, nright = 0, span-1
+			case i+1 >= n-half+1:
+				nleft, nright = n-span, n-1
+			default:
+				nleft, nright = i-half+1, span+i-half
+			}
+			fit(i)
+		}
+	}
+	if nj == 1 {
+		return
+	}
+	for i := 0; i < n-nj; i += nj {
+		delta := (ys[i+nj] - ys[i]) / float64(nj)
+		for j := i + 1; j < i+nj; j++ {
+			ys[j] = ys[i] + delta*float64(j-i)
+		}
+	}
+	k := ((n-1)/nj)*nj + 1 // 1-based index of the last point fitted
+	if k == n {
+		return
+	}
+	fit(n - 1)
+	if k != n-1 {
+		delta := (ys[n-1] - ys[k-1]) / float64(n-k)
+		for j := k; j < n-1; j++ {
+			ys[j] = ys[k-1] + delta*float64(j-k+1)
+		}
+	}
 }
 
-// localLinear fits, at every t, a weighted least-squares line through the
-// span points t + k·stride nearest to t (the window shifted, not shrunk, at
-// the ends of the series) and returns its value at t. Missing values and
-// zero weights drop out; with fewer than two usable points the fit is
-// their mean, or the previous fitted value when there are none.
-func localLinear(x, w []float64, span, stride int) []float64 {
-	n := len(x)
-	out := make([]float64, n)
-	half := span / 2
-	for t := range x {
-		// Window in units of stride within t's residue class.
-		kMin := -(t / stride)
-		kMax := (n - 1 - t) / stride
-		lo := max(kMin, -half)
-		hi := min(kMax, lo+span-1)
-		lo = max(kMin, hi-span+1)
-		var sw, sk, sx, skk, skx float64
-		for k := lo; k <= hi; k++ {
-			u := t + k*stride
-			wu := 1.0
-			if w != nil {
-				wu = w[u]
-			}
-			if wu == 0 || !finite(x[u]) {
-				continue
-			}
-			fk := float64(k)
-			sw += wu
-			sk += wu * fk
-			sx += wu * x[u]
-			skk += wu * fk * fk
-			skx += wu * fk * x[u]
+// tricubeKernel returns the normalised tricube weights loessAt gives the
+// span points of a window centred on its point (span odd).
+func tricubeKernel(span int) []float64 {
+	h := float64(span / 2)
+	k := make([]float64, span)
+	total := 0.0
+	for j := range k {
+		r := math.Abs(float64(j) - h)
+		switch {
+		case r > 0.999*h:
+		case r <= 0.001*h:
+			k[j] = 1
+		default:
+			q := r / h
+			q = 1 - q*q*q
+			k[j] = q * q * q
 		}
-		if sw == 0 && t > 0 {
-			out[t] = out[t-1]
+		total += k[j]
+	}
+	for j := range k {
+		k[j] /= total
+	}
+	return k
+}
+
+// loessAt fits at position xs a local polynomial of degree deg (0 or 1)
+// through y[nleft..nright], with tricube weights over the half-width
+// h = max(xs−nleft, nright−xs) (widened by (span−n)/2 when the span
+// exceeds the series) times rw when not nil, and returns its value; ok is
+// false when every weight is 0 (the Fortran's est).
+//
+// It is the Fortran's arithmetic in one pass: with normalised weights w,
+// mean position a = Σw·j, spread c = Σw·(j−a)² and weighted mean ȳ, the
+// degree-1 fit is ȳ + (xs−a)/c · Σw·(j−a)·y when √c > 0.001·(n−1), and ȳ
+// otherwise; positions are taken relative to xs to keep the sums exact.
+func loessAt(y []float64, span, deg int, xs float64, nleft, nright int, rw []float64) (v float64, ok bool) {
+	n := len(y)
+	h := math.Max(xs-float64(nleft), float64(nright)-xs)
+	if span > n {
+		h += float64((span - n) / 2)
+	}
+	h9, h1 := 0.999*h, 0.001*h
+	var sw, swd, swdd, swy, swdy float64
+	for j := nleft; j <= nright; j++ {
+		d := float64(j) - xs
+		r := math.Abs(d)
+		if r > h9 {
 			continue
 		}
-		out[t] = lineAt(sw, sk, sx, skk, skx, 0)
+		w := 1.0
+		if r > h1 {
+			q := r / h
+			q = 1 - q*q*q
+			w = q * q * q
+		}
+		if rw != nil {
+			w *= rw[j]
+		}
+		sw += w
+		swd += w * d
+		swdd += w * d * d
+		swy += w * y[j]
+		swdy += w * d * y[j]
 	}
-	return out
-}
-
-// robustnessWeights sets w to the bisquare of the remainder over six
-// times its median absolute value (0 for missing values).
-func robustnessWeights(x, trend, seasonal, w []float64) {
-	var abs []float64
-	for t, v := range x {
-		if finite(v) {
-			abs = append(abs, math.Abs(v-trend[t]-seasonal[t]))
+	if sw <= 0 {
+		return 0, false
+	}
+	mean := swy / sw
+	if h > 0 && deg > 0 {
+		a := swd / sw
+		c := swdd/sw - a*a
+		if math.Sqrt(c) > 0.001*float64(n-1) {
+			return mean + (-a)/c*(swdy/sw-a*mean), true
 		}
 	}
-	sort.Float64s(abs)
-	h := 6 * quantileSorted(abs, 0.5)
-	for t, v := range x {
+	return mean, true
+}
+
+// robustWeights sets rw to the bisquare of |y − fit| over six times its
+// median (the Fortran's stlrwt, whose median comes from partialSort);
+// scratch holds len(y) values.
+func robustWeights(y, fit, rw, scratch []float64) {
+	n := len(y)
+	for i := range y {
+		scratch[i] = math.Abs(y[i] - fit[i])
+	}
+	s := scratch[:n]
+	mid1 := n/2 + 1
+	mid2 := n - mid1 + 1
+	partialSort(s, []int{mid1, mid2})
+	cmad := 3 * (s[mid1-1] + s[mid2-1])
+	c9, c1 := 0.999*cmad, 0.001*cmad
+	for i := range y {
+		r := math.Abs(y[i] - fit[i])
+		switch {
+		case r <= c1:
+			rw[i] = 1
+		case r <= c9:
+			u := r / cmad
+			rw[i] = (1 - u*u) * (1 - u*u)
+		default:
+			rw[i] = 0
+		}
+	}
+}
+
+// Interpolate returns a copy of x with each missing value (NaN or ±Inf)
+// replaced by the straight line between the nearest finite values either
+// side; leading and trailing gaps take the nearest finite value. A series
+// without a finite value is returned as is.
+func Interpolate(x []float64) []float64 {
+	out := append([]float64(nil), x...)
+	prev := -1
+	for i, v := range out {
 		if !finite(v) {
-			w[t] = 0
 			continue
 		}
-		if h == 0 {
-			w[t] = 1
-			continue
+		switch {
+		case prev < 0:
+			for j := 0; j < i; j++ {
+				out[j] = v
+			}
+		case i-prev > 1:
+			for j := prev + 1; j < i; j++ {
+				f := float64(j-prev) / float64(i-prev)
+				out[j] = out[prev] + f*(v-out[prev])
+			}
 		}
-		u := math.Abs(v-trend[t]-seasonal[t]) / h
-		if u >= 1 {
-			w[t] = 0
-		} else {
-			w[t] = (1 - u*u) * (1 - u*u)
+		prev = i
+	}
+	if prev >= 0 {
+		for j := prev + 1; j < len(out); j++ {
+			out[j] = out[prev]
 		}
 	}
+	return out
 }
