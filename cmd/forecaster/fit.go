@@ -19,37 +19,40 @@ import (
 
 // fitMethods are the forecasting methods 'forecaster fit' offers, each
 // built for the series' seasonal periods (shortest first; none for a
-// non-seasonal series).
+// non-seasonal series; nil when --period is auto and the method detects
+// them itself) and the series' step (0 for an indexed file).
 var fitMethods = []struct {
 	name  string
 	about string
-	build func(periods []int) model.Forecaster
+	build func(periods []int, step time.Duration) model.Forecaster
 }{
-	{"auto", "prewarm's default: validated robust combination with calibrated intervals", func(p []int) model.Forecaster {
-		return auto.New(auto.Config{Periods: p})
+	{"auto", "prewarm's default: validated robust combination with calibrated intervals", func(p []int, step time.Duration) model.Forecaster {
+		// With nil periods auto offers the clock's day and week and adds
+		// what it detects itself.
+		return auto.New(auto.Config{Periods: p, Step: step})
 	}},
-	{"hw", "Holt-Winters (single or double seasonal), form chosen by AICc", func(p []int) model.Forecaster {
+	{"hw", "Holt-Winters (single or double seasonal), form chosen by AICc", func(p []int, _ time.Duration) model.Forecaster {
 		return holtwinters.Forecaster{Periods: p}
 	}},
-	{"snaive", "seasonal naive at the shortest period", func(p []int) model.Forecaster {
+	{"snaive", "seasonal naive at the shortest period", func(p []int, _ time.Duration) model.Forecaster {
 		if len(p) == 0 {
 			return seasonal.Naive{}
 		}
 		return seasonal.SeasonalNaive{Period: p[0]}
 	}},
-	{"profile", "median of the same step of the longest cycle over the last 4 cycles", func(p []int) model.Forecaster {
+	{"profile", "median of the same step of the longest cycle over the last 4 cycles", func(p []int, _ time.Duration) model.Forecaster {
 		if len(p) == 0 {
 			return seasonal.Naive{}
 		}
 		return seasonal.Profile{Period: p[len(p)-1], Cycles: 4, Robust: true}
 	}},
-	{"naive2", "naive on seasonally adjusted data (the M4 benchmark)", func(p []int) model.Forecaster {
+	{"naive2", "naive on seasonally adjusted data (the M4 benchmark)", func(p []int, _ time.Duration) model.Forecaster {
 		if len(p) == 0 {
 			return seasonal.Naive{}
 		}
 		return seasonal.Naive2{Period: p[0]}
 	}},
-	{"naive", "the last value", func([]int) model.Forecaster { return seasonal.Naive{} }},
+	{"naive", "the last value", func([]int, time.Duration) model.Forecaster { return seasonal.Naive{} }},
 }
 
 // maxFitHorizon bounds --horizon (about two years of per-minute steps), so
@@ -136,14 +139,24 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	periods := givenPeriods
+	step := series.Step
+	if series.Index {
+		step = 0 // no clock: no day or week to offer
+	}
+	periods, given := givenPeriods, givenPeriods
 	if detect {
-		periods = seasonal.Detect(series.Values, seasonal.DetectOptions{Snap: clockPeriods(series)})
+		periods = seasonal.Detect(series.Values, seasonal.DetectOptions{Snap: seasonal.ClockPeriods(step)})
 		if periods == nil {
 			periods = []int{}
 		}
+		// auto offers the clock's day and week itself and adds what it
+		// detects; the others are given the detected periods.
+		given = periods
+		if fitMethods[build].name == "auto" {
+			given = nil
+		}
 	}
-	fc, err := fitMethods[build].build(periods).Forecast(series.Values, *horizon, *level/100)
+	fc, err := fitMethods[build].build(given, step).Forecast(series.Values, *horizon, *level/100)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *input, err)
 	}
@@ -215,17 +228,6 @@ func parsePeriods(s string) (periods []int, detect bool, err error) {
 		periods = append(periods, p)
 	}
 	return periods, false, nil
-}
-
-// clockPeriods returns the steps in a day and in a week for a series on a
-// clock whose step divides a day, for seasonal.Detect to snap to.
-func clockPeriods(s datasets.Series) []int {
-	const day = 24 * time.Hour
-	if s.Index || s.Step <= 0 || day%s.Step != 0 {
-		return nil
-	}
-	d := int(day / s.Step)
-	return []int{d, 7 * d}
 }
 
 // stepTimestamp formats the time of step i: RFC 3339 in UTC, or the plain
