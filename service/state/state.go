@@ -149,6 +149,10 @@ func (s *DB) checkFormat(tx *bolt.Tx) error {
 // Path returns the file's path.
 func (s *DB) Path() string { return s.path }
 
+// Flush waits for the saves in flight (those not waited for). Saves
+// started meanwhile may or may not be waited for.
+func (s *DB) Flush() { s.bg.Wait() }
+
 // Close waits for the saves in flight and closes the file.
 func (s *DB) Close() error {
 	s.bg.Wait()
