@@ -116,12 +116,12 @@ func serveDemo(ctx context.Context, fs *pflag.FlagSet, f serveFlags, stdout, std
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
 	opts := f.demoOpts
+	if err := opts.Check(); err != nil {
+		return usageErrorf("%v", err)
+	}
 	opts.Listen = f.listen
 	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := live.Run(ctx, opts, stdout); err != nil {
-		return err
-	}
-	return nil
+	return live.Run(ctx, opts, stdout)
 }
 
 // backendOptionKeys are the back-ends this binary ships and the pool

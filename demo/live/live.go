@@ -106,17 +106,23 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	return o, o.Check()
+}
+
+// Check reports the first option outside its range (zero values are the
+// defaults and valid).
+func (o Options) Check() error {
 	switch {
-	case math.IsNaN(o.Speed) || o.Speed < 1 || o.Speed > MaxSpeed:
-		return o, fmt.Errorf("--demo-speed %v: want simulated seconds per real second in [1, %v]", o.Speed, MaxSpeed)
-	case o.HistoryDays < 1 || o.HistoryDays > 365:
-		return o, fmt.Errorf("history of %d days: want 1 to 365", o.HistoryDays)
+	case o.Speed != 0 && (math.IsNaN(o.Speed) || o.Speed < 1 || o.Speed > MaxSpeed):
+		return fmt.Errorf("--demo-speed %v: want simulated seconds per real second in [1, %v]", o.Speed, MaxSpeed)
+	case o.HistoryDays < 0 || o.HistoryDays > 365:
+		return fmt.Errorf("history of %d days: want 1 to 365", o.HistoryDays)
 	case o.Duration < 0:
-		return o, fmt.Errorf("--demo-duration %v must not be negative", o.Duration)
+		return fmt.Errorf("--demo-duration %v must not be negative", o.Duration)
 	case o.BootDelay < 0 || o.BootDelay > 24*time.Hour:
-		return o, fmt.Errorf("boot delay %v: want 0 to 24h", o.BootDelay)
+		return fmt.Errorf("boot delay %v: want 0 to 24h", o.BootDelay)
 	}
-	return o, nil
+	return nil
 }
 
 // clock is the simulated clock, read by every part of the demo and by
