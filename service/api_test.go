@@ -251,20 +251,20 @@ func TestHealthAndReadiness(t *testing.T) {
 		r.svc.Tick(context.Background())
 	}
 	check("store down for 4 intervals", want{200, 503})
-	if a, ok := alertOf(r.svc, AlertDecisionsFailing); !ok || a.Firing {
+	if a, ok := alertOf(r.svc, testPool, AlertDecisionsFailing); !ok || a.Firing {
 		t.Errorf("alert after 4 failed minutes: %+v, want %s pending", a, AlertDecisionsFailing)
 	}
 	for range 8 {
 		r.clock.Advance(time.Minute)
 		r.svc.Tick(context.Background())
 	}
-	if a, ok := alertOf(r.svc, AlertDecisionsFailing); !ok || !a.Firing {
+	if a, ok := alertOf(r.svc, testPool, AlertDecisionsFailing); !ok || !a.Firing {
 		t.Errorf("alert after 12 failed minutes: %+v, want %s firing (for: 10m)", a, AlertDecisionsFailing)
 	}
 	r.store.fail("requests_rps", false)
 	r.tickEvery(t, time.Minute, 1, daily)
 	check("store back", want{200, 200})
-	if a, ok := alertOf(r.svc, AlertDecisionsFailing); ok {
+	if a, ok := alertOf(r.svc, testPool, AlertDecisionsFailing); ok {
 		t.Errorf("after recovery: %+v", a)
 	}
 	if st, _ := r.svc.PoolStatus(testPool); !st.FailingSince.IsZero() {
@@ -362,9 +362,9 @@ func TestDecisionHistory(t *testing.T) {
 	}
 }
 
-// alertOf returns the test pool's alert named name.
-func alertOf(svc *Service, name string) (Alert, bool) {
-	st, _ := svc.PoolStatus(testPool)
+// alertOf returns the pool's alert named name.
+func alertOf(svc *Service, pool, name string) (Alert, bool) {
+	st, _ := svc.PoolStatus(pool)
 	for _, a := range st.Alerts {
 		if a.Name == name {
 			return a, true
@@ -426,7 +426,7 @@ func TestReadyBootingAndCapacityShort(t *testing.T) {
 		r.tickEvery(t, time.Minute, s.minute-elapsed, high)
 		elapsed = s.minute
 		st, _ := svc.PoolStatus(testPool)
-		_, alert := alertOf(svc, AlertCapacityShort)
+		_, alert := alertOf(svc, testPool, AlertCapacityShort)
 		t.Logf("minute %d: current %d ready %d booting %d desired %d short %vs (%s)", s.minute, st.Current, st.Ready, st.Booting, st.Desired, st.CapacityShortSeconds, st.Reason)
 		if st.Ready != s.ready || st.Booting != s.booting || st.CapacityShortSeconds != s.short || alert != s.alert {
 			t.Errorf("minute %d: ready %d booting %d short %vs alert %v, want %d, %d, %vs, %v", s.minute, st.Ready, st.Booting,
@@ -445,7 +445,7 @@ func TestReadyBootingAndCapacityShort(t *testing.T) {
 	// Once the instances are up, the shortfall ends.
 	r.tickEvery(t, time.Minute, 30, high)
 	st, _ := svc.PoolStatus(testPool)
-	if _, alert := alertOf(svc, AlertCapacityShort); st.Booting != 0 || st.CapacityShortSeconds != 0 || alert {
+	if _, alert := alertOf(svc, testPool, AlertCapacityShort); st.Booting != 0 || st.CapacityShortSeconds != 0 || alert {
 		t.Errorf("after the boot: booting %d, short %vs, alert %v", st.Booting, st.CapacityShortSeconds, alert)
 	}
 }

@@ -251,10 +251,7 @@ func (s *Service) record(p *pool, d decision) {
 	st.Wished, st.Desired, st.LimitedBy = d.step.Desired, desired, d.res.LimitedBy
 	st.Outcome, st.NextChangeAt, st.Applied = d.outcome, d.res.NextChangeAt, applied
 	st.Reason = s.deps.Redactor.String(d.step.Reason)
-	st.DemandRPS = d.obs.DemandRPS
-	if d.holding {
-		st.DemandRPS = 0
-	}
+	st.DemandRPS = Number(demand)
 	st.setGate(p.ctl.Level(), d.now) // what Decide followed: reactive once a plan runs out
 	st.NextRefit = p.nextRefit
 	st.Planned, st.Forecast = Number(planned), bounds

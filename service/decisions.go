@@ -74,9 +74,9 @@ func (d Decision) changed() bool { return d.Outcome == OutcomeApplied || d.Outco
 func decisionOf(st PoolStatus) Decision {
 	d := Decision{At: st.At, Mode: st.Mode, Gate: st.Gate, Current: st.Current, Ready: st.Ready, Wished: st.Wished,
 		Desired: st.Desired, Outcome: st.Outcome, LimitedBy: st.LimitedBy, NextChangeAt: st.NextChangeAt,
-		DemandRPS: Number(st.DemandRPS), Reason: st.Reason, Error: st.Error}
+		DemandRPS: st.DemandRPS, Reason: st.Reason, Error: st.Error}
 	if st.Outcome == OutcomeFailed && st.Error != "" {
-		d.DemandRPS = NaN()
+		d.DemandRPS = NaN() // the decision did not get to read it
 	}
 	if a := st.Applied; a != nil && a.At.Equal(st.At) && (st.Outcome == OutcomeApplied || st.Outcome == OutcomeLimited) {
 		from := a.From

@@ -79,7 +79,7 @@ func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
 	}
 	p := &pool{spec: ps, plan: plan, ctl: ctl, act: act, mode: ps.Mode}
 	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Min: ps.Min, Max: ps.Max,
-		Planned: NaN(), ForecastMASE: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
+		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
 		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
 	p.views = buildViews(ps.Name, ctl)
 	s.deps.Metrics.mode(ps.Name, ps.Mode)

@@ -71,8 +71,10 @@ type PoolStatus struct {
 	// Applied is the last change made to the pool (also before a restart).
 	Applied *actuator.Change `json:"applied,omitempty"`
 	// Reason explains Wished: the term that won, and any hold.
-	Reason    string  `json:"reason"`
-	DemandRPS float64 `json:"demand_rps"`
+	Reason string `json:"reason"`
+	// DemandRPS is the demand of the last interval, null when it could
+	// not be read (the pool was held).
+	DemandRPS Number `json:"demand_rps"`
 	// Planned is the trusted forecast plan's step now (null when the pool
 	// follows the reactive rules alone); Forecast the demand forecast for
 	// the step in progress.

@@ -44,6 +44,7 @@ const pageState = `(() => {
     out.bytes[key] = (out.bytes[key] || 0) + p.getAttribute("d").length;
   }
   out.rows = document.querySelectorAll("#pools tbody tr[data-pool]").length;
+  out.stale = document.getElementById("live").classList.contains("stale") ? document.getElementById("live").textContent : "";
   return out;
 })()`
 
@@ -75,6 +76,7 @@ func Check(t testing.TB, base string, watch time.Duration) Report {
 		Points, Bytes map[string]int
 		Rows          int
 		Refreshed     int
+		Stale         string
 	}
 	if err := b.Eval(ctx, pageState, &st); err != nil {
 		t.Fatal(err)
@@ -91,6 +93,9 @@ func Check(t testing.TB, base string, watch time.Duration) Report {
 		if ru, err := url.Parse(req); err != nil || (ru.Host != u.Host && ru.Scheme != "data") {
 			t.Errorf("the page requested %s, off its origin %s", req, u.Host)
 		}
+	}
+	if st.Stale != "" {
+		t.Errorf("the page's last refresh failed: %s", st.Stale)
 	}
 	if r.Refreshes < 2 {
 		t.Errorf("the page refreshed %d times in %v, want it to refresh itself", r.Refreshes, watch)
