@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/internal/chromium"
 	"github.com/prewarm/prewarm/service"
 	"github.com/prewarm/prewarm/service/ui/uitest"
@@ -146,4 +150,49 @@ func TestDemoPrewarmsBeforeTheMorningPeak(t *testing.T) {
 		}
 	}
 	chromium.SaveScreenshot(t, "demo-live.png", r.Screenshot)
+}
+
+// --demo-trace replays a recorded trace: the NYC taxi demand (30-minute
+// steps, interpolated to minutes), four weeks of it as history, so the
+// first decisions already follow a forecast.
+func TestDemoReplaysATrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a trace; skipped with -short")
+	}
+	path := filepath.Join(datasets.Locate(), "traces", "nyc_taxi.csv")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no %s (set %s to the shared data folder): %v", path, datasets.EnvDir, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	var out bytes.Buffer
+	go func() {
+		done <- Run(ctx, Options{Listen: "127.0.0.1:0", Speed: MaxSpeed, Trace: path, Duration: time.Minute, Ready: func(a string) { addr <- a }}, &out)
+	}()
+	var base string
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case err := <-done:
+		t.Fatalf("the demo stopped: %v\n%s", err, out.String())
+	}
+	begin := time.Date(2014, 7, 29, 0, 0, 0, 0, time.UTC) // the trace's start + 28 days
+	waitSim(t, base, begin.Add(6*time.Hour), time.Minute)
+	var pool service.PoolStatus
+	getJSON(t, base+"/api/v1/pools/"+PoolName, &pool)
+	var fc service.ForecastView
+	getJSON(t, base+"/api/v1/pools/"+PoolName+"/forecast", &fc)
+	if (pool.Gate != "model" && pool.Gate != "profile") || len(fc.Steps) == 0 || !pool.DemandRPS.Known() {
+		t.Errorf("replaying the trace: gate %q, %d forecast steps, demand %v; want a forecast from the imported history", pool.Gate, len(fc.Steps), pool.DemandRPS)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "28 days of nyc_taxi.csv demand") {
+		t.Errorf("the demo did not say what it replays:\n%s", out.String())
+	}
+	t.Logf("at %s: gate %s, model %s, demand %.0f, desired %d", pool.At.Format(time.RFC3339), pool.Gate, pool.Model, float64(pool.DemandRPS), pool.Desired)
 }
