@@ -63,7 +63,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "service configuration file (YAML, see docs/forecaster.yaml); required")
 	fs.BoolVar(&f.checkConfig, "check-config", false, "check the configuration, print every problem and exit: 0 when valid, 2 when not")
-	fs.StringVar(&f.listen, "listen", "", "HTTP address for the API and /metrics (overrides the config; default 127.0.0.1:9109)")
+	fs.StringVar(&f.listen, "listen", "", "HTTP address of the status page, the API and /metrics (overrides the config; default 127.0.0.1:9109, with --demo 127.0.0.1:8080)")
 	fs.StringVar(&f.storeSpec, "store", "embedded:prewarm.db", "store: embedded:PATH; http://HOST:PORT to read a running collector's store (its --listen); prometheus:http://HOST:9090[?resolution=15s] to read Prometheus (read-only); or use the --influx-* flags")
 	fs.StringVar(&f.influx.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
 	fs.StringVar(&f.influx.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
