@@ -319,6 +319,7 @@ func TestDecisionHistory(t *testing.T) {
 	if want := len(r.fake.CallsOf("set_desired")); changes != want {
 		t.Errorf("%d applied entries, the back-end was changed %d times", changes, want)
 	}
+	t.Logf("60 decisions over ten hours of the ramp: %d entries, %d of them changes", n, changes)
 	// Paging: pages of 2 walk the same entries.
 	var walked []uint64
 	for before := uint64(0); ; {
