@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: all build test test-short bench lint demo fmt tools fuzz
+.PHONY: all build test test-short bench lint demo demo-replay fmt tools fuzz
 
 all: build
 
@@ -29,8 +29,14 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet $(PKGS)
 
-## demo: the whole loop on synthetic demand, embedded store, simulated fleet
+## demo: the scaling service on synthetic demand, a simulated clock (a day a minute) and a simulated
+## fleet, with its status page on http://127.0.0.1:8080/; stops after 10 minutes (DEMO_FLAGS to change)
+DEMO_FLAGS ?= --demo-duration 10m
 demo:
+	$(GO) run ./cmd/forecaster serve --demo $(DEMO_FLAGS)
+
+## demo-replay: the offline replay of a day through the service, then a backtest of every policy
+demo-replay:
 	$(GO) run ./cmd/forecaster demo
 
 ## fuzz: run each fuzz target below for FUZZTIME (default 20s), one after the other; FUZZMINTIME bounds

@@ -11,6 +11,11 @@ import (
 type Capacity struct {
 	// Current is the number of instances that exist (booting or ready).
 	Current int
+	// Ready is how many of them serve, when ReadyKnown; a back-end that
+	// cannot tell booting from ready instances leaves both zero, and all
+	// of Current then count as ready.
+	Ready      int
+	ReadyKnown bool
 	// Desired is the size the back-end is currently asked to reach.
 	Desired int
 	// Min and Max bound Desired as configured on the back-end itself.

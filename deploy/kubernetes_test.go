@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
@@ -161,6 +162,7 @@ func TestKubernetesManifests(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the forecaster's ConfigMap: %v", err)
 		}
+		t.Run("probes", func(t *testing.T) { checkProbes(t, m, dep, c) })
 		t.Run("kubescale RBAC", func(t *testing.T) { checkScaleRBAC(t, m, dep, cfg) })
 		t.Run("KEDA service", func(t *testing.T) { checkKEDAService(t, m, dep, c) })
 		if !strings.Contains(cm, "audit_log: /var/lib/prewarm/") || !mounted(c, "/var/lib/prewarm") {
@@ -356,6 +358,34 @@ func checkScaleRBAC(t *testing.T, m manifests, dep appsv1.Deployment, cfg *spec.
 		}
 		if !granted[resource+"/scale"] {
 			t.Errorf("pool %s: nothing lets %s/%s get and patch %s/%s/scale in namespace %q", p.Name, dep.Namespace, sa, resource, workload, ns)
+		}
+	}
+}
+
+// checkProbes checks that liveness asks /healthz (the process is alive)
+// and readiness /readyz (decisions succeed) on the HTTP port, so a store
+// outage makes the pod unready, never restarted; and that the Service
+// still routes to an unready pod, for KEDA to reach the scaler then.
+func checkProbes(t *testing.T, m manifests, dep appsv1.Deployment, c corev1.Container) {
+	for _, p := range []struct {
+		name  string
+		probe *corev1.Probe
+		path  string
+	}{{"liveness", c.LivenessProbe, "/healthz"}, {"readiness", c.ReadinessProbe, "/readyz"}} {
+		if p.probe == nil || p.probe.HTTPGet == nil {
+			t.Errorf("%s probe: want an HTTP GET of %s", p.name, p.path)
+			continue
+		}
+		if g := p.probe.HTTPGet; g.Path != p.path || g.Port.String() != "http" || containerPort(c, "http") == 0 {
+			t.Errorf("%s probe: GET %s on port %s, want %s on the container port http", p.name, g.Path, g.Port.String(), p.path)
+		}
+	}
+	if l := c.LivenessProbe; l != nil && time.Duration(l.PeriodSeconds*l.FailureThreshold)*time.Second < 2*time.Minute {
+		t.Errorf("liveness restarts after %ds of silence: give a busy process at least 2 minutes", l.PeriodSeconds*l.FailureThreshold)
+	}
+	for _, s := range m.services {
+		if s.Namespace == dep.Namespace && selects(s.Spec.Selector, dep.Spec.Template.Labels) && !s.Spec.PublishNotReadyAddresses {
+			t.Errorf("Service %s: want publishNotReadyAddresses, so KEDA reaches the scaler while decisions fail", s.Name)
 		}
 	}
 }

@@ -2,7 +2,8 @@
 # Runs prewarm's whole test suite: lint, then go test with a real InfluxDB
 # 1.8 (built once with `go install`) and a real Prometheus 2.x (apt-get
 # installed when missing), each started on a free loopback port with a
-# throw-away data dir and stopped on exit. Usage: scripts/test.sh [PACKAGES...]
+# throw-away data dir and stopped on exit, and headless Chromium (apt-get
+# installed when missing) for the status page. Usage: scripts/test.sh [PACKAGES...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=("${@:-./...}")
@@ -30,6 +31,14 @@ if [ -x scripts/prometheus.sh ]; then
   while IFS= read -r line; do export "${line?}"; done < <(scripts/prometheus.sh start)
   stops+=("scripts/prometheus.sh stop")
   export PREWARM_REQUIRE_PROMETHEUS=1
+fi
+
+if [ -x scripts/chromium.sh ]; then
+  echo "== chromium"
+  # chromium.sh env installs Chromium (apt-get) when missing and prints
+  # PREWARM_CHROMIUM; the status page tests then fail rather than skip.
+  while IFS= read -r line; do export "${line?}"; done < <(scripts/chromium.sh env)
+  export PREWARM_REQUIRE_CHROMIUM=1
 fi
 
 echo "== go test"

@@ -210,7 +210,7 @@ type decision struct {
 	holding bool
 }
 
-// record publishes a decision in the pool's status and metrics.
+// record publishes a decision in the pool's status, samples and metrics.
 func (s *Service) record(p *pool, d decision) {
 	name := p.spec.Name
 	var applied *actuator.Change
@@ -231,33 +231,69 @@ func (s *Service) record(p *pool, d decision) {
 	if d.holding {
 		demand = math.NaN() // unknown, not zero
 	}
+	ready, booting := capacityReady(d.capa, d.known)
+	fc := p.ctl.Last().Forecast
+	bounds := boundsAt(fc, stepIndex(fc, d.now))
+	var hours, staticHours float64
+	if !p.lastSeen.IsZero() {
+		if dt := d.now.Sub(p.lastSeen); dt > 0 && dt <= 3*s.Interval() {
+			hours, staticHours = float64(d.capa.Current)*dt.Hours(), float64(p.plan.Fleet.MaxInstances)*dt.Hours()
+		}
+	}
+	p.lastSeen = d.now
+	price := p.plan.Prices.OnDemandPerHour
+
 	s.mu.Lock()
 	st := &p.status
 	st.At = d.now
 	st.Current, st.CurrentKnown = d.capa.Current, d.known
+	st.Ready, st.Booting, st.ReadyKnown = ready, booting, d.known && d.capa.ReadyKnown
 	st.Wished, st.Desired, st.LimitedBy = d.step.Desired, desired, d.res.LimitedBy
 	st.Outcome, st.NextChangeAt, st.Applied = d.outcome, d.res.NextChangeAt, applied
 	st.Reason = s.deps.Redactor.String(d.step.Reason)
-	st.DemandRPS = d.obs.DemandRPS
-	if d.holding {
-		st.DemandRPS = 0
-	}
-	if level := p.ctl.Level(); level != "" {
-		st.Gate = level // what Decide followed: reactive once a plan runs out
-	}
+	st.DemandRPS = Number(demand)
+	st.setGate(p.ctl.Level(), d.now) // what Decide followed: reactive once a plan runs out
 	st.NextRefit = p.nextRefit
+	st.Planned, st.Forecast = Number(planned), bounds
+	switch {
+	case !d.known || desired <= ready:
+		st.CapacityShortSince, st.CapacityShortSeconds = time.Time{}, 0
+	case st.CapacityShortSince.IsZero():
+		st.CapacityShortSince, st.CapacityShortSeconds = d.now, 0
+	default:
+		st.CapacityShortSeconds = d.now.Sub(st.CapacityShortSince).Seconds()
+	}
+	short := st.CapacityShortSeconds
+	if st.Cost.Since.IsZero() {
+		st.Cost.Since = d.now
+	}
+	st.Cost.GPUHours += hours
+	st.Cost.StaticGPUHours += staticHours
+	st.Cost.Cost += hours * price
+	st.Cost.StaticCost += staticHours * price
+	p.samples.add(sample{at: d.now.UnixNano(), demand: float32(demand), mean: float32(bounds.Mean), lower: float32(bounds.Lower),
+		upper: float32(bounds.Upper), planned: float32(planned), wished: int32(d.step.Desired), desired: int32(desired),
+		current: int32(d.capa.Current), readyCount: int32(ready)}, s.file.Interval)
 	s.mu.Unlock()
 
 	m := s.deps.Metrics
 	m.decision(name, d.step.Desired, desired, d.capa.Current, demand, planned, d.outcome)
-	m.forecast(name, p.ctl.Last().Forecast, d.now)
+	m.capacity(name, ready, booting, d.known, short)
+	m.forecast(name, bounds)
 	m.gate(name, p.ctl.Level())
-	if !p.lastSeen.IsZero() {
-		if dt := d.now.Sub(p.lastSeen); dt > 0 && dt <= 3*s.Interval() {
-			m.bill(name, float64(d.capa.Current)*dt.Hours(), float64(p.plan.Fleet.MaxInstances)*dt.Hours(), p.plan.Prices.OnDemandPerHour)
-		}
+	m.bill(name, hours, staticHours, price)
+}
+
+// capacityReady splits what the back-end reported into ready and booting
+// instances; one that cannot tell them apart has every instance ready.
+func capacityReady(c actuator.Capacity, known bool) (ready, booting int) {
+	switch {
+	case !known:
+		return 0, 0
+	case c.ReadyKnown:
+		return c.Ready, max(c.Current-c.Ready, 0)
 	}
-	p.lastSeen = d.now
+	return c.Current, 0
 }
 
 // refit reads the demand history and refits the pool's controller. The
@@ -304,11 +340,27 @@ func (s *Service) applyRefitStatus(p *pool, now time.Time) {
 		now = r.At
 	}
 	plan := p.ctl.Plan(now)
+	v := buildViews(p.spec.Name, p.ctl)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := &p.status
-	st.Gate, st.GateReason, st.Model, st.LastRefit, st.Plan = r.Gate.Level, r.Gate.Reason, r.Model, r.At, plan
+	st.GateReason, st.LastRefit, st.Plan = r.Gate.Reason, r.At, plan
+	st.Model, st.FallbackReason, st.ForecastMASE = v.forecast.Model, v.forecast.FallbackReason, v.forecast.MASE
+	st.setGate(r.Gate.Level, now)
 	st.NextRefit = p.nextRefit
+	p.views = v
+	s.deps.Metrics.mase(p.spec.Name, float64(v.forecast.MASE))
+}
+
+// setGate records the gate level in force and since when.
+func (st *PoolStatus) setGate(level string, now time.Time) {
+	if level == "" {
+		return
+	}
+	if level != st.Gate || st.GateSince.IsZero() {
+		st.GateSince = now
+	}
+	st.Gate = level
 }
 
 // epochFloor rounds t down to a multiple of step counted from the Unix

@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/prewarm/prewarm/internal/buildinfo"
+	"github.com/prewarm/prewarm/service/state"
+	"github.com/prewarm/prewarm/service/ui"
 	"github.com/prewarm/prewarm/spec"
 )
 
@@ -33,24 +37,41 @@ type HTTPOptions struct {
 	// is handed to training jobs and collectors, which may stop one
 	// instance but must not switch a pool to active.
 	APIToken string
+	// Notice is a line the status page shows under its title (the demo
+	// says its clock is simulated); "" shows none.
+	Notice string
 }
 
 // Handler serves the service's HTTP API:
 //
-//	GET  /metrics                    Prometheus metrics
-//	GET  /healthz                    200 while some pool's decision succeeded within 3 intervals
-//	GET  /api/v1/pools               every pool's status (PoolStatus), JSON
-//	GET  /api/v1/pools/NAME          one pool's status
-//	POST /api/v1/pools/NAME/mode     {"mode": "active"}: set the pool's mode (bearer token)
-//	POST /api/v1/release             the release hook, when configured
+//	GET  /                                the status page (service/ui)
+//	GET  /metrics                         Prometheus metrics
+//	GET  /healthz                         200 while the process serves (liveness)
+//	GET  /readyz                          200 while decisions succeed (readiness)
+//	GET  /api/v1/info                     version, interval, clock
+//	GET  /api/v1/pools                    every pool's status (PoolStatus), JSON
+//	GET  /api/v1/pools/NAME               one pool's status
+//	GET  /api/v1/pools/NAME/forecast      the forecast in force: mean, lower, upper per step; the last day
+//	GET  /api/v1/pools/NAME/schedule      the trusted plan from now on, and both levels' plans
+//	GET  /api/v1/pools/NAME/history       the last day's decisions, sampled (?since=RFC3339)
+//	GET  /api/v1/pools/NAME/decisions     the decision history, newest first (?limit=50&before=SEQ)
+//	POST /api/v1/pools/NAME/mode          {"mode": "active"}: set the pool's mode (bearer token)
+//	POST /api/v1/release                  the release hook, when configured
 func (s *Service) Handler(o HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", ui.Handler())
 	if o.Gatherer != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
 	}
-	mux.HandleFunc("GET /healthz", s.serveHealth)
+	mux.HandleFunc("GET /healthz", serveAlive)
+	mux.HandleFunc("GET /readyz", s.serveReady)
+	mux.HandleFunc("GET /api/v1/info", s.infoHandler(o.Notice))
 	mux.HandleFunc("GET /api/v1/pools", s.servePools)
-	mux.HandleFunc("GET /api/v1/pools/{name}", s.servePool)
+	mux.HandleFunc("GET /api/v1/pools/{name}", poolView(s, s.PoolStatus))
+	mux.HandleFunc("GET /api/v1/pools/{name}/forecast", poolView(s, s.Forecast))
+	mux.HandleFunc("GET /api/v1/pools/{name}/schedule", poolView(s, s.Schedule))
+	mux.HandleFunc("GET /api/v1/pools/{name}/history", s.serveHistory)
+	mux.HandleFunc("GET /api/v1/pools/{name}/decisions", s.serveDecisions)
 	mux.Handle("POST /api/v1/pools/{name}/mode", s.modeHandler(o.APIToken))
 	if o.Release != nil {
 		mux.Handle("POST /api/v1/release", o.Release)
@@ -58,21 +79,76 @@ func (s *Service) Handler(o HTTPOptions) http.Handler {
 	return mux
 }
 
-func (s *Service) serveHealth(w http.ResponseWriter, _ *http.Request) {
+// serveAlive is the liveness probe: the process runs and serves HTTP. It
+// does not look at the decisions, so a store or cloud outage, which a
+// restart cannot fix, does not get the service restarted (that is
+// /readyz's to report).
+func serveAlive(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte("ok\n"))
+}
+
+// readiness is the body of GET /readyz.
+type readiness struct {
+	Ready bool `json:"ready"`
+	// LastSuccess is the latest decision of any pool that succeeded.
+	LastSuccess time.Time `json:"last_success,omitzero"`
+	// Failing are the pools whose last decision failed, with the error.
+	Failing map[string]string `json:"failing,omitempty"`
+	Reason  string            `json:"reason,omitempty"`
+}
+
+// serveReady is the readiness probe: 200 while some pool's decision
+// succeeded within the last 3 intervals, 503 before the first and when
+// none has since (the store or every back-end is failing).
+func (s *Service) serveReady(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
-	var last time.Time
+	var r readiness
 	for _, p := range s.pools {
-		if p.status.Error == "" && p.status.At.After(last) {
-			last = p.status.At
+		if p.status.Error != "" {
+			if r.Failing == nil {
+				r.Failing = map[string]string{}
+			}
+			r.Failing[p.spec.Name] = p.status.Error
+		}
+		if p.status.LastSuccess.After(r.LastSuccess) {
+			r.LastSuccess = p.status.LastSuccess
 		}
 	}
 	interval := s.file.Interval
 	s.mu.Unlock()
-	if last.IsZero() || s.deps.Now().Sub(last) > 3*interval {
-		http.Error(w, "no successful decision in the last 3 intervals", http.StatusServiceUnavailable)
-		return
+	switch {
+	case r.LastSuccess.IsZero():
+		r.Reason = "no pool has decided successfully yet"
+	case s.deps.Now().Sub(r.LastSuccess) > 3*interval:
+		r.Reason = fmt.Sprintf("no successful decision in the last 3 intervals (%v)", 3*interval)
+	default:
+		r.Ready = true
 	}
-	w.Write([]byte("ok\n"))
+	code := http.StatusOK
+	if !r.Ready {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, r)
+}
+
+// Info is GET /api/v1/info.
+type Info struct {
+	buildinfo.Info
+	// Interval is the decision tick; Now the service's clock (simulated in
+	// the demo), StartedAt when it started.
+	Interval  Duration  `json:"interval"`
+	Now       time.Time `json:"now"`
+	StartedAt time.Time `json:"started_at"`
+	Notice    string    `json:"notice,omitempty"`
+}
+
+func (s *Service) infoHandler(notice string) http.HandlerFunc {
+	started := s.deps.Now()
+	build := buildinfo.Read()
+	return func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, Info{Info: build, Interval: Duration(s.Interval()), Now: s.deps.Now(), StartedAt: started, Notice: notice})
+	}
 }
 
 func (s *Service) servePools(w http.ResponseWriter, _ *http.Request) {
@@ -82,13 +158,71 @@ func (s *Service) servePools(w http.ResponseWriter, _ *http.Request) {
 	}{s.deps.Now(), s.Status()})
 }
 
-func (s *Service) servePool(w http.ResponseWriter, r *http.Request) {
-	st, ok := s.PoolStatus(r.PathValue("name"))
-	if !ok {
-		s.writeError(w, http.StatusNotFound, fmt.Errorf("%w %q", ErrUnknownPool, r.PathValue("name")))
-		return
+// poolView serves what get returns for the pool NAME of the path, 404
+// for a pool the configuration does not have.
+func poolView[T any](s *Service, get func(name string) (T, bool)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, ok := get(r.PathValue("name"))
+		if !ok {
+			s.writeError(w, http.StatusNotFound, fmt.Errorf("%w %q", ErrUnknownPool, r.PathValue("name")))
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
 	}
-	writeJSON(w, http.StatusOK, st)
+}
+
+// HistoryView is GET /api/v1/pools/NAME/history.
+type HistoryView struct {
+	Pool string `json:"pool"`
+	// Bucket is the time one sample covers: its last decision, with the
+	// highest demand of the bucket.
+	Bucket  Duration `json:"bucket"`
+	Samples []Sample `json:"samples"`
+}
+
+func (s *Service) serveHistory(w http.ResponseWriter, r *http.Request) {
+	var since time.Time
+	if v := r.URL.Query().Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			s.writeError(w, http.StatusBadRequest, fmt.Errorf("since=%q: want an RFC 3339 time such as 2026-10-05T08:00:00Z", v))
+			return
+		}
+		since = t
+	}
+	poolView(s, func(name string) (HistoryView, bool) { return s.History(name, since) })(w, r)
+}
+
+func (s *Service) serveDecisions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, before := 50, uint64(0)
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > state.MaxPage {
+			s.writeError(w, http.StatusBadRequest, fmt.Errorf("limit=%q: want a count in [1, %d]", v, state.MaxPage))
+			return
+		}
+		limit = n
+	}
+	if v := q.Get("before"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			s.writeError(w, http.StatusBadRequest, fmt.Errorf("before=%q: want the seq of a decision (a previous page's next)", v))
+			return
+		}
+		before = n
+	}
+	page, err := s.Decisions(r.PathValue("name"), before, limit)
+	switch {
+	case errors.Is(err, ErrUnknownPool):
+		s.writeError(w, http.StatusNotFound, err)
+	case errors.Is(err, errBadPage):
+		s.writeError(w, http.StatusBadRequest, err)
+	case err != nil:
+		s.writeError(w, http.StatusInternalServerError, err)
+	default:
+		writeJSON(w, http.StatusOK, page)
+	}
 }
 
 // modeRequest is the body of POST /api/v1/pools/NAME/mode.

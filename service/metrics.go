@@ -14,11 +14,12 @@ import (
 // contract says. A nil *Metrics records nothing, so tests need not build
 // one.
 type Metrics struct {
-	modeVec, wished, desired, planned, current, demand, forecastRPS, gateLevel, bootDelaySec *prometheus.GaugeVec
-	decisions, failures, gpuHours, cost, staticCost                                          *prometheus.CounterVec
-	refitSeconds                                                                             *prometheus.HistogramVec
-	tickSeconds                                                                              prometheus.Histogram
-	lastTick                                                                                 prometheus.Gauge
+	modeVec, wished, desired, planned, current, ready, booting, demand, forecastRPS *prometheus.GaugeVec
+	gateLevel, maseVec, bootDelaySec, capacityShort                                 *prometheus.GaugeVec
+	decisions, failures, gpuHours, cost, staticCost                                 *prometheus.CounterVec
+	refitSeconds                                                                    *prometheus.HistogramVec
+	tickSeconds                                                                     prometheus.Histogram
+	lastTick                                                                        prometheus.Gauge
 }
 
 // NewMetrics registers the service's metrics on reg.
@@ -35,15 +36,20 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		desired:      gauge("pool_desired_instances", "Instances applied (or, forecast-only, that would be) after min, max, max_step and min_interval."),
 		planned:      gauge("pool_planned_instances", "The trusted forecast plan's step now (NaN when reactive only)."),
 		current:      gauge("pool_current_instances", "Instances the back-end reports (booting or ready)."),
+		ready:        gauge("pool_ready_instances", "Instances serving (all of current when the back-end cannot tell; NaN when it reports no size)."),
+		booting:      gauge("pool_booting_instances", "Instances asked for, not yet serving (NaN when the back-end reports no size)."),
 		demand:       gauge("pool_demand_rps", "Pool demand over the last tick, requests/s (NaN when it could not be read)."),
 		forecastRPS:  gauge("pool_forecast_rps", "Demand forecast for the step in progress, requests/s.", "bound"),
 		gateLevel:    gauge("pool_forecast_gate", "1 for the gate level in force (model, profile, reactive).", "level"),
+		maseVec:      gauge("pool_forecast_mase", "The model's mean absolute error over the last day divided by seasonal naive's (below 1: it beats it; NaN until scored)."),
 		bootDelaySec: gauge("pool_boot_delay_seconds", "The pool's configured boot_delay."),
-		decisions:    counter("pool_decisions_total", "Decisions by outcome: applied, unchanged, limited, rate_limited, not_applied, failed.", "outcome"),
-		failures:     counter("pool_decision_failures_total", "Ticks whose decision or its application failed."),
-		gpuHours:     counter("pool_gpu_hours_total", "Instance-hours billed (booting included), from the capacity read each tick."),
-		cost:         counter("pool_cost_total", "pool_gpu_hours_total at the pool's on-demand price."),
-		staticCost:   counter("pool_static_cost_total", "The same time billed for a static fleet at the pool's max."),
+		capacityShort: gauge("pool_capacity_short_seconds",
+			"How long desired instances have exceeded ready ones without a break, at the last decision (0 when they do not)."),
+		decisions:  counter("pool_decisions_total", "Decisions by outcome: applied, unchanged, limited, rate_limited, not_applied, failed.", "outcome"),
+		failures:   counter("pool_decision_failures_total", "Ticks whose decision or its application failed."),
+		gpuHours:   counter("pool_gpu_hours_total", "Instance-hours billed (booting included), from the capacity read each tick."),
+		cost:       counter("pool_cost_total", "pool_gpu_hours_total at the pool's on-demand price."),
+		staticCost: counter("pool_static_cost_total", "The same time billed for a static fleet at the pool's max."),
 		refitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "prewarm", Name: "refit_duration_seconds",
 			Help: "Time one forecast refit took.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}, []string{"pool"}),
 		tickSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "prewarm", Name: "tick_duration_seconds",
@@ -51,8 +57,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		lastTick: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "prewarm", Name: "last_successful_tick_timestamp_seconds",
 			Help: "Unix time of the last tick in which every pool decided."}),
 	}
-	for _, c := range []prometheus.Collector{m.modeVec, m.wished, m.desired, m.planned, m.current, m.demand, m.forecastRPS,
-		m.gateLevel, m.bootDelaySec, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick} {
+	for _, c := range []prometheus.Collector{m.modeVec, m.wished, m.desired, m.planned, m.current, m.ready, m.booting, m.demand, m.forecastRPS,
+		m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -72,18 +78,36 @@ func (m *Metrics) decision(pool string, wished, desired, current int, demandRPS,
 	m.decisions.WithLabelValues(pool, outcome).Inc()
 }
 
-// forecast publishes the forecast for the step in progress at now.
-func (m *Metrics) forecast(pool string, f planner.DemandForecast, now time.Time) {
-	if m == nil || f.Step <= 0 || now.Before(f.Start) {
+// capacity publishes the ready and booting instances (NaN when the
+// back-end reports no size) and the shortfall's duration.
+func (m *Metrics) capacity(pool string, ready, booting int, known bool, shortSeconds float64) {
+	if m == nil {
 		return
 	}
-	i := int(now.Sub(f.Start) / f.Step)
-	for bound, v := range map[string][]float64{"mean": f.Forecast.Mean, "lower": f.Forecast.Lower, "upper": f.Forecast.Upper} {
-		x := math.NaN()
-		if i < len(v) {
-			x = v[i]
-		}
-		m.forecastRPS.WithLabelValues(pool, bound).Set(x)
+	r, b := float64(ready), float64(booting)
+	if !known {
+		r, b = math.NaN(), math.NaN()
+	}
+	m.ready.WithLabelValues(pool).Set(r)
+	m.booting.WithLabelValues(pool).Set(b)
+	m.capacityShort.WithLabelValues(pool).Set(shortSeconds)
+}
+
+// forecast publishes the forecast for the step in progress (NaN bounds
+// when there is none).
+func (m *Metrics) forecast(pool string, f ForecastBounds) {
+	if m == nil {
+		return
+	}
+	m.forecastRPS.WithLabelValues(pool, "mean").Set(float64(f.Mean))
+	m.forecastRPS.WithLabelValues(pool, "lower").Set(float64(f.Lower))
+	m.forecastRPS.WithLabelValues(pool, "upper").Set(float64(f.Upper))
+}
+
+// mase publishes the model's MASE over the last day.
+func (m *Metrics) mase(pool string, v float64) {
+	if m != nil {
+		m.maseVec.WithLabelValues(pool).Set(v)
 	}
 }
 
@@ -124,6 +148,7 @@ func (m *Metrics) bill(pool string, hours, staticHours, price float64) {
 	if m == nil {
 		return
 	}
+	// Add(0) creates the series, so they exist from the first decision.
 	m.gpuHours.WithLabelValues(pool).Add(hours)
 	m.cost.WithLabelValues(pool).Add(hours * price)
 	m.staticCost.WithLabelValues(pool).Add(staticHours * price)
@@ -165,7 +190,8 @@ func (m *Metrics) forget(pool string) {
 		return
 	}
 	l := prometheus.Labels{"pool": pool}
-	for _, v := range []*prometheus.GaugeVec{m.modeVec, m.wished, m.desired, m.planned, m.current, m.demand, m.forecastRPS, m.gateLevel, m.bootDelaySec} {
+	for _, v := range []*prometheus.GaugeVec{m.modeVec, m.wished, m.desired, m.planned, m.current, m.ready, m.booting, m.demand,
+		m.forecastRPS, m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort} {
 		v.DeletePartialMatch(l)
 	}
 	for _, v := range []*prometheus.CounterVec{m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost} {

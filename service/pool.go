@@ -26,6 +26,7 @@ type pool struct {
 	refitsUnsaved int            // refits since it was saved
 	lastSeen      time.Time      // the previous decision, for the billing counters
 	paused        bool           // the last decision was paused
+	decisions     decisionLog    // the history recorded in the state file
 
 	// Guarded by s.mu.
 	mode      spec.Mode
@@ -33,6 +34,8 @@ type pool struct {
 	busySince time.Time           // a decision in flight started at its tick's now
 	pending   *pool               // a reloaded configuration, taken at the next decision
 	status    PoolStatus
+	samples   sampleRing // the last day's decisions, for the charts
+	views     views      // the refit in force, for the API
 }
 
 // controllerMark is what the saving rules compare (saveController): the
@@ -75,7 +78,10 @@ func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
 		return nil, err
 	}
 	p := &pool{spec: ps, plan: plan, ctl: ctl, act: act, mode: ps.Mode}
-	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config"}
+	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Min: ps.Min, Max: ps.Max,
+		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
+		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
+	p.views = buildViews(ps.Name, ctl)
 	s.deps.Metrics.mode(ps.Name, ps.Mode)
 	s.deps.Metrics.bootDelay(ps.Name, plan.Fleet.BootDelay)
 	return p, nil
@@ -145,7 +151,8 @@ func (s *Service) takePending(p *pool) {
 	if p.override == nil || p.override.ConfigMode != string(np.spec.Mode) {
 		p.setMode(np.spec.Mode, nil)
 	}
-	p.status.Backend = np.spec.Backend
+	p.status.Backend, p.status.Min, p.status.Max = np.spec.Backend, np.spec.Min, np.spec.Max
+	p.status.Cost.PricePerHour = np.plan.Prices.OnDemandPerHour
 	s.mu.Unlock()
 	s.deps.Metrics.bootDelay(name, np.plan.Fleet.BootDelay)
 }
@@ -159,6 +166,7 @@ func (s *Service) restore(p *pool) {
 		return
 	}
 	name := p.spec.Name
+	s.restoreDecisions(p)
 	saved, err := st.Load(name)
 	if err != nil {
 		s.log.Warn("pool starts without its saved state", "pool", name, "reason", err)
@@ -208,8 +216,9 @@ func (p *pool) setMode(mode spec.Mode, o *state.ModeOverride) {
 }
 
 // snapshot returns the pool's status with what is in flight. s.mu held.
-func (p *pool) snapshot() PoolStatus {
+func (p *pool) snapshot(now time.Time) PoolStatus {
 	st := p.status
 	st.DecidingSince = p.busySince
+	st.Alerts = p.alerts(now)
 	return st
 }

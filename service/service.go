@@ -201,7 +201,10 @@ func (s *Service) Tick(ctx context.Context) error {
 		s.mu.Lock()
 		s.lastOK = now
 		s.mu.Unlock()
-		s.deps.Metrics.tickSucceeded(now)
+		// The wall clock, not the service's: Prometheus compares it with
+		// time() (PrewarmServiceDown), also when the demo runs a simulated
+		// clock.
+		s.deps.Metrics.tickSucceeded(time.Now())
 	}
 	s.deps.Metrics.tick(time.Since(began))
 	return errors.Join(failed...)
@@ -236,9 +239,10 @@ func (s *Service) runDecision(ctx context.Context, p *pool, now time.Time, inter
 		if err != nil {
 			s.fail(p, now, err)
 		} else {
-			p.status.Error = ""
+			p.status.Error, p.status.FailingSince, p.status.LastSuccess = "", time.Time{}, now
 		}
 		s.mu.Unlock()
+		s.recordDecision(p)
 		done <- err
 	}()
 	grace := time.NewTimer(interval + min(interval/10, time.Second) + 50*time.Millisecond)
@@ -263,6 +267,9 @@ func (s *Service) fail(p *pool, now time.Time, err error) {
 	msg := s.deps.Redactor.String(err.Error())
 	decided := p.status.At.Equal(now) && p.status.Outcome != ""
 	p.status.At, p.status.Error = now, msg
+	if p.status.FailingSince.IsZero() {
+		p.status.FailingSince = now
+	}
 	if !decided {
 		p.status.Outcome = OutcomeFailed
 	}
@@ -394,8 +401,9 @@ func (s *Service) Status() []PoolStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]PoolStatus, len(s.pools))
+	now := s.deps.Now()
 	for i, p := range s.pools {
-		out[i] = p.snapshot()
+		out[i] = p.snapshot(now)
 	}
 	return out
 }
@@ -405,7 +413,7 @@ func (s *Service) PoolStatus(name string) (PoolStatus, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p := s.find(name); p != nil {
-		return p.snapshot(), true
+		return p.snapshot(s.deps.Now()), true
 	}
 	return PoolStatus{}, false
 }

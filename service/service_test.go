@@ -200,14 +200,17 @@ func TestHandler(t *testing.T) {
 	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{Gatherer: r.reg, Release: release}))
 	defer srv.Close()
 
-	if code := get(t, srv.URL+"/healthz"); code != http.StatusServiceUnavailable {
-		t.Errorf("healthz before any tick = %d, want 503", code)
+	if code := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("readyz before any tick = %d, want 503", code)
+	}
+	if code := get(t, srv.URL+"/healthz"); code != http.StatusOK {
+		t.Errorf("healthz before any tick = %d, want 200 (alive)", code)
 	}
 	if err := r.svc.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if code := get(t, srv.URL+"/healthz"); code != http.StatusOK {
-		t.Errorf("healthz after a tick = %d, want 200", code)
+	if code := get(t, srv.URL+"/readyz"); code != http.StatusOK {
+		t.Errorf("readyz after a tick = %d, want 200", code)
 	}
 	resp, err := http.Get(srv.URL + "/api/v1/pools")
 	if err != nil {

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
@@ -25,6 +27,10 @@ const (
 type PoolStatus struct {
 	Name    string `json:"name"`
 	Backend string `json:"backend"`
+	// Min and Max bound the pool's size (Max is also the static fleet
+	// the cost is compared with).
+	Min int `json:"min"`
+	Max int `json:"max"`
 	// Mode is the mode in force: forecast-only, active or paused.
 	// ModeSource is "config" (the file) or "api" (set at ModeSetAt).
 	Mode       spec.Mode `json:"mode"`
@@ -41,6 +47,16 @@ type PoolStatus struct {
 	// CurrentKnown is false for a back-end that cannot report them.
 	Current      int  `json:"current"`
 	CurrentKnown bool `json:"current_known"`
+	// Ready of them serve and Booting do not yet; ReadyKnown is false for
+	// a back-end that cannot tell them apart (all count as ready).
+	Ready      int  `json:"ready"`
+	Booting    int  `json:"booting"`
+	ReadyKnown bool `json:"ready_known"`
+	// CapacityShortSince is when Desired began to exceed Ready without a
+	// break (zero when it does not); CapacityShortSeconds how long that is
+	// at the last decision.
+	CapacityShortSince   time.Time `json:"capacity_short_since,omitzero"`
+	CapacityShortSeconds float64   `json:"capacity_short_seconds"`
 	// Wished is what the policy wants now, before the actuator's limits;
 	// Desired what was (or would be) applied after min, max, max_step and
 	// min_interval; LimitedBy the limit that made them differ.
@@ -55,20 +71,107 @@ type PoolStatus struct {
 	// Applied is the last change made to the pool (also before a restart).
 	Applied *actuator.Change `json:"applied,omitempty"`
 	// Reason explains Wished: the term that won, and any hold.
-	Reason    string  `json:"reason"`
-	DemandRPS float64 `json:"demand_rps"`
+	Reason string `json:"reason"`
+	// DemandRPS is the demand of the last interval, null when it could
+	// not be read (the pool was held).
+	DemandRPS Number `json:"demand_rps"`
+	// Planned is the trusted forecast plan's step now (null when the pool
+	// follows the reactive rules alone); Forecast the demand forecast for
+	// the step in progress.
+	Planned  Number         `json:"planned"`
+	Forecast ForecastBounds `json:"forecast_rps"`
 
 	// Gate is the level the last decision followed (model, profile or
 	// reactive: also once a plan has run out without a fresh refit).
-	Gate       string           `json:"gate"`
-	GateReason string           `json:"gate_reason"`
-	Model      string           `json:"model"`
-	LastRefit  time.Time        `json:"last_refit,omitzero"`
-	NextRefit  time.Time        `json:"next_refit,omitzero"`
-	Plan       planner.Schedule `json:"plan"`
+	Gate       string    `json:"gate"`
+	GateSince  time.Time `json:"gate_since,omitzero"`
+	GateReason string    `json:"gate_reason"`
+	// Model is the forecasting method that ran at the last refit;
+	// FallbackReason, when it is not the one asked for, says why.
+	Model          string           `json:"model"`
+	FallbackReason string           `json:"fallback_reason,omitempty"`
+	LastRefit      time.Time        `json:"last_refit,omitzero"`
+	NextRefit      time.Time        `json:"next_refit,omitzero"`
+	Plan           planner.Schedule `json:"plan"`
+	// ForecastMASE is the model's mean absolute error over the last day
+	// divided by seasonal naive's (below 1: it beats it); null until a
+	// day's forecasts can be scored.
+	ForecastMASE Number `json:"forecast_mase"`
+	// Cost is what the pool has cost since the service started.
+	Cost Cost `json:"cost"`
+	// Alerts are the conditions of deploy/prometheus/rules.yml that hold
+	// for the pool now, firing once they have held for the rule's `for`.
+	Alerts []Alert `json:"alerts"`
 	// Error is the last decision's failure, secrets masked; "" after a
 	// decision that succeeded.
 	Error string `json:"error,omitempty"`
+	// FailingSince is when decisions began to fail without a success;
+	// LastSuccess is the last decision that succeeded.
+	FailingSince time.Time `json:"failing_since,omitzero"`
+	LastSuccess  time.Time `json:"last_success,omitzero"`
+}
+
+// ForecastBounds are a forecast's mean and the bounds of its band,
+// requests/s; null when there is no forecast for the step.
+type ForecastBounds struct {
+	Mean  Number `json:"mean"`
+	Lower Number `json:"lower"`
+	Upper Number `json:"upper"`
+}
+
+// Cost is a pool's spend since Since, from the capacity read at each
+// decision (booting instances are billed), beside a static fleet at the
+// pool's max over the same time.
+type Cost struct {
+	Since          time.Time `json:"since,omitzero"`
+	GPUHours       float64   `json:"gpu_hours"`
+	Cost           float64   `json:"cost"`
+	StaticGPUHours float64   `json:"static_gpu_hours"`
+	StaticCost     float64   `json:"static_cost"`
+	// PricePerHour is the on-demand price per instance-hour used.
+	PricePerHour float64 `json:"price_per_hour"`
+}
+
+// Alert is one alert condition holding for a pool (the alert rules of
+// deploy/prometheus/rules.yml, evaluated by the service on its own state).
+type Alert struct {
+	// Name is the rule's alert name, e.g. PrewarmCapacityShort.
+	Name     string `json:"name"`
+	Severity string `json:"severity"`
+	// Since is when the condition began; Firing says it has held for the
+	// rule's `for` (otherwise it is pending).
+	Since   time.Time `json:"since"`
+	Firing  bool      `json:"firing"`
+	Summary string    `json:"summary"`
+}
+
+// Number is a float64 that encodes NaN and infinities as JSON null (JSON
+// has no NaN), and decodes null as NaN.
+type Number float64
+
+// NaN is the Number for "unknown".
+func NaN() Number { return Number(math.NaN()) }
+
+// Known reports whether n is a finite value.
+func (n Number) Known() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+
+// MarshalJSON implements json.Marshaler.
+func (n Number) MarshalJSON() ([]byte, error) {
+	if !n.Known() {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = NaN()
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	*n = Number(v)
+	return err
 }
 
 // Duration is a time.Duration that encodes as text ("1.2s") in JSON.

@@ -88,7 +88,8 @@ func (f *Fleet) Capacity(ctx context.Context, name string) (actuator.Capacity, e
 	if err != nil {
 		return actuator.Capacity{}, err
 	}
-	return actuator.Capacity{Current: len(p.instances), Desired: p.desired, Min: p.min, Max: p.max}, nil
+	return actuator.Capacity{Current: len(p.instances), Ready: p.ready(f.now()), ReadyKnown: true,
+		Desired: p.desired, Min: p.min, Max: p.max}, nil
 }
 
 // SetDesired launches or removes instances to reach desired. Values
@@ -167,7 +168,12 @@ func (f *Fleet) Ready(name string) int {
 	if err != nil {
 		return 0
 	}
-	now, n := f.now(), 0
+	return p.ready(f.now())
+}
+
+// ready counts the instances whose boot delay has passed at now.
+func (p *pool) ready(now time.Time) int {
+	n := 0
 	for _, in := range p.instances {
 		if !now.Before(in.ReadyAt) {
 			n++

@@ -11,9 +11,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/prewarm/prewarm/internal/buildinfo"
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--version" {
+		fmt.Println("collector", buildinfo.Read())
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

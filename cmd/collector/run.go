@@ -33,6 +33,7 @@ import (
 	"github.com/prewarm/prewarm/collector/notify"
 	"github.com/prewarm/prewarm/collector/nvml"
 	"github.com/prewarm/prewarm/collector/service"
+	"github.com/prewarm/prewarm/internal/buildinfo"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
@@ -81,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Collector("collector"))
 	metrics, err := collector.NewMetrics(reg)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/service"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/influx"
@@ -124,12 +125,20 @@ func TestImportThenServe(t *testing.T) {
 	var status []struct {
 		Gate, Model, Reason string
 		Desired             int
+		Planned             service.Number
+		Plan                []json.RawMessage
 	}
 	if err := json.Unmarshal([]byte(stdout), &status); err != nil || len(status) != 1 {
 		t.Fatalf("serve --once printed %q: %v", stdout, err)
 	}
 	if g := status[0].Gate; g != "model" && g != "profile" {
 		t.Errorf("first tick's gate %q (%s), want model or profile: the imported history was not used", g, status[0].Reason)
+	}
+	// The first decision followed a forecast plan: there is one, and its
+	// step now is what was planned.
+	if len(status[0].Plan) == 0 || !status[0].Planned.Known() || status[0].Desired < int(status[0].Planned) {
+		t.Errorf("first tick: plan of %d steps, planned %v, desired %d: want the decision to follow a forecast plan",
+			len(status[0].Plan), status[0].Planned, status[0].Desired)
 	}
 	t.Logf("first tick after import: gate %s, model %s, desired %d (%s)", status[0].Gate, status[0].Model, status[0].Desired, status[0].Reason)
 }

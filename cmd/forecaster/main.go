@@ -16,6 +16,8 @@ import (
 	"os/signal"
 	"syscall"
 	_ "time/tzdata" // every time_zone is valid, also in an image without /usr/share/zoneinfo
+
+	"github.com/prewarm/prewarm/internal/buildinfo"
 )
 
 func main() {
@@ -61,6 +63,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "version" {
+		fmt.Fprintln(stdout, "forecaster", buildinfo.Read())
+		return 0
+	}
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue
@@ -97,5 +103,5 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'forecaster COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'forecaster COMMAND --help' for a command's flags, 'forecaster --version' for the build.")
 }

@@ -4,7 +4,8 @@
 // and step limits count from them), the controller's memory (the refit in
 // force with its gate verdict and plans, the reactive rules' hold and
 // cooldown clocks, the forecasts the gate scores), when the next refit is
-// due, and a mode set through the API.
+// due, a mode set through the API, and the pool's decision history (the
+// last changes and changed verdicts, paged by sequence number).
 //
 // A change recorded before it is made (a pending actuator change, a mode
 // set through the API) is on disk when the save returns, so it survives a
@@ -148,6 +149,10 @@ func (s *DB) checkFormat(tx *bolt.Tx) error {
 
 // Path returns the file's path.
 func (s *DB) Path() string { return s.path }
+
+// Flush waits for the saves in flight (those not waited for). Saves
+// started meanwhile may or may not be waited for.
+func (s *DB) Flush() { s.bg.Wait() }
 
 // Close waits for the saves in flight and closes the file.
 func (s *DB) Close() error {

@@ -1,0 +1,91 @@
+package service
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// contract is the service's table of METRICS.md: every name, and the
+// labels besides pool.
+var contract = map[string][]string{
+	"prewarm_pool_mode":                              {"mode"},
+	"prewarm_pool_wished_instances":                  nil,
+	"prewarm_pool_desired_instances":                 nil,
+	"prewarm_pool_planned_instances":                 nil,
+	"prewarm_pool_current_instances":                 nil,
+	"prewarm_pool_ready_instances":                   nil,
+	"prewarm_pool_booting_instances":                 nil,
+	"prewarm_pool_demand_rps":                        nil,
+	"prewarm_pool_forecast_rps":                      {"bound"},
+	"prewarm_pool_forecast_gate":                     {"level"},
+	"prewarm_pool_forecast_mase":                     nil,
+	"prewarm_pool_boot_delay_seconds":                nil,
+	"prewarm_pool_capacity_short_seconds":            nil,
+	"prewarm_pool_decisions_total":                   {"outcome"},
+	"prewarm_pool_decision_failures_total":           nil,
+	"prewarm_pool_gpu_hours_total":                   nil,
+	"prewarm_pool_cost_total":                        nil,
+	"prewarm_pool_static_cost_total":                 nil,
+	"prewarm_refit_duration_seconds":                 nil,
+	"prewarm_tick_duration_seconds":                  nil,
+	"prewarm_last_successful_tick_timestamp_seconds": nil,
+}
+
+// After a few decisions (one failed) every series of the contract is
+// exported, with the contract's labels, and the forecast's bounds and the
+// MASE are numbers.
+func TestMetricsContract(t *testing.T) {
+	r := newRig(t, 2, nil)
+	start := r.clock.Now()
+	r.writeDemand(t, start.Add(-15*24*time.Hour), start, noisyDaily)
+	r.tickEvery(t, 30*time.Minute, 52, noisyDaily) // a day and more, so the MASE is scored
+	r.store.fail("requests_rps", true)
+	r.clock.Advance(time.Minute)
+	r.svc.Tick(t.Context())
+	r.store.fail("requests_rps", false)
+
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, mf := range mfs {
+		want, ok := contract[mf.GetName()]
+		if !ok {
+			continue
+		}
+		seen[mf.GetName()] = true
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName())
+			}
+			wantLabels := append([]string{"pool"}, want...)
+			if mf.GetName() == "prewarm_tick_duration_seconds" || mf.GetName() == "prewarm_last_successful_tick_timestamp_seconds" {
+				wantLabels = nil // no pool label
+			}
+			slices.Sort(labels)
+			slices.Sort(wantLabels)
+			if !slices.Equal(labels, wantLabels) {
+				t.Errorf("%s has labels %v, want %v", mf.GetName(), labels, wantLabels)
+			}
+		}
+	}
+	for name := range contract {
+		if !seen[name] {
+			t.Errorf("%s is not exported", name)
+		}
+	}
+	st, _ := r.svc.PoolStatus(testPool)
+	if !st.ForecastMASE.Known() || st.ForecastMASE <= 0 {
+		t.Errorf("MASE %v after a day of forecasts, want a positive number", st.ForecastMASE)
+	}
+	if got := testGauge(t, r.reg, "prewarm_pool_forecast_mase"); got != float64(st.ForecastMASE) {
+		t.Errorf("MASE gauge %v, status %v", got, st.ForecastMASE)
+	}
+	t.Logf("MASE over the last day: %.3f; cost %.1f of static %.1f", st.ForecastMASE, st.Cost.Cost, st.Cost.StaticCost)
+	if st.Cost.GPUHours <= 0 || st.Cost.StaticCost <= st.Cost.Cost {
+		t.Errorf("cost %+v: want hours billed, below the static fleet's", st.Cost)
+	}
+}

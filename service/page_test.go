@@ -1,0 +1,106 @@
+package service
+
+import (
+	"context"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/internal/chromium"
+	"github.com/prewarm/prewarm/service/state"
+	"github.com/prewarm/prewarm/service/ui/uitest"
+	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/store"
+	"github.com/prewarm/prewarm/store/embedded"
+)
+
+// The status page of a service with pools in every state (active and
+// limited by max_step, forecast-only, paused, failing) renders in headless
+// Chromium without a problem, lists every pool with its alerts, and draws
+// the selected pool's charts.
+func TestStatusPageInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium; skipped with -short")
+	}
+	chromium.Find(t)
+	dir := t.TempDir()
+	db, err := embedded.Open(filepath.Join(dir, "store.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := state.Open(filepath.Join(dir, "state.db"), state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	clock := actuatortest.NewClock(time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC))
+	pools := []struct {
+		name  string
+		mode  spec.Mode
+		scale float64
+	}{{"sd-xl", spec.ModeActive, 1}, {"llm-chat", spec.ModeForecastOnly, 0.6}, {"batch-embed", spec.ModePaused, 0.3}, {"broken", spec.ModeActive, 0.5}}
+	cfg := spec.DefaultFile()
+	fake := actuatortest.New("fake")
+	write := func(from, to time.Time) {
+		var pts []store.Point
+		for ts := from; ts.Before(to); ts = ts.Add(time.Minute) {
+			for _, p := range pools {
+				pts = append(pts, store.Point{Measurement: "requests_rps", Tags: map[string]string{"pool": p.name}, Value: p.scale * noisyDaily(ts), Time: ts})
+			}
+		}
+		if err := db.Write(context.Background(), pts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range pools {
+		cfg.Pools = append(cfg.Pools, testSpec(p.name, func(ps *spec.Pool) { ps.Mode, ps.MaxStep = p.mode, 4 }))
+		fake.AddPool(p.name, 3, 1, 50)
+	}
+	write(clock.Now().Add(-15*24*time.Hour), clock.Now())
+	flaky := &brokenPool{Querier: db, broken: "broken"}
+	svc, err := New(context.Background(), &cfg, Deps{Store: flaky, Backend: fakeBackend(fake), State: st, Now: clock.Now, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 { // six hours of the morning ramp, the last 20 minutes with pool broken's store failing
+		from := clock.Now()
+		clock.Advance(6 * time.Minute)
+		write(from, clock.Now())
+		flaky.down.Store(i >= 56)
+		svc.Tick(context.Background())
+	}
+	srv := httptest.NewServer(svc.Handler(HTTPOptions{}))
+	defer srv.Close()
+	r := uitest.Check(t, srv.URL, time.Second)
+	t.Log(r)
+	if r.PoolRows != len(pools) {
+		t.Errorf("the pools table has %d rows, want %d", r.PoolRows, len(pools))
+	}
+	for _, s := range []string{"demand-chart/demand", "demand-chart/forecast", "demand-chart/band", "capacity-chart/ready", "capacity-chart/planned"} {
+		if r.Points[s] < 2 || r.PathBytes[s] < 20 {
+			t.Errorf("%s: %d points in %d bytes of path", s, r.Points[s], r.PathBytes[s])
+		}
+	}
+	if a, ok := alertOf(svc, "broken", AlertDecisionsFailing); !ok || !a.Firing {
+		t.Errorf("pool broken: alert %+v, want %s firing", a, AlertDecisionsFailing)
+	}
+	chromium.SaveScreenshot(t, "service-pools.png", r.Screenshot)
+}
+
+// brokenPool fails the queries of one pool's series while down.
+type brokenPool struct {
+	store.Querier
+	broken string
+	down   atomic.Bool
+}
+
+func (b *brokenPool) Query(ctx context.Context, q store.Query) ([]store.Series, error) {
+	if b.down.Load() && q.Match["pool"] == b.broken {
+		return nil, store.ErrUnavailable
+	}
+	return b.Querier.Query(ctx, q)
+}

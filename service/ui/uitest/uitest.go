@@ -1,0 +1,114 @@
+// Package uitest checks the status page of a running service in headless
+// Chromium (internal/chromium): the page loads nothing but its own origin,
+// raises no exception, console error or warning, refreshes itself, and
+// draws its charts with data. Tests of the service, the demo and the
+// binary share it.
+package uitest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/internal/chromium"
+)
+
+// Report is what the page showed.
+type Report struct {
+	// Points is the number of data points drawn per chart series
+	// ("demand-chart/demand": 300, ...), from the paths' data-points.
+	Points map[string]int
+	// PathBytes is the length of each series' SVG path data.
+	PathBytes map[string]int
+	// PoolRows is the number of rows of the pools table.
+	PoolRows int
+	// Refreshes counts the page's refreshes while it was watched.
+	Refreshes int
+	// Requests are the URLs the page asked for.
+	Requests []string
+	// Screenshot is a PNG of the viewport (1400×1000).
+	Screenshot []byte
+}
+
+// pageState reads the page once its first refresh is done.
+const pageState = `(() => {
+  const out = {points: {}, bytes: {}, rows: 0, refreshed: Number(document.body.dataset.refreshed) || 0};
+  for (const p of document.querySelectorAll("svg.chart path[data-series]")) {
+    const key = p.closest("svg").id + "/" + p.dataset.series;
+    out.points[key] = (out.points[key] || 0) + Number(p.dataset.points);
+    out.bytes[key] = (out.bytes[key] || 0) + p.getAttribute("d").length;
+  }
+  out.rows = document.querySelectorAll("#pools tbody tr[data-pool]").length;
+  out.stale = document.getElementById("live").classList.contains("stale") ? document.getElementById("live").textContent : "";
+  return out;
+})()`
+
+// Check opens base (the service's root URL) in Chromium, watches the page
+// for watch (at least two refreshes at ?refresh=0.5), and fails t on any
+// problem the page had. It returns what the page drew.
+func Check(t testing.TB, base string, watch time.Duration) Report {
+	t.Helper()
+	bin := chromium.Find(t)
+	ctx, cancel := context.WithTimeout(context.Background(), watch+60*time.Second)
+	defer cancel()
+	b, err := chromium.Start(ctx, bin, 1400, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Navigate(ctx, base+"/?refresh=0.5"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(ctx, `Number(document.body.dataset.refreshed) >= 1 && document.querySelector("#demand-chart path[data-series=demand]")`); err != nil {
+		t.Fatalf("the page drew no demand chart: %v\nproblems: %v", err, b.Problems())
+	}
+	time.Sleep(watch)
+	var st struct {
+		Points, Bytes map[string]int
+		Rows          int
+		Refreshed     int
+		Stale         string
+	}
+	if err := b.Eval(ctx, pageState, &st); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := b.Screenshot(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Report{Points: st.Points, PathBytes: st.Bytes, PoolRows: st.Rows, Refreshes: st.Refreshed, Requests: b.Requests(), Screenshot: shot}
+	if p := b.Problems(); len(p) > 0 {
+		t.Errorf("the page had %d problems:\n%s", len(p), strings.Join(p, "\n"))
+	}
+	for _, req := range r.Requests {
+		if ru, err := url.Parse(req); err != nil || (ru.Host != u.Host && ru.Scheme != "data") {
+			t.Errorf("the page requested %s, off its origin %s", req, u.Host)
+		}
+	}
+	if st.Stale != "" {
+		t.Errorf("the page's last refresh failed: %s", st.Stale)
+	}
+	if r.Refreshes < 2 {
+		t.Errorf("the page refreshed %d times in %v, want it to refresh itself", r.Refreshes, watch)
+	}
+	return r
+}
+
+// String summarises the report for a test log.
+func (r Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d pool rows, %d refreshes, %d requests; points per series:", r.PoolRows, r.Refreshes, len(r.Requests))
+	for _, k := range slices.Sorted(maps.Keys(r.Points)) {
+		fmt.Fprintf(&b, " %s=%d", k, r.Points[k])
+	}
+	return b.String()
+}
