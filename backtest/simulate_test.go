@@ -62,8 +62,11 @@ func TestStaticPolicy(t *testing.T) {
 	if rep.Static != 5 || math.Abs(r.GPUHours-240) > 1e-6 || math.Abs(r.Cost-600) > 1e-6 || r.CostVsStatic != 1 {
 		t.Errorf("static: %d instances, %.3f GPU-h, cost %.3f (x%.2f); want 5, 240, 600 (x1)", rep.Static, r.GPUHours, r.Cost, r.CostVsStatic)
 	}
-	if r.SLOAttainment != 1 || r.UnderprovisionedMinutes != 0 || r.Dropped != 0 || r.P99LatencyS != 0 {
-		t.Errorf("static is never short, got SLO %v, under %v min, dropped %v, p99 %v", r.SLOAttainment, r.UnderprovisionedMinutes, r.Dropped, r.P99LatencyS)
+	// At the 45 req/s peak its 5 servers of 0.1 s are 90% busy: requests
+	// wait (Erlang C), but for less than a second, far inside the 10 s
+	// SLO, and a 60 s timeout drops none.
+	if r.SLOAttainment < 1-1e-9 || r.UnderprovisionedMinutes != 0 || r.Dropped > 1e-9 || r.P99WaitS <= 0 || r.P99WaitS > 1 {
+		t.Errorf("static is never short, got SLO %v, under %v min, dropped %v, p99 wait %v", r.SLOAttainment, r.UnderprovisionedMinutes, r.Dropped, r.P99WaitS)
 	}
 	// 10 req/s for 32 h plus 45 req/s for 16 h.
 	if want := (10*32 + 45*16) * 3600.0; math.Abs(r.Requests-want) > 1e-6*want {
@@ -83,8 +86,9 @@ func TestReactiveLagsARise(t *testing.T) {
 	}
 	r := result(t, rep, PolicyReactive)
 	// At 09:00 demand jumps from 0.8 to 4.5 instances' worth: the queue
-	// rule notices after 2 minutes, and the boot takes 10, so at least 12
-	// minutes short.
+	// rule notices after 2 minutes, a minute later than that the metrics
+	// show it (one collection interval), and the boot takes 10, so at
+	// least 12 minutes short.
 	if r.UnderprovisionedMinutes < 12 || r.SLOAttainment >= 1 {
 		t.Errorf("reactive was short %v minutes (SLO %v), want at least 12 and below 1", r.UnderprovisionedMinutes, r.SLOAttainment)
 	}
@@ -92,8 +96,8 @@ func TestReactiveLagsARise(t *testing.T) {
 	if r.Actions < 2 || !strings.HasPrefix(r.Decisions[0].Reason, "reactive: queue") || r.Decisions[0].Desired != 5 {
 		t.Errorf("decisions %v", r.Decisions)
 	}
-	if got := r.Decisions[0].At; !got.Equal(start.Add(9*time.Hour + 2*time.Minute)) {
-		t.Errorf("first scale-out at %s, want 09:02", got.Format("15:04"))
+	if got := r.Decisions[0].At; !got.Equal(start.Add(9*time.Hour + 3*time.Minute)) {
+		t.Errorf("first scale-out at %s, want 09:03", got.Format("15:04"))
 	}
 }
 
@@ -289,7 +293,7 @@ func TestRunEmptyDemandIsFinite(t *testing.T) {
 		}
 		for _, r := range rep.Policies {
 			for name, x := range map[string]float64{"gpu_hours": r.GPUHours, "cost": r.Cost, "cost_vs_static": r.CostVsStatic,
-				"cost_per_1k": r.CostPer1kRequests, "slo": r.SLOAttainment, "p99": r.P99LatencyS, "dropped": r.Dropped} {
+				"cost_per_1k": r.CostPer1kRequests, "slo": r.SLOAttainment, "p99_wait": r.P99WaitS, "p99_latency": r.P99LatencyS, "dropped": r.Dropped} {
 				if math.IsNaN(x) || math.IsInf(x, 0) {
 					t.Errorf("value %v, %s: %s = %v", v, r.Name, name, x)
 				}

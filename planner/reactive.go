@@ -44,9 +44,10 @@ type ReactiveState struct {
 //     queue > ScaleOutQueue for ScaleOutQueueFor, and ScaleOutCooldown has
 //     passed since the last scale-out: current + ScaleOutStep (or what the
 //     observed load needs, up to MaxStep).
-//   - In: when utilisation < ScaleInUtilisation with an empty queue for
-//     ScaleInFor, and ScaleInCooldown has passed since the last action:
-//     the term drops ScaleInStep below current.
+//   - In: when utilisation < ScaleInUtilisation with an empty queue (less
+//     than one request waiting) for ScaleInFor, and ScaleInCooldown has
+//     passed since the last action: the term drops ScaleInStep below
+//     current.
 //   - Otherwise the term keeps its last recommendation: a reactive
 //     scale-out holds until the load has really gone.
 func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (ReactiveState, Step) {
@@ -54,7 +55,7 @@ func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Rea
 	began := obs.At.Add(-obs.Span)
 	s.HighSince = track(s.HighSince, obs.Utilisation > r.ScaleOutUtilisation, began)
 	s.QueueSince = track(s.QueueSince, obs.Queue > r.ScaleOutQueue, began)
-	s.LowSince = track(s.LowSince, obs.Utilisation < r.ScaleInUtilisation && obs.Queue <= 0, began)
+	s.LowSince = track(s.LowSince, obs.Utilisation < r.ScaleInUtilisation && obs.Queue < 1, began)
 	if s.Desired == 0 {
 		s.Desired, _ = c.clamp(current)
 	}
