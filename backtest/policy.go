@@ -82,10 +82,9 @@ func (r *reactivePolicy) decide(now time.Time, obs planner.Observation, ok bool,
 // else: no gate, no reactive term.
 type planPolicy struct {
 	cfg     planner.Config
-	ctl     *control.Controller
+	ctl     *control.Controller // with Settings.Follow set
 	plans   plans
 	adopted int
-	profile bool
 }
 
 func (p *planPolicy) decide(now time.Time, obs planner.Observation, ok bool, current int) planner.Step {
@@ -93,11 +92,7 @@ func (p *planPolicy) decide(now time.Time, obs planner.Observation, ok bool, cur
 	if ok {
 		p.ctl.Observe(obs)
 	}
-	level := planner.GateModel
-	if p.profile {
-		level = planner.GateProfile
-	}
-	st, found := p.ctl.PlanStep(now, level)
+	st, found := p.ctl.PlanStep(now)
 	if !found {
 		st = planner.Step{At: now, Desired: current, Reason: "no forecast yet: hold"}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/planner"
 )
 
 // Report is the outcome of Run.
@@ -162,14 +163,18 @@ func (b *bench) newPolicy(name string, cfg Config) (policy, error) {
 	case PolicyOracle:
 		return newOracle(c, b.trace.Start, cfg.Tick, b.tickNeeds(cfg)), nil
 	}
-	ctl, err := control.New(c, cfg.Forecast.Settings)
+	settings := cfg.Forecast.Settings
+	switch name {
+	case PolicyScheduled:
+		settings.Follow = planner.GateProfile
+	case PolicyPredictive:
+		settings.Follow = planner.GateModel
+	}
+	ctl, err := control.New(c, settings)
 	if err != nil {
 		return nil, err
 	}
-	switch name {
-	case PolicyScheduled:
-		return &planPolicy{cfg: c, ctl: ctl, plans: b.plans, profile: true}, nil
-	case PolicyPredictive:
+	if settings.Follow != "" {
 		return &planPolicy{cfg: c, ctl: ctl, plans: b.plans}, nil
 	}
 	return &hybridPolicy{ctl: ctl, plans: b.plans, levels: map[string]float64{}, tick: cfg.Tick}, nil

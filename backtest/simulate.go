@@ -79,6 +79,9 @@ type CapacityPoint struct {
 	// Underprovisioned is how long in the step the fleet was short (see
 	// Result.UnderprovisionedMinutes).
 	Underprovisioned time.Duration
+	// Requests arrived in the step; Late of them waited past the SLO
+	// (drops included), counted as they were served or dropped.
+	Requests, Late float64
 }
 
 // poolName is the simulated fleet's one pool.
@@ -187,6 +190,8 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 		point.Ready += float64(counts.Ready)
 		point.Desired += float64(counts.Desired)
 		point.Billed += (onDemandS + spotS) / tickS
+		point.Requests += arrived
+		point.Late += served + dropped - (lat.within - before)
 		if short {
 			point.Underprovisioned += tick
 		}
@@ -194,7 +199,8 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 			s := i / perStep
 			n := float64(perStep)
 			res.Capacity = append(res.Capacity, CapacityPoint{At: t.Start.Add(time.Duration(s) * t.Step), DemandRPS: raw,
-				Ready: point.Ready / n, Desired: point.Desired / n, Billed: point.Billed / n, Underprovisioned: point.Underprovisioned})
+				Ready: point.Ready / n, Desired: point.Desired / n, Billed: point.Billed / n, Underprovisioned: point.Underprovisioned,
+				Requests: point.Requests, Late: point.Late})
 			point = CapacityPoint{}
 		}
 	}

@@ -13,7 +13,8 @@ const (
 	// instance at TargetUtilisation of Fleet.RPSPerInstance.
 	SizingUtilisation = "utilisation"
 	// SizingErlangC sizes the fleet as an M/M/c queue: the smallest fleet
-	// whose SLO.Quantile wait stays within SLO.Latency.
+	// whose SLO.Quantile wait stays within SLO.Latency, and no busier than
+	// TargetUtilisation.
 	SizingErlangC = "erlang-c"
 )
 
@@ -27,15 +28,26 @@ type Config struct {
 	// Sizing is SizingUtilisation or SizingErlangC.
 	Sizing string
 	// TargetUtilisation is the share of an instance's throughput the plan
-	// aims to use, in (0, 1]. It leaves headroom for the reactive rules.
+	// aims to use, in (0, 1]. It leaves headroom for the reactive rules;
+	// with Erlang-C sizing it caps what the queue alone would allow (1:
+	// the queue decides).
 	TargetUtilisation float64
-	// ForecastQuantile is the demand quantile the plan sizes for, in
-	// [0.5, 1): 0.99 sizes for the upper end of a 98% interval. The
-	// default is the SLO's quantile: a P99 objective sizes at the forecast's
-	// P99. Ask a forecaster for level ForecastLevel().
+	// ForecastQuantile is the quantile of a forecast step's demand the plan
+	// sizes for, in [0.5, 1). It is not the SLO's quantile: a request is
+	// late only when the capacity of the minute it arrives in falls short,
+	// and most minutes of a step are below the step's peak, so a per-step
+	// P99 over-provisions a per-request 99%. With Calibration on (the
+	// default) it is where the controller starts; it then moves the
+	// quantile walk-forward until the plan's estimated per-request misses
+	// match the SLO. A forecaster that gives its own interval is asked for
+	// level ForecastLevel().
 	ForecastQuantile float64
-	Reactive         Reactive
-	Gating           Gating
+	// Calibration moves ForecastQuantile walk-forward; see Calibration.
+	Calibration Calibration
+	// Bounds say how a forecast's upper bound is built; see Bounds.
+	Bounds   Bounds
+	Reactive Reactive
+	Gating   Gating
 	// Windows are schedule floors; see ParseWindows.
 	Windows []Window
 }
@@ -94,6 +106,72 @@ type Gating struct {
 	Window time.Duration
 }
 
+// Calibration is an online miss-rate controller for the forecast
+// quantile. After each observed interval the controller estimates the share
+// of that interval's requests that would have waited longer than the SLO
+// with exactly the plan's instances (Config.MissShare), and moves the
+// quantile's tail p = 1 − q multiplicatively:
+//
+//	ln p ← ln p − Rate · m · w · (miss − (1 − Target)) / (1 − Target)
+//
+// where m is the interval's length in minutes and w its demand over the
+// recent mean, so every request weighs the same. A run of intervals without misses widens p (a cheaper
+// plan), a miss narrows it (a wider bound), and the long-run request-
+// weighted miss share settles at 1 − Target. The estimate uses only what
+// the service sees (the observed demand and its own plan), so the backtest
+// calibrates exactly as `forecaster serve` would.
+type Calibration struct {
+	// Off keeps ForecastQuantile fixed.
+	Off bool
+	// Target is the share of requests the plan alone should serve within
+	// the SLO; 0 means SLO.Quantile.
+	Target float64
+	// Rate is the step size per minute of mean demand (default 0.0002: a
+	// day without a miss widens p by a third, a fully missed hour narrows
+	// it about 11-fold at a 99.5% target).
+	Rate float64
+	// MinQuantile and MaxQuantile bound the quantile (default 0.5 and
+	// 0.9999).
+	MinQuantile, MaxQuantile float64
+}
+
+// Bounds say how the plan's upper bound on a forecast step's demand is
+// built: the point forecast plus the ForecastQuantile of the controller's
+// own recent errors at the same time of day (actual − forecast, pooled
+// over the step's slot of the day and its neighbours over ErrorWindow).
+// Widths that follow the time of day are narrow on quiet nights and wide
+// around recurring bursts; widths that scale with the level would blow up
+// on near-zero nights. Until a slot has MinErrors errors, the forecaster's
+// own interval stands in, widened by WarmUpWidening: the warm-up.
+type Bounds struct {
+	// FromErrors turns the per-slot error bounds on; off, the forecaster's
+	// own interval, rescaled to ForecastQuantile, is the bound.
+	FromErrors bool
+	// ErrorWindow is how far back errors are pooled (default 14 days).
+	ErrorWindow time.Duration
+	// SlotSpread is how many neighbouring steps each side of a step's slot
+	// of the day share its errors (default 1).
+	SlotSpread int
+	// MinErrors is how many errors a slot needs before they set its bound
+	// (default 6).
+	MinErrors int
+	// WarmUpWidening multiplies the forecaster's own interval while it
+	// stands in (default 2); 1: no widening.
+	WarmUpWidening float64
+	// PeakHeadroom caps every step's need at that of the observed peak
+	// demand over PeakWindow times PeakHeadroom (default 1.1 over 7 days):
+	// a forecast echoing a burst never asks for more than the peak has
+	// needed. 0: no cap.
+	PeakHeadroom float64
+	PeakWindow   time.Duration
+	// WarmUpPeak plans, while the history is shorter than the
+	// Gating.MinSeasons seasons the model needs, also for the peak observed
+	// so far times PeakHeadroom: on the first day no forecast can be made
+	// and the reactive rules are too late for a rise, on the second the
+	// seasonal profile has seen one day only.
+	WarmUpPeak bool
+}
+
 // Reactive holds the threshold rules. The defaults are the common ones from
 // cloud autoscalers: scale out on sustained high utilisation or a long
 // queue, scale in slowly when idle.
@@ -122,12 +200,24 @@ type Reactive struct {
 	// (default 5m); ScaleInCooldown the wait after any action before a
 	// scale-in (default 15m).
 	ScaleOutCooldown, ScaleInCooldown time.Duration
+	// SLOAware makes the latency SLO a rule of its own (default true): scale
+	// out when the observed demand would keep more requests than the SLO
+	// allows waiting past it on the current instances, and never scale in
+	// below what the SLO needs (see ReactiveNext).
+	SLOAware bool
+	// ReturnToPlanAfter: while a forecast plan is in force, a reactive
+	// scale-out above it is given back once the observed load has fitted
+	// the plan's instances for this long (default 5m; 0: never, the term
+	// then holds until the scale-in rule lets go).
+	ReturnToPlanAfter time.Duration
 }
 
-// DefaultConfig returns the defaults: utilisation sizing at 80%, the P99
-// forecast for a 10-second P99 wait, a 10-minute boot, 1 to 100 instances at
-// 2.50 an hour on demand, and the reactive rules documented on Reactive.
-// Fleet.RPSPerInstance has no sensible default and must be set.
+// DefaultConfig returns the defaults: utilisation sizing at 80%, an SLO of
+// 99.5% of requests waiting at most 10 seconds, the forecast quantile
+// calibrated walk-forward from 0.9 with per-slot error bounds and the
+// peak cap, a 10-minute boot, 1 to 100 instances at 2.50 an hour on demand,
+// and the reactive rules documented on Reactive. Fleet.RPSPerInstance has no
+// sensible default and must be set.
 func DefaultConfig() Config {
 	return Config{
 		Fleet: Fleet{
@@ -137,11 +227,14 @@ func DefaultConfig() Config {
 			MaxInstances: 100,
 		},
 		Prices: Prices{OnDemandPerHour: 2.5, ReservedPerHour: 1.6, SpotPerHour: 1.0},
-		SLO:    SLO{Latency: 10 * time.Second, Quantile: 0.99},
+		SLO:    SLO{Latency: 10 * time.Second, Quantile: 0.995},
 		Sizing: SizingUtilisation,
 
 		TargetUtilisation: 0.8,
-		ForecastQuantile:  0.99,
+		ForecastQuantile:  0.9,
+		Calibration:       Calibration{Rate: 0.0002, MinQuantile: 0.5, MaxQuantile: 0.9999},
+		Bounds: Bounds{FromErrors: true, ErrorWindow: 14 * 24 * time.Hour, SlotSpread: 1, MinErrors: 6,
+			WarmUpWidening: 2, PeakHeadroom: 1.1, PeakWindow: 7 * 24 * time.Hour, WarmUpPeak: true},
 		Reactive: Reactive{
 			ScaleOutUtilisation: 0.85,
 			ScaleOutFor:         5 * time.Minute,
@@ -154,6 +247,8 @@ func DefaultConfig() Config {
 			MaxStep:             4,
 			ScaleOutCooldown:    5 * time.Minute,
 			ScaleInCooldown:     15 * time.Minute,
+			SLOAware:            true,
+			ReturnToPlanAfter:   5 * time.Minute,
 		},
 		Gating: Gating{MinSeasons: 2, Tolerance: 1.25, Window: 7 * 24 * time.Hour},
 	}
@@ -239,6 +334,12 @@ func (c Config) Validate() error {
 	if !(c.ForecastQuantile >= 0.5 && c.ForecastQuantile < 1) {
 		bad("ForecastQuantile %v must be in [0.5, 1)", c.ForecastQuantile)
 	}
+	if err := c.Calibration.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Bounds.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Reactive.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -258,6 +359,51 @@ func (c Config) Validate() error {
 	return fmt.Errorf("planner: %w", errors.Join(errs...))
 }
 
+func (c Calibration) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !(c.Target == 0 || (c.Target > 0 && c.Target < 1)) {
+		bad("Calibration.Target %v must be in (0, 1), or 0 for the SLO's quantile", c.Target)
+	}
+	if !(c.Rate >= 0 && c.Rate <= 1) {
+		bad("Calibration.Rate %v must be in [0, 1]", c.Rate)
+	}
+	if !(c.MinQuantile >= 0.5 && c.MinQuantile <= c.MaxQuantile && c.MaxQuantile < 1) {
+		bad("Calibration.MinQuantile %v and MaxQuantile %v must satisfy 0.5 <= min <= max < 1", c.MinQuantile, c.MaxQuantile)
+	}
+	return errors.Join(errs...)
+}
+
+func (b Bounds) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if b.ErrorWindow < 0 || b.PeakWindow < 0 {
+		bad("Bounds.ErrorWindow %v and Bounds.PeakWindow %v must not be negative", b.ErrorWindow, b.PeakWindow)
+	}
+	if b.SlotSpread < 0 || b.SlotSpread > 12 {
+		bad("Bounds.SlotSpread %d must be in [0, 12]", b.SlotSpread)
+	}
+	if b.MinErrors < 1 {
+		bad("Bounds.MinErrors %d must be at least 1", b.MinErrors)
+	}
+	if !(b.WarmUpWidening >= 1 && b.WarmUpWidening <= 100) {
+		bad("Bounds.WarmUpWidening %v must be in [1, 100]", b.WarmUpWidening)
+	}
+	if !(b.PeakHeadroom == 0 || (b.PeakHeadroom >= 1 && b.PeakHeadroom <= 100)) {
+		bad("Bounds.PeakHeadroom %v must be 0 (no cap) or in [1, 100]", b.PeakHeadroom)
+	}
+	return errors.Join(errs...)
+}
+
+// CalibrationTarget is the share of requests the calibrated plan aims to
+// serve within the SLO.
+func (c Config) CalibrationTarget() float64 {
+	if c.Calibration.Target > 0 {
+		return c.Calibration.Target
+	}
+	return c.SLO.Quantile
+}
+
 func (r Reactive) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -275,7 +421,7 @@ func (r Reactive) validate() error {
 		d    time.Duration
 	}{{"Reactive.ScaleOutFor", r.ScaleOutFor}, {"Reactive.ScaleOutQueueFor", r.ScaleOutQueueFor},
 		{"Reactive.ScaleInFor", r.ScaleInFor}, {"Reactive.ScaleOutCooldown", r.ScaleOutCooldown},
-		{"Reactive.ScaleInCooldown", r.ScaleInCooldown}} {
+		{"Reactive.ScaleInCooldown", r.ScaleInCooldown}, {"Reactive.ReturnToPlanAfter", r.ReturnToPlanAfter}} {
 		if d.d < 0 {
 			bad("%s %v must not be negative", d.name, d.d)
 		}

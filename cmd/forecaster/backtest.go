@@ -56,7 +56,7 @@ func (f *capacityFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.syntheticDays, "synthetic-days", 28, "days of synthetic demand when --input is not given")
 	fs.BoolVar(&f.bursts, "synthetic-bursts", false, "synthetic demand with bursts: 4-5x for 5-12 min about every 2 h, jittered ±30 min")
 	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves flat out (its --slots each take 1/(gpu-rps/slots) s a request)")
-	fs.IntVar(&f.peakInstances, "peak-instances", 0, "instead of --gpu-rps: size instances so the demand's peak needs this many")
+	fs.IntVar(&f.peakInstances, "peak-instances", 0, "instead of --gpu-rps: size instances so the demand's peak needs this many (under --sizing, at --slo-target)")
 	fs.Float64Var(&f.targetUtil, "target-util", 0.8, "share of an instance's throughput the plan aims to use")
 	fs.StringVar(&f.sizing, "sizing", planner.SizingUtilisation, "fleet sizing: utilisation (at --target-util) or erlang-c (P99 wait within --slo)")
 	fs.DurationVar(&f.serviceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot (throughput slots/service-time)")
@@ -134,7 +134,6 @@ func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error)
 	c.Prices.ReservedPerHour = f.reservedPrice
 	c.Prices.ReservedInstances = f.reserved
 	c.SLO = planner.SLO{Latency: f.slo, Quantile: f.sloTarget}
-	c.ForecastQuantile = f.sloTarget
 	given := 0
 	for _, set := range []bool{f.gpuRPS > 0, f.peakInstances > 0, f.serviceTime > 0} {
 		if set {
@@ -155,7 +154,14 @@ func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error)
 		if tr.Peak() <= 0 {
 			return c, fmt.Errorf("--peak-instances: the demand has no positive peak to size from")
 		}
-		c.Fleet.RPSPerInstance = tr.Peak() / (float64(f.peakInstances) * f.targetUtil)
+		if !(f.sloTarget > 0 && f.sloTarget < 1) {
+			return c, usageErrorf("--slo-target %v: must be in (0, 1)", f.sloTarget)
+		}
+		sized, err := c.SizeForPeak(tr.Peak(), f.peakInstances)
+		if err != nil {
+			return c, usageErrorf("--peak-instances: %v", err)
+		}
+		c = sized
 	case f.serviceTime > 0:
 		c.Fleet.RPSPerInstance = float64(f.slots) / f.serviceTime.Seconds()
 	default:
