@@ -35,45 +35,78 @@ type knob struct {
 	set         func(*Config)
 }
 
-// Frontier sweeps the main knobs of each adaptive policy — reactive: the
-// target utilisation and the scale-out and scale-in thresholds; hybrid and
-// predictive: the forecast quantile (fixed, or calibrated walk-forward
-// towards a target) and the target utilisation — and returns, per policy
-// and per SLO target, the cheapest setting that reaches the target. Flat
-// (the best fixed fleet in hindsight for each target) and oracle (one
-// setting) are included as the references. Costs are relative to the
-// static policy of cfg. The walk-forward refits are made once and shared:
-// none of the knobs changes them.
-func Frontier(ctx context.Context, t Trace, cfg Config, targets []float64) ([]FrontierPoint, error) {
-	points, _, err := FrontierTrials(ctx, t, cfg, targets)
-	return points, err
+// Frontier is the outcome of a sweep: the cheapest setting per policy and
+// SLO target, and every setting tried.
+type Frontier struct {
+	Points []FrontierPoint
+	Trials []FrontierTrial
 }
 
-// FrontierTrials is Frontier that also returns every trial, for plots.
-func FrontierTrials(ctx context.Context, t Trace, cfg Config, targets []float64) ([]FrontierPoint, []FrontierTrial, error) {
+// RunFrontier runs the named policies as Run does and sweeps the main
+// knobs of each adaptive policy — reactive: the target utilisation and the
+// scale-out and scale-in thresholds; hybrid and predictive: the forecast
+// quantile (fixed, or calibrated walk-forward towards a target) and the
+// target utilisation — returning, per policy and per SLO target, the
+// cheapest setting that reaches the target. Flat (the best fixed fleet in
+// hindsight for each target) and oracle (one setting) are included as the
+// references. Costs are relative to the static policy of cfg. The
+// walk-forward refits are made once and shared by the report and every
+// trial: none of the knobs changes them.
+func RunFrontier(ctx context.Context, t Trace, cfg Config, targets []float64, policies ...string) (Report, Frontier, error) {
+	if len(policies) == 0 {
+		policies = Policies()
+	}
+	if err := checkPolicies(policies); err != nil {
+		return Report{}, Frontier{}, err
+	}
 	b, err := prepare(ctx, t, cfg, true)
 	if err != nil {
-		return nil, nil, err
+		return Report{}, Frontier{}, err
 	}
-	cfg = b.cfg
+	// The report's flat comes from the frontier's search, which shares its
+	// runs between targets.
+	others := slices.DeleteFunc(slices.Clone(policies), func(p string) bool { return p == PolicyFlat })
+	rep, err := b.run(ctx, others, b.cfg)
+	if err != nil {
+		return Report{}, Frontier{}, err
+	}
+	f, flat, err := b.frontier(ctx, rep, targets)
+	if err != nil {
+		return Report{}, Frontier{}, err
+	}
+	if i := slices.Index(policies, PolicyFlat); i >= 0 {
+		all := rep.Policies
+		rep.Policies = nil
+		for _, p := range policies {
+			if p == PolicyFlat {
+				rep.add(flat)
+				continue
+			}
+			rep.Policies = append(rep.Policies, all[slices.IndexFunc(all, func(r Result) bool { return r.Name == p })])
+		}
+	}
+	return rep, f, nil
+}
+
+// frontier sweeps the knobs; rep holds the base configuration's static and
+// oracle runs. It also returns the flat result at the base SLO target.
+func (b *bench) frontier(ctx context.Context, rep Report, targets []float64) (Frontier, Result, error) {
+	cfg := b.cfg
 	type job struct {
 		policy   string
 		settings []knob
-		target   float64 // flat only
 	}
-	var jobs []job
+	// The flat search and the forecasting policies take longest: first.
+	jobs := []job{{policy: PolicyFlat}}
+	for _, s := range forecastGrid() {
+		jobs = append(jobs, job{policy: PolicyHybrid, settings: s}, job{policy: PolicyPredictive, settings: s})
+	}
 	for _, s := range reactiveGrid() {
 		jobs = append(jobs, job{policy: PolicyReactive, settings: s})
 	}
-	for _, s := range forecastGrid(cfg) {
-		jobs = append(jobs, job{policy: PolicyPredictive, settings: s}, job{policy: PolicyHybrid, settings: s})
-	}
-	jobs = append(jobs, job{policy: PolicyStatic}, job{policy: PolicyOracle})
-	for _, q := range targets {
-		jobs = append(jobs, job{policy: PolicyFlat, target: q})
-	}
 	results := make([]Result, len(jobs))
-	err = forEach(ctx, len(jobs), func(j int) error {
+	var flats []Result // one per target, then the base target's
+	err := forEach(ctx, len(jobs), func(j int) error {
 		jb := jobs[j]
 		c := cfg
 		for _, k := range jb.settings {
@@ -81,8 +114,7 @@ func FrontierTrials(ctx context.Context, t Trace, cfg Config, targets []float64)
 		}
 		var err error
 		if jb.policy == PolicyFlat {
-			c.Planner.SLO.Quantile = jb.target
-			results[j], err = b.flat(ctx, c)
+			flats, err = b.flatSearch(ctx, c, append(slices.Clone(targets), cfg.Planner.SLO.Quantile))
 			return err
 		}
 		p, err := b.newPolicy(jb.policy, c)
@@ -92,55 +124,59 @@ func FrontierTrials(ctx context.Context, t Trace, cfg Config, targets []float64)
 		return err
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("backtest: frontier: %w", err)
+		return Frontier{}, Result{}, fmt.Errorf("backtest: frontier: %w", err)
 	}
-	staticCost := results[slices.IndexFunc(jobs, func(j job) bool { return j.policy == PolicyStatic })].Cost
+	results = append(results, rep.oracle)
+	jobs = append(jobs, job{policy: PolicyOracle})
+	staticCost := rep.static.Cost
 	vsStatic := func(r Result) float64 {
 		if staticCost > 0 {
 			return r.Cost / staticCost
 		}
 		return 0
 	}
-	var trials []FrontierTrial
-	var flatTarget []float64 // per trial: the target a flat trial searched for
+	var f Frontier
+	trialOf := func(policy string, settings map[string]string, r Result) FrontierTrial {
+		return FrontierTrial{Policy: policy, Settings: settings, CostVsStatic: vsStatic(r), SLOAttainment: r.SLOAttainment}
+	}
 	for j, jb := range jobs {
-		if jb.policy == PolicyStatic {
+		if jb.policy == PolicyFlat {
 			continue
 		}
 		settings := map[string]string{}
 		for _, k := range jb.settings {
 			settings[k.name] = k.value
 		}
-		if jb.policy == PolicyFlat {
-			settings["instances"] = strconv.Itoa(results[j].Instances)
-		}
-		trials = append(trials, FrontierTrial{Policy: jb.policy, Settings: settings,
-			CostVsStatic: vsStatic(results[j]), SLOAttainment: results[j].SLOAttainment})
-		flatTarget = append(flatTarget, jb.target)
+		f.Trials = append(f.Trials, trialOf(jb.policy, settings, results[j]))
 	}
-	var points []FrontierPoint
+	flatTrials := make([]FrontierTrial, len(targets))
+	for i, r := range flats[:len(targets)] {
+		flatTrials[i] = trialOf(PolicyFlat, map[string]string{"instances": strconv.Itoa(r.Instances)}, r)
+		if !slices.ContainsFunc(f.Trials, func(t FrontierTrial) bool {
+			return t.Policy == PolicyFlat && t.Settings["instances"] == flatTrials[i].Settings["instances"]
+		}) {
+			f.Trials = append(f.Trials, flatTrials[i])
+		}
+	}
 	for _, policy := range []string{PolicyReactive, PolicyPredictive, PolicyHybrid, PolicyFlat, PolicyOracle} {
-		for _, q := range targets {
+		for i, q := range targets {
 			var best *FrontierTrial
-			for i, tr := range trials {
-				if tr.Policy != policy {
-					continue
-				}
-				if policy == PolicyFlat && flatTarget[i] != q {
-					continue
-				}
-				if best == nil || better(tr, *best, q) {
-					best = &trials[i]
+			if policy == PolicyFlat {
+				best = &flatTrials[i]
+			}
+			for k, tr := range f.Trials {
+				if policy != PolicyFlat && tr.Policy == policy && (best == nil || better(tr, *best, q)) {
+					best = &f.Trials[k]
 				}
 			}
 			if best == nil {
 				continue
 			}
-			points = append(points, FrontierPoint{Policy: policy, SLOTarget: q, Reached: best.SLOAttainment >= q,
+			f.Points = append(f.Points, FrontierPoint{Policy: policy, SLOTarget: q, Reached: best.SLOAttainment >= q,
 				CostVsStatic: best.CostVsStatic, SLOAttainment: best.SLOAttainment, Settings: best.Settings})
 		}
 	}
-	return points, trials, nil
+	return f, flats[len(targets)], nil
 }
 
 // better reports whether trial a beats b for target q: reaching it beats
@@ -159,12 +195,13 @@ func better(a, b FrontierTrial, q float64) bool {
 
 // reactiveGrid is the reactive policy's sweep: target utilisation (which
 // sizes proportional scale-outs) × scale-out threshold × scale-in
-// threshold below it.
+// threshold below it. Thresholds as low as 20% let it hold the headroom a
+// burst needs, at a price.
 func reactiveGrid() [][]knob {
 	var grid [][]knob
-	for _, target := range []float64{0.5, 0.75, 1} {
-		for _, out := range []float64{0.3, 0.5, 0.7, 0.85} {
-			for _, in := range []float64{0.1, 0.2, 0.3} {
+	for _, target := range []float64{0.5, 0.8, 1} {
+		for _, out := range []float64{0.2, 0.4, 0.6, 0.85} {
+			for _, in := range []float64{0.05, 0.15, 0.3} {
 				if in >= out {
 					continue
 				}
@@ -179,18 +216,23 @@ func reactiveGrid() [][]knob {
 	return grid
 }
 
-// forecastGrid is the forecasting policies' sweep: forecast quantile
-// (fixed levels, and calibration towards each SLO target) × target
+// forecastGrid is the forecasting policies' sweep: the forecast quantile,
+// fixed or calibrated walk-forward towards a target, × the target
 // utilisation.
-func forecastGrid(cfg Config) [][]knob {
+func forecastGrid() [][]knob {
 	var quantiles []knob
-	for _, q := range []float64{0.5, 0.8, 0.9, 0.95, 0.99} {
+	for _, q := range []float64{0.5, 0.8, 0.95, 0.99} {
 		quantiles = append(quantiles, floatKnob("forecast_quantile", q, func(c *Config, v float64) {
-			c.Planner.ForecastQuantile = v
+			c.Planner.ForecastQuantile, c.Planner.Calibration.Off = v, true
+		}))
+	}
+	for _, q := range []float64{0.99, 0.995, 0.999} {
+		quantiles = append(quantiles, floatKnob("calibration_target", q, func(c *Config, v float64) {
+			c.Planner.Calibration.Target, c.Planner.Calibration.Off = v, false
 		}))
 	}
 	var grid [][]knob
-	for _, target := range []float64{0.6, 0.8, 1} {
+	for _, target := range []float64{0.7, 0.85, 1} {
 		tk := floatKnob("target_util", target, func(c *Config, v float64) { c.Planner.TargetUtilisation = v })
 		for _, q := range quantiles {
 			grid = append(grid, []knob{q, tk})

@@ -129,6 +129,10 @@ type latencies struct {
 	// a long run of equal ticks costs one histogram update.
 	regime, pending erlangRegime
 	pendingMass     float64
+	// serviceOnly is the mass of requests that did not wait: their latency
+	// is the service time alone, one distribution for all of them, added
+	// once by finish.
+	serviceOnly float64
 }
 
 // erlangRegime is an M/M/c queue: lambda requests/s, servers servers of
@@ -263,7 +267,7 @@ func (l *latencies) onArrival(mass float64) {
 			return
 		}
 		l.wait.addPoint(0, mass)
-		l.latency.addCDF(0, l.serviceS*tailCut, mass, l.serviceCDF)
+		l.serviceOnly += mass
 		return
 	}
 	l.within += mass * (1 - r.missSLO)
@@ -280,6 +284,13 @@ func (l *latencies) onArrival(mass float64) {
 
 func (l *latencies) serviceCDF(t float64) float64 { return -math.Expm1(-t / l.serviceS) }
 
+// finish records what is pending; call it once, at the end.
+func (l *latencies) finish() {
+	l.flush()
+	l.latency.addCDF(0, l.serviceS*tailCut, l.serviceOnly, l.serviceCDF)
+	l.serviceOnly = 0
+}
+
 // flush records the pending Erlang-C mass in the distributions (onArrival
 // has counted it).
 func (l *latencies) flush() {
@@ -288,23 +299,26 @@ func (l *latencies) flush() {
 	if m <= 0 {
 		return
 	}
+	waiting := m * r.pWait
+	l.wait.addPoint(0, m-waiting)
+	l.serviceOnly += m - waiting
+	if r.pWait < 1e-12 {
+		return // no one waits: nothing more to record
+	}
 	T := l.timeoutS
 	cut := tailCut / r.theta
 	if T > 0 && T < cut {
 		cut = T
 	}
-	waiting := m * r.pWait
 	tail := m * r.missTimeout // waits beyond the timeout: dropped
-	// Waits: none for 1 − C, exponential (cut at the timeout) for C.
-	l.wait.addPoint(0, m-waiting)
+	// Waits: exponential for C, cut at the timeout.
 	theta := r.theta
 	norm := -math.Expm1(-theta * cut)
 	l.wait.addCDF(0, cut, waiting-tail, func(t float64) float64 { return -math.Expm1(-theta*t) / norm })
 	l.wait.addPoint(T, tail)
-	// Latency: service alone for 1 − C, wait + service (hypoexponential)
-	// for C, the drops at the timeout.
+	// Latency: wait + service (hypoexponential) for C, the drops at the
+	// timeout.
 	mu := 1 / l.serviceS
-	l.latency.addCDF(0, l.serviceS*tailCut, m-waiting, l.serviceCDF)
 	l.latency.addCDF(0, cut+l.serviceS*tailCut, waiting-tail, func(t float64) float64 {
 		if math.Abs(theta-mu) < 1e-9*mu {
 			return 1 - math.Exp(-mu*t)*(1+mu*t)

@@ -30,6 +30,9 @@ func baseFor(t *testing.T, tr Trace, sizing string) Config {
 	cfg := DefaultConfig()
 	c := &cfg.Planner
 	c.Fleet.BootDelay = 10 * time.Minute
+	if sizing == "" {
+		sizing = planner.SizingErlangC
+	}
 	c.Fleet.MaxInstances = 1000
 	c.Sizing = sizing
 	sized, err := c.SizeForPeak(tr.Peak(), 20)
@@ -61,7 +64,7 @@ func TestMeasure(t *testing.T) {
 			if only := os.Getenv("VARIANTS"); only != "" && !strings.Contains(only, v.name) {
 				continue
 			}
-			probe := baseFor(t, tr, planner.SizingUtilisation)
+			probe := baseFor(t, tr, planner.SizingErlangC)
 			v.set(&probe)
 			if b == nil || probe.Planner.Sizing != sizing || probe.Forecast.IntervalLevel != b.cfg.Forecast.IntervalLevel {
 				sizing = probe.Planner.Sizing
@@ -136,7 +139,22 @@ var steps = []struct {
 	{"7-warmup", func(c *Config) { c.Planner.Bounds.WarmUpPeak = true; c.Planner.Bounds.WarmUpWidening = 2 }},
 }
 
+// ablations are the defaults with one change undone each.
+var ablations = []variant{
+	{"D-defaults", func(c *Config) {}},
+	{"D-no-calibration", func(c *Config) { c.Planner.Calibration.Off = true }},
+	{"D-no-slot-errors", func(c *Config) { c.Planner.Bounds.FromErrors = false }},
+	{"D-no-peak-cap", func(c *Config) { c.Planner.Bounds.PeakHeadroom = 0 }},
+	{"D-no-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = 0 }},
+	{"D-no-warmup", func(c *Config) { c.Planner.Bounds.WarmUpPeak = false; c.Planner.Bounds.WarmUpWidening = 1 }},
+	{"D-no-slo-rule", func(c *Config) { c.Planner.Reactive.SLOAware = false }},
+	{"D-utilisation", func(c *Config) { c.Planner.Sizing = planner.SizingUtilisation }},
+}
+
 func measureVariants() []variant {
+	if os.Getenv("ABLATE") != "" {
+		return ablations
+	}
 	var out []variant
 	for k := range steps {
 		out = append(out, variant{name: steps[k].name, set: func(c *Config) {
@@ -197,4 +215,82 @@ func TestDiag(t *testing.T) {
 		}
 		fmt.Printf("SLO %.4f after %.4f cost %.3f\n", res.SLOAttainment, res.SLOAttainmentAfterWarmUp, res.Cost)
 	}
+}
+
+// TestTune searches the defaults one knob at a time on the first half of
+// each trace (the second half is never scored): the cheapest setting, by
+// mean cost relative to the oracle, whose hybrid reaches 99.5% after its
+// first day on every trace.
+func TestTune(t *testing.T) {
+	if os.Getenv("TUNE") == "" {
+		t.Skip("set TUNE")
+	}
+	type prepared struct {
+		b   *bench
+		mid time.Time
+	}
+	var benches []prepared
+	for _, tr := range measureTraces(t) {
+		b, err := prepare(context.Background(), tr, baseFor(t, tr, planner.SizingErlangC), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		benches = append(benches, prepared{b, tr.Start.Add(tr.End().Sub(tr.Start) / 2).Truncate(24 * time.Hour)})
+	}
+	knobs := []struct {
+		name   string
+		values []float64
+		set    func(*Config, float64)
+	}{
+		{"rate", []float64{0.0001, 0.0002, 0.0004, 0.0008}, func(c *Config, v float64) { c.Planner.Calibration.Rate = v }},
+		{"start_q", []float64{0.8, 0.9, 0.95}, func(c *Config, v float64) { c.Planner.ForecastQuantile = v }},
+		{"spread", []float64{0, 1, 2}, func(c *Config, v float64) { c.Planner.Bounds.SlotSpread = int(v) }},
+		{"min_errors", []float64{3, 6, 12}, func(c *Config, v float64) { c.Planner.Bounds.MinErrors = int(v) }},
+		{"headroom", []float64{1.0, 1.1, 1.25}, func(c *Config, v float64) { c.Planner.Bounds.PeakHeadroom = v }},
+		{"return_min", []float64{2, 5, 10}, func(c *Config, v float64) {
+			c.Planner.Reactive.ReturnToPlanAfter = time.Duration(v) * time.Minute
+		}},
+		{"widening", []float64{1.5, 2, 3}, func(c *Config, v float64) { c.Planner.Bounds.WarmUpWidening = v }},
+	}
+	chosen := map[string]float64{"rate": 0.0002, "start_q": 0.9, "spread": 1, "min_errors": 6, "headroom": 1.1, "return_min": 5, "widening": 2}
+	score := func(sel map[string]float64) (float64, bool, string) {
+		total, ok := 0.0, true
+		var line []string
+		for _, p := range benches {
+			c := p.b.cfg
+			for _, k := range knobs {
+				k.set(&c, sel[k.name])
+			}
+			c.ScoreUntil = p.mid
+			rep, err := p.b.run(context.Background(), []string{PolicyHybrid}, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rep.Policies[0]
+			total += r.CostVsOracle
+			ok = ok && r.SLOAttainmentAfterWarmUp >= 0.995
+			line = append(line, fmt.Sprintf("%s %.3fx %.2f%% %.3f%%", shortName(rep.Trace), r.CostVsOracle, 100*r.CostVsStatic, 100*r.SLOAttainmentAfterWarmUp))
+		}
+		return total / float64(len(benches)), ok, strings.Join(line, " | ")
+	}
+	for round := range 2 {
+		for _, k := range knobs {
+			best, bestScore := chosen[k.name], 0.0
+			for _, v := range k.values {
+				sel := map[string]float64{}
+				for n, x := range chosen {
+					sel[n] = x
+				}
+				sel[k.name] = v
+				s, ok, line := score(sel)
+				fmt.Printf("round %d %-10s %-7g mean %.3fx ok=%v  %s\n", round, k.name, v, s, ok, line)
+				if ok && (bestScore == 0 || s < bestScore-1e-9) {
+					best, bestScore = v, s
+				}
+			}
+			chosen[k.name] = best
+			fmt.Printf("round %d chose %s = %g\n", round, k.name, best)
+		}
+	}
+	fmt.Println("chosen", chosen)
 }

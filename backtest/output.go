@@ -169,17 +169,18 @@ var policyColours = map[string]color.RGBA{
 }
 
 // nines maps an SLO attainment to −log10(1 − a), so 99%, 99.9% and 99.99%
-// are evenly spaced; it is capped at 5 nines.
-func nines(a float64) float64 { return math.Min(5, -math.Log10(math.Max(1-a, 1e-5))) }
+// are evenly spaced; it is capped at 4 nines (100% is drawn at 99.99%).
+func nines(a float64) float64 { return math.Min(4, -math.Log10(math.Max(1-a, 1e-4))) }
 
 // ninesTicks labels the nines axis with attainments.
 type ninesTicks struct{}
 
 func (ninesTicks) Ticks(lo, hi float64) []plot.Tick {
 	var out []plot.Tick
-	for _, a := range []float64{0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995, 0.9999, 0.99999} {
-		if x := nines(a); x >= lo && x <= hi {
-			out = append(out, plot.Tick{Value: x, Label: strconv.FormatFloat(100*a, 'g', -1, 64) + "%"})
+	for _, label := range []string{"50", "80", "90", "95", "99", "99.5", "99.9", "99.99"} {
+		a, _ := strconv.ParseFloat(label, 64)
+		if x := nines(a / 100); x >= lo && x <= hi {
+			out = append(out, plot.Tick{Value: x, Label: label + "%"})
 		}
 	}
 	return out
@@ -189,8 +190,9 @@ func (ninesTicks) Ticks(lo, hi float64) []plot.Tick {
 // static against SLO attainment (on a scale of nines), one colour per
 // policy, each policy's cheapest-at-each-attainment front as a line, and
 // the SLO targets as vertical lines: where a policy's front crosses a
-// target is its cost at that SLO.
-func PlotFrontier(trace string, trials []FrontierTrial, targets []float64) (*plot.Plot, error) {
+// target is its cost at that SLO. defaults, the report's runs, are ringed:
+// where the defaults sit against the sweep.
+func PlotFrontier(trace string, trials []FrontierTrial, targets []float64, defaults []Result) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = trace + ": cost vs SLO attainment, every setting tried"
 	p.X.Label.Text = "SLO attainment (share of requests within the latency SLO)"
@@ -231,6 +233,21 @@ func PlotFrontier(trace string, trials []FrontierTrial, targets []float64) (*plo
 		for _, pt := range pts {
 			loX, hiX = math.Min(loX, pt.X), math.Max(hiX, pt.X)
 		}
+	}
+	for _, r := range defaults {
+		col, ok := policyColours[r.Name]
+		if !ok || r.Name == PolicyFlat || r.Name == PolicyOracle {
+			continue
+		}
+		pt := plotter.XYs{{X: nines(r.SLOAttainment), Y: r.CostVsStatic}}
+		sc, err := plotter.NewScatter(pt)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
+		p.Add(sc)
+		p.Legend.Add(r.Name+" (defaults)", sc)
+		loX, hiX = math.Min(loX, pt[0].X), math.Max(hiX, pt[0].X)
 	}
 	for _, q := range targets {
 		x := nines(q)

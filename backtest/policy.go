@@ -90,7 +90,7 @@ type planPolicy struct {
 func (p *planPolicy) decide(now time.Time, obs planner.Observation, ok bool, current int) planner.Step {
 	adoptDue(p.ctl, p.plans, &p.adopted, now)
 	if ok {
-		p.ctl.Observe(obs)
+		p.ctl.Observe(now, obs, current)
 	}
 	st, found := p.ctl.PlanStep(now)
 	if !found {

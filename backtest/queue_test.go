@@ -161,7 +161,7 @@ func TestErlangCRegime(t *testing.T) {
 		q := &fluidQueue{}
 		q.arrive(0, 3600, tc.lambda)
 		served, _ := q.serve(0, 3600, float64(tc.servers)/tc.serviceS, 0, lat)
-		lat.flush()
+		lat.finish()
 		n := tc.lambda * 3600
 		if math.Abs(served-n) > 1e-6*n || math.Abs(lat.regime.pWait-tc.c) > 1e-9 {
 			t.Errorf("c=%d: served %v of %v, Erlang C %.10f want %.10f", tc.servers, served, n, lat.regime.pWait, tc.c)
@@ -193,7 +193,7 @@ func TestErlangCMatchesSimulation(t *testing.T) {
 	lat := newLatencies(sloS, 0, serviceS)
 	lat.setRegime(lambda, servers)
 	lat.onArrival(1)
-	lat.flush()
+	lat.finish()
 	rng := rand.New(rand.NewPCG(1, 2))
 	free := make([]float64, servers) // when each server is next free
 	var waits []float64
@@ -233,7 +233,7 @@ func TestBacklogThenErlangC(t *testing.T) {
 	q.arrive(-20, 20, 1) // 20 waiting since −20 s
 	q.arrive(0, 60, 4)
 	served, _ := q.serve(0, 60, 5, 0, lat)
-	lat.flush()
+	lat.finish()
 	// The 5 req/s server clears 20 + 4t by t = 20: 100 served from the
 	// queue with waits, 160 after it on arrival, 44.4% of them waiting.
 	if math.Abs(served-260) > 1e-9 {

@@ -27,6 +27,9 @@ type Report struct {
 	ForecastStep time.Duration `json:"forecast_step_ns"`
 	RefitEvery   time.Duration `json:"refit_every_ns"`
 	Policies     []Result      `json:"policies"`
+
+	// static and oracle are the runs every cost is relative to.
+	static, oracle Result
 }
 
 // Run replays the trace through the named policies (all of them when none
@@ -38,16 +41,23 @@ func Run(ctx context.Context, t Trace, cfg Config, policies ...string) (Report, 
 	if len(policies) == 0 {
 		policies = Policies()
 	}
-	for _, p := range policies {
-		if !slices.Contains(Policies(), p) {
-			return Report{}, fmt.Errorf("backtest: unknown policy %q: want one of %v", p, Policies())
-		}
+	if err := checkPolicies(policies); err != nil {
+		return Report{}, err
 	}
 	b, err := prepare(ctx, t, cfg, slices.ContainsFunc(policies, needsForecasts))
 	if err != nil {
 		return Report{}, err
 	}
 	return b.run(ctx, policies, b.cfg)
+}
+
+func checkPolicies(policies []string) error {
+	for _, p := range policies {
+		if !slices.Contains(Policies(), p) {
+			return fmt.Errorf("backtest: unknown policy %q: want one of %v", p, Policies())
+		}
+	}
+	return nil
 }
 
 func needsForecasts(policy string) bool {
@@ -117,22 +127,26 @@ func (b *bench) run(ctx context.Context, policies []string, cfg Config) (Report,
 	if err != nil {
 		return Report{}, fmt.Errorf("backtest: %w", err)
 	}
-	staticCost, oracleCost := results[0].Cost, results[1].Cost
 	results[0].Instances = b.static
+	rep.static, rep.oracle = results[0], results[1]
 	for _, p := range policies {
-		r := results[slices.Index(names, p)]
-		if staticCost > 0 {
-			r.CostVsStatic = r.Cost / staticCost
-		}
-		if oracleCost > 0 {
-			r.CostVsOracle = r.Cost / oracleCost
-		}
-		if p == PolicyFlat {
-			rep.Flat = r.Instances
-		}
-		rep.Policies = append(rep.Policies, r)
+		rep.add(results[slices.Index(names, p)])
 	}
 	return rep, nil
+}
+
+// add appends r to the report, priced against static and the oracle.
+func (rep *Report) add(r Result) {
+	if rep.static.Cost > 0 {
+		r.CostVsStatic = r.Cost / rep.static.Cost
+	}
+	if rep.oracle.Cost > 0 {
+		r.CostVsOracle = r.Cost / rep.oracle.Cost
+	}
+	if r.Name == PolicyFlat {
+		rep.Flat = r.Instances
+	}
+	rep.Policies = append(rep.Policies, r)
 }
 
 // traceRequests sums the trace's demand over the scored window.
@@ -195,38 +209,59 @@ func (b *bench) tickNeeds(cfg Config) []int {
 }
 
 // flat finds the smallest fleet size whose static run reaches the SLO
-// target over the scored demand, by bisection between the minimum and the
-// static peak fleet (attainment only grows with the fleet).
+// target over the scored demand.
 func (b *bench) flat(ctx context.Context, cfg Config) (Result, error) {
+	r, err := b.flatSearch(ctx, cfg, []float64{cfg.Planner.SLO.Quantile})
+	if err != nil {
+		return Result{}, err
+	}
+	return r[0], nil
+}
+
+// flatSearch finds, for each target, the smallest fleet size whose static
+// run reaches it over the scored demand, by bisection between the minimum
+// and the static peak fleet (attainment only grows with the fleet; above
+// the peak fleet it doubles until one does). Runs are shared between the
+// targets.
+func (b *bench) flatSearch(ctx context.Context, cfg Config, targets []float64) ([]Result, error) {
 	c := cfg.Planner
+	tried := map[int]Result{}
 	try := func(n int) (Result, error) {
+		if r, ok := tried[n]; ok {
+			return r, nil
+		}
 		r, err := simulate(ctx, b.trace, cfg, PolicyFlat, 1000+uint64(n),
 			staticPolicy{n: n, reason: fmt.Sprintf("flat: %d instances", n)})
 		r.Instances = n
+		tried[n] = r
 		return r, err
 	}
-	lo, hi := c.Fleet.MinInstances, max(b.static, c.Fleet.MinInstances)
-	best, err := try(hi)
-	if err != nil {
-		return best, err
-	}
-	for best.SLOAttainment < c.SLO.Quantile && hi < c.Fleet.MaxInstances {
-		lo, hi = hi+1, min(2*hi+1, c.Fleet.MaxInstances)
-		if best, err = try(hi); err != nil {
-			return best, err
-		}
-	}
-	for lo < hi {
-		mid := (lo + hi) / 2
-		r, err := try(mid)
+	out := make([]Result, len(targets))
+	for i, q := range targets {
+		lo, hi := c.Fleet.MinInstances, max(b.static, c.Fleet.MinInstances)
+		best, err := try(hi)
 		if err != nil {
-			return r, err
+			return nil, err
 		}
-		if r.SLOAttainment >= c.SLO.Quantile {
-			best, hi = r, mid
-		} else {
-			lo = mid + 1
+		for best.SLOAttainment < q && hi < c.Fleet.MaxInstances {
+			lo, hi = hi+1, min(2*hi+1, c.Fleet.MaxInstances)
+			if best, err = try(hi); err != nil {
+				return nil, err
+			}
 		}
+		for lo < hi {
+			mid := (lo + hi) / 2
+			r, err := try(mid)
+			if err != nil {
+				return nil, err
+			}
+			if r.SLOAttainment >= q {
+				best, hi = r, mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		out[i] = best
 	}
-	return best, nil
+	return out, nil
 }

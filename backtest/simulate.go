@@ -126,7 +126,8 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 		}
 		at := t.Start.Add(time.Duration(i) * tick)
 		clock = at
-		current := fleet.Counts(poolName).Desired
+		counts := fleet.Counts(poolName)
+		current := counts.Desired
 		obs, ok := seen.latest(at)
 		st := p.decide(at, obs, ok, current)
 		if st.Desired != current {
@@ -134,7 +135,8 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 			if err != nil && !errors.Is(err, actuator.ErrRateLimited) {
 				return res, fmt.Errorf("%s at %s: %w", name, at.Format(time.RFC3339), err)
 			}
-			if got := fleet.Counts(poolName).Desired; got != current {
+			counts = fleet.Counts(poolName)
+			if got := counts.Desired; got != current {
 				if got != st.Desired {
 					st.Reason = fmt.Sprintf("%s (limited to %d by max_step)", st.Reason, got)
 					st.Desired = got
@@ -143,7 +145,6 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 				res.Decisions = append(res.Decisions, st)
 			}
 		}
-		counts := fleet.Counts(poolName)
 
 		raw := t.RPS[i/perStep]
 		gap := math.IsNaN(raw)
@@ -204,7 +205,7 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 			point = CapacityPoint{}
 		}
 	}
-	lat.flush()
+	lat.finish()
 	res.SpotInterruptions = fleet.Usage(poolName).Interruptions
 	sc.fill(&res, lat)
 	if h, ok := p.(*hybridPolicy); ok {

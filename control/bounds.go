@@ -64,18 +64,18 @@ func (c *Controller) width(at time.Time, f model.Forecast, i, method int, q floa
 // same position of the shortest season as at (the time of day), and
 // Bounds.SlotSpread steps either side, over Bounds.ErrorWindow.
 func (c *Controller) slotErrors(at time.Time, method int) []float64 {
-	step := c.settings.Step
-	season := step
+	season := int64(1)
 	if len(c.periods) > 0 {
-		season = time.Duration(c.periods[0]) * step
+		season = int64(c.periods[0])
 	}
-	spread := c.plan.Bounds.SlotSpread
-	cycles := int(c.plan.Bounds.ErrorWindow / season)
+	spread := int64(c.plan.Bounds.SlotSpread)
+	cycles := int64(c.plan.Bounds.ErrorWindow/c.settings.Step) / season
 	pool := make([]float64, 0, cycles*(2*spread+1))
-	for k := 1; k <= cycles; k++ {
-		base := at.Add(-time.Duration(k) * season)
+	at0 := c.step(at)
+	for k := int64(1); k <= cycles; k++ {
+		base := at0 - k*season
 		for j := -spread; j <= spread; j++ {
-			if e, ok := c.errors[base.Add(time.Duration(j)*step)]; ok && !math.IsNaN(e[method]) {
+			if e, ok := c.errors.get(base + j); ok && !math.IsNaN(e[method]) {
 				pool = append(pool, e[method])
 			}
 		}
@@ -106,10 +106,12 @@ func conformalQuantile(x []float64, q float64) float64 {
 func zScore(p float64) float64 { return distuv.UnitNormal.Quantile(p) }
 
 // calibrate moves the forecast quantile after one observed interval: the
-// share of its requests that would have waited past the SLO on the
-// followed plan's instances (planner.Config.MissShare) against the target,
-// weighted by the interval's demand over its recent mean
-// (planner.Calibration).
+// share of its requests that waited past the SLO on the instances that
+// were ready (planner.Config.MissShare of the observed demand on the
+// fewest instances the pool was asked for over the boot delay before), set
+// against the target and weighted by the interval's demand over its recent
+// mean (planner.Calibration). Only intervals served under a plan of the
+// refit in force count: the quantile sizes plans.
 func (c *Controller) calibrate(obs planner.Observation) {
 	cal := c.plan.Calibration
 	if cal.Off || obs.Span <= 0 {
@@ -122,11 +124,14 @@ func (c *Controller) calibrate(obs planner.Observation) {
 	} else {
 		c.meanDemand += alpha * (obs.DemandRPS - c.meanDemand)
 	}
-	st, ok := c.PlanStep(obs.At.Add(-obs.Span))
-	if !ok || c.meanDemand <= 0 {
+	if _, ok := c.PlanStep(obs.At.Add(-obs.Span)); !ok || c.meanDemand <= 0 {
 		return
 	}
-	miss := c.plan.MissShare(obs.DemandRPS, st.Desired)
+	ready, ok := c.readyEstimate(obs.At.Add(-obs.Span), obs.At)
+	if !ok {
+		return
+	}
+	miss := c.plan.MissShare(obs.DemandRPS, ready)
 	tail := 1 - c.plan.CalibrationTarget()
 	w := obs.DemandRPS / c.meanDemand
 	lp := math.Log(1-c.quantile) - cal.Rate*obs.Span.Minutes()*w*(miss-tail)/tail

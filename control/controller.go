@@ -151,22 +151,26 @@ type Controller struct {
 	last     Refit
 	level    string // the gate level the last Decide used
 	reactive planner.ReactiveState
-	// forecasts remembers, per step start, the model's and the profile's
+	// forecasts remembers, per step, the model's and the profile's
 	// forecasts, to score them once the demand is known.
-	forecasts map[time.Time][2]float64
-	// actual remembers demand per step start seen in refit histories.
-	actual map[time.Time]float64
-	// errors remembers, per step start, actual − forecast of the model and
-	// of the profile: the per-slot bounds are their quantiles. Only steps
+	forecasts stepLog[[2]float64]
+	// actual remembers demand per step seen in refit histories.
+	actual stepLog[float64]
+	// errors remembers, per step, actual − forecast of the model and of
+	// the profile: the per-slot bounds are their quantiles. Only steps
 	// from errorsFrom on are scored: forecasts made before a season of
 	// history are no guide to later ones.
-	errors     map[time.Time][2]float64
+	errors     stepLog[[2]float64]
 	errorsFrom time.Time
 	// quantile is the calibrated forecast quantile, meanDemand the recent
 	// mean observed demand that weighs each interval's misses.
 	quantile, meanDemand float64
 	// warmPeak is the largest demand seen while warming up.
 	warmPeak float64
+	// asked is what the pool was asked for at each recent decision, oldest
+	// first, over the last boot delay: the calibration's estimate of the
+	// instances that were ready.
+	asked []planner.Step
 }
 
 // New returns a Controller for a pool planned with plan. Both configs are
@@ -179,8 +183,7 @@ func New(plan planner.Config, s Settings) (*Controller, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Controller{plan: plan, settings: s, forecasts: map[time.Time][2]float64{}, actual: map[time.Time]float64{},
-		errors: map[time.Time][2]float64{}, quantile: plan.ForecastQuantile}
+	c := &Controller{plan: plan, settings: s, quantile: plan.ForecastQuantile}
 	for _, p := range s.Periods {
 		c.periods = append(c.periods, int(p/s.Step))
 	}
@@ -268,7 +271,7 @@ func (c *Controller) Adopt(r Refit, history []float64) Refit {
 		if i < len(r.profileMean) {
 			p = r.profileMean[i]
 		}
-		c.forecasts[r.At.Add(time.Duration(i)*c.settings.Step)] = [2]float64{v, p}
+		c.forecasts.set(c.step(r.At.Add(time.Duration(i)*c.settings.Step)), [2]float64{v, p})
 	}
 	r.Quantile = c.quantile
 	r.Peak = c.recentPeak(history)
@@ -303,7 +306,7 @@ func (c *Controller) Adopt(r Refit, history []float64) Refit {
 // (what it was last asked for, booting instances included), which the
 // reactive rules step from. obs also calibrates the forecast quantile.
 func (c *Controller) Decide(now time.Time, obs planner.Observation, current int) planner.Step {
-	c.Observe(obs)
+	c.Observe(now, obs, current)
 	var reactive planner.Step
 	c.reactive, reactive = c.plan.ReactiveNext(c.reactive, obs, current)
 	plan, found := c.PlanStep(now)
@@ -337,17 +340,56 @@ func (c *Controller) Decide(now time.Time, obs planner.Observation, current int)
 	return st
 }
 
-// Observe feeds the controller an observation: it calibrates the forecast
-// quantile and tracks the warm-up peak. Decide calls it; policies that
-// follow a plan alone call it instead.
-func (c *Controller) Observe(obs planner.Observation) {
+// Observe feeds the controller an observation and the pool's desired count
+// at now: it calibrates the forecast quantile and tracks the warm-up peak.
+// Decide calls it; policies that follow a plan alone call it instead.
+func (c *Controller) Observe(now time.Time, obs planner.Observation, current int) {
+	c.rememberAsked(now, current)
 	if math.IsNaN(obs.DemandRPS) || obs.DemandRPS < 0 {
 		return
 	}
 	if c.warmingUp() {
 		c.warmPeak = math.Max(c.warmPeak, obs.DemandRPS)
+		return // the warm-up serves now, not the plans: nothing to learn
 	}
 	c.calibrate(obs)
+}
+
+// rememberAsked records the desired count at now and forgets what is older
+// than the boot delay (and ten minutes of slack for the interval) needs.
+func (c *Controller) rememberAsked(now time.Time, current int) {
+	if n := len(c.asked); n > 0 && c.asked[n-1].Desired == current && !now.Before(c.asked[n-1].At) {
+		return // unchanged: the last record still holds
+	}
+	c.asked = append(c.asked, planner.Step{At: now, Desired: current})
+	keep := now.Add(-c.plan.Fleet.BootDelay - 10*time.Minute)
+	k := 0
+	for k+1 < len(c.asked) && c.asked[k+1].At.Before(keep) {
+		k++
+	}
+	c.asked = c.asked[k:]
+}
+
+// readyEstimate is the instances that were ready over [from, to]: the
+// fewest the pool was asked for from a boot delay before from until to (a
+// later rise was still booting). ok is false without records that old.
+func (c *Controller) readyEstimate(from, to time.Time) (n int, ok bool) {
+	since := from.Add(-c.plan.Fleet.BootDelay)
+	if len(c.asked) == 0 || c.asked[0].At.After(since) {
+		return 0, false
+	}
+	n = math.MaxInt
+	for i, a := range c.asked {
+		// Record i holds from a.At until the next record.
+		if i+1 < len(c.asked) && !c.asked[i+1].At.After(since) {
+			continue
+		}
+		if a.At.After(to) {
+			break
+		}
+		n = min(n, a.Desired)
+	}
+	return n, true
 }
 
 // levelAt says which level Decide follows at now and why, when the reason
@@ -485,34 +527,24 @@ func (c *Controller) profilePeriod(n int) int {
 	return best
 }
 
+// step is t's number on the forecast grid.
+func (c *Controller) step(t time.Time) int64 { return stepIndex(t, c.settings.Step) }
+
 // remember stores the demand of the steps in history, so earlier forecasts
 // can be scored and the peak found, and forgets what is older than the
-// gating window, the peak window and the error window need.
+// gating window and the error window need.
 func (c *Controller) remember(now time.Time, history []float64) {
 	step := c.settings.Step
-	start := now.Add(-time.Duration(len(history)) * step)
-	keep := now.Add(-max(c.plan.Gating.Window+c.longestPeriod(), c.plan.Bounds.ErrorWindow+step))
+	end := c.step(now)
+	keep := c.step(now.Add(-max(c.plan.Gating.Window+c.longestPeriod(), c.plan.Bounds.ErrorWindow+step)))
 	for i, v := range history {
-		t := start.Add(time.Duration(i) * step)
-		if !t.Before(keep) {
-			c.actual[t] = v
+		if k := end - int64(len(history)-i); k >= keep {
+			c.actual.set(k, v)
 		}
 	}
-	for t := range c.actual {
-		if t.Before(keep) {
-			delete(c.actual, t)
-		}
-	}
-	for t := range c.forecasts {
-		if t.Before(keep) {
-			delete(c.forecasts, t)
-		}
-	}
-	for t := range c.errors {
-		if t.Before(now.Add(-c.plan.Bounds.ErrorWindow - c.longestPeriod())) {
-			delete(c.errors, t)
-		}
-	}
+	c.actual.forget(keep)
+	c.forecasts.forget(keep)
+	c.errors.forget(c.step(now.Add(-c.plan.Bounds.ErrorWindow - c.longestPeriod())))
 }
 
 // scoreErrors records actual − forecast for the remembered forecasts of
@@ -521,19 +553,18 @@ func (c *Controller) scoreErrors(now time.Time) {
 	if c.errorsFrom.IsZero() {
 		return
 	}
-	for t, f := range c.forecasts {
-		if !t.Before(now) || t.Before(c.errorsFrom) {
-			continue
+	from, end := c.step(c.errorsFrom), c.step(now)
+	c.forecasts.each(func(k int64, f [2]float64) {
+		if k < from || k >= end {
+			return
 		}
-		if _, done := c.errors[t]; done {
-			continue
+		if _, done := c.errors.get(k); done {
+			return
 		}
-		y, ok := c.actual[t]
-		if !ok || math.IsNaN(y) {
-			continue
+		if y, ok := c.actual.get(k); ok && !math.IsNaN(y) {
+			c.errors.set(k, [2]float64{y - f[0], y - f[1]})
 		}
-		c.errors[t] = [2]float64{y - f[0], y - f[1]}
-	}
+	})
 }
 
 // recentPeak is the largest value of the last Bounds.PeakWindow of
@@ -572,13 +603,13 @@ func (c *Controller) gateInput(now time.Time, historySteps int) planner.GateInpu
 	if naive == 0 {
 		return in
 	}
-	step := c.settings.Step
-	window := max(1, int(c.plan.Gating.Window/step))
+	window := int64(max(1, int(c.plan.Gating.Window/c.settings.Step)))
 	var both, profileOnly errorSums
-	for t := now.Add(-time.Duration(window) * step); t.Before(now); t = t.Add(step) {
-		y, okY := c.actual[t]
-		base, okB := c.actual[t.Add(-time.Duration(naive)*step)]
-		f, okF := c.forecasts[t]
+	end := c.step(now)
+	for k := end - window; k < end; k++ {
+		y, okY := c.actual.get(k)
+		base, okB := c.actual.get(k - int64(naive))
+		f, okF := c.forecasts.get(k)
 		if !okY || !okB || !okF || math.IsNaN(y) || math.IsNaN(base) || math.IsNaN(f[1]) {
 			continue
 		}

@@ -52,6 +52,9 @@ type State struct {
 	Quantile, MeanDemand float64
 	// WarmPeak is the largest demand seen while warming up.
 	WarmPeak float64
+	// Asked is the pool's desired count at each recent change, oldest
+	// first: what the calibration takes to have been ready.
+	Asked []planner.Step
 }
 
 // RefitState is a Refit with the forecasts that later refits score.
@@ -80,23 +83,22 @@ type ObservedDemand struct {
 func (c *Controller) State() State {
 	st := State{Version: StateVersion, Level: c.level, Reactive: c.reactive,
 		Refit:    RefitState{Refit: c.last, ModelMean: slices.Clone(c.last.modelMean), ProfileMean: slices.Clone(c.last.profileMean)},
-		Quantile: c.quantile, MeanDemand: c.meanDemand, WarmPeak: c.warmPeak, ErrorsFrom: c.errorsFrom}
-	st.Forecasts = scored(c.forecasts)
-	st.Errors = scored(c.errors)
-	for t, v := range c.actual {
-		st.Actual = append(st.Actual, ObservedDemand{At: t, RPS: v})
-	}
-	slices.SortFunc(st.Actual, func(a, b ObservedDemand) int { return a.At.Compare(b.At) })
+		Quantile: c.quantile, MeanDemand: c.meanDemand, WarmPeak: c.warmPeak, ErrorsFrom: c.errorsFrom,
+		Asked: slices.Clone(c.asked)}
+	st.Forecasts = c.scored(&c.forecasts)
+	st.Errors = c.scored(&c.errors)
+	c.actual.each(func(k int64, v float64) {
+		st.Actual = append(st.Actual, ObservedDemand{At: stepTime(k, c.settings.Step), RPS: v})
+	})
 	return st
 }
 
-// scored lists a per-step map oldest first.
-func scored(m map[time.Time][2]float64) []ScoredForecast {
-	out := make([]ScoredForecast, 0, len(m))
-	for t, f := range m {
-		out = append(out, ScoredForecast{At: t, Model: f[0], Profile: f[1]})
-	}
-	slices.SortFunc(out, func(a, b ScoredForecast) int { return a.At.Compare(b.At) })
+// scored lists a per-step log oldest first.
+func (c *Controller) scored(l *stepLog[[2]float64]) []ScoredForecast {
+	var out []ScoredForecast
+	l.each(func(k int64, f [2]float64) {
+		out = append(out, ScoredForecast{At: stepTime(k, c.settings.Step), Model: f[0], Profile: f[1]})
+	})
 	return out
 }
 
@@ -117,22 +119,23 @@ func (c *Controller) Restore(st State) error {
 	c.last.modelMean, c.last.profileMean = slices.Clone(st.Refit.ModelMean), slices.Clone(st.Refit.ProfileMean)
 	c.level = st.Level
 	c.reactive = st.Reactive
-	c.forecasts = unscored(st.Forecasts)
-	c.errors = unscored(st.Errors)
+	c.forecasts = c.unscored(st.Forecasts)
+	c.errors = c.unscored(st.Errors)
 	c.quantile, c.meanDemand, c.warmPeak, c.errorsFrom = st.Quantile, st.MeanDemand, st.WarmPeak, st.ErrorsFrom
-	c.actual = make(map[time.Time]float64, len(st.Actual))
+	c.asked = slices.Clone(st.Asked)
+	c.actual = stepLog[float64]{}
 	for _, a := range st.Actual {
-		c.actual[a.At] = a.RPS
+		c.actual.set(c.step(a.At), a.RPS)
 	}
 	return nil
 }
 
-func unscored(list []ScoredForecast) map[time.Time][2]float64 {
-	m := make(map[time.Time][2]float64, len(list))
+func (c *Controller) unscored(list []ScoredForecast) stepLog[[2]float64] {
+	var l stepLog[[2]float64]
 	for _, f := range list {
-		m[f.At] = [2]float64{f.Model, f.Profile}
+		l.set(c.step(f.At), [2]float64{f.Model, f.Profile})
 	}
-	return m
+	return l
 }
 
 // Encode serialises st with encoding/gob, which keeps NaN.

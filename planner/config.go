@@ -107,28 +107,31 @@ type Gating struct {
 }
 
 // Calibration is an online miss-rate controller for the forecast
-// quantile. After each observed interval the controller estimates the share
-// of that interval's requests that would have waited longer than the SLO
-// with exactly the plan's instances (Config.MissShare), and moves the
-// quantile's tail p = 1 − q multiplicatively:
+// quantile. After each observed interval served under a plan the
+// controller estimates the share of that interval's requests that waited
+// longer than the SLO (Config.MissShare of the observed demand on the
+// instances that were ready: the fewest it had asked for over the boot
+// delay before), and moves the quantile's tail p = 1 − q
+// multiplicatively:
 //
 //	ln p ← ln p − Rate · m · w · (miss − (1 − Target)) / (1 − Target)
 //
 // where m is the interval's length in minutes and w its demand over the
 // recent mean, so every request weighs the same. A run of intervals without misses widens p (a cheaper
 // plan), a miss narrows it (a wider bound), and the long-run request-
-// weighted miss share settles at 1 − Target. The estimate uses only what
-// the service sees (the observed demand and its own plan), so the backtest
-// calibrates exactly as `forecaster serve` would.
+// weighted miss share settles at 1 − Target: realised attainment, reactive
+// term included, tracks the target. The estimate uses only what the
+// service sees (the observed demand and its own decisions), so the
+// backtest calibrates exactly as `forecaster serve` would.
 type Calibration struct {
 	// Off keeps ForecastQuantile fixed.
 	Off bool
 	// Target is the share of requests the plan alone should serve within
 	// the SLO; 0 means SLO.Quantile.
 	Target float64
-	// Rate is the step size per minute of mean demand (default 0.0002: a
-	// day without a miss widens p by a third, a fully missed hour narrows
-	// it about 11-fold at a 99.5% target).
+	// Rate is the step size per minute of mean demand (default 0.0008: a
+	// day without a miss widens p about 3-fold, a fully missed quarter of
+	// an hour narrows it about 11-fold at a 99.5% target).
 	Rate float64
 	// MinQuantile and MaxQuantile bound the quantile (default 0.5 and
 	// 0.9999).
@@ -156,12 +159,13 @@ type Bounds struct {
 	// (default 6).
 	MinErrors int
 	// WarmUpWidening multiplies the forecaster's own interval while it
-	// stands in (default 2); 1: no widening.
+	// stands in (default 1.5); 1: no widening.
 	WarmUpWidening float64
 	// PeakHeadroom caps every step's need at that of the observed peak
-	// demand over PeakWindow times PeakHeadroom (default 1.1 over 7 days):
-	// a forecast echoing a burst never asks for more than the peak has
-	// needed. 0: no cap.
+	// demand over PeakWindow times PeakHeadroom (default 1, the peak
+	// itself, over 7 days): a forecast echoing a burst never asks for more
+	// than the peak has needed; demand growing past it is the reactive
+	// rules' to follow. 0: no cap.
 	PeakHeadroom float64
 	PeakWindow   time.Duration
 	// WarmUpPeak plans, while the history is shorter than the
@@ -207,14 +211,14 @@ type Reactive struct {
 	SLOAware bool
 	// ReturnToPlanAfter: while a forecast plan is in force, a reactive
 	// scale-out above it is given back once the observed load has fitted
-	// the plan's instances for this long (default 5m; 0: never, the term
+	// the plan's instances for this long (default 2m; 0: never, the term
 	// then holds until the scale-in rule lets go).
 	ReturnToPlanAfter time.Duration
 }
 
 // DefaultConfig returns the defaults: utilisation sizing at 80%, an SLO of
 // 99.5% of requests waiting at most 10 seconds, the forecast quantile
-// calibrated walk-forward from 0.9 with per-slot error bounds and the
+// calibrated walk-forward from 0.8 with per-slot error bounds and the
 // peak cap, a 10-minute boot, 1 to 100 instances at 2.50 an hour on demand,
 // and the reactive rules documented on Reactive. Fleet.RPSPerInstance has no
 // sensible default and must be set.
@@ -231,10 +235,10 @@ func DefaultConfig() Config {
 		Sizing: SizingUtilisation,
 
 		TargetUtilisation: 0.8,
-		ForecastQuantile:  0.9,
-		Calibration:       Calibration{Rate: 0.0002, MinQuantile: 0.5, MaxQuantile: 0.9999},
+		ForecastQuantile:  0.8,
+		Calibration:       Calibration{Rate: 0.0008, MinQuantile: 0.5, MaxQuantile: 0.9999},
 		Bounds: Bounds{FromErrors: true, ErrorWindow: 14 * 24 * time.Hour, SlotSpread: 1, MinErrors: 6,
-			WarmUpWidening: 2, PeakHeadroom: 1.1, PeakWindow: 7 * 24 * time.Hour, WarmUpPeak: true},
+			WarmUpWidening: 1.5, PeakHeadroom: 1, PeakWindow: 7 * 24 * time.Hour, WarmUpPeak: true},
 		Reactive: Reactive{
 			ScaleOutUtilisation: 0.85,
 			ScaleOutFor:         5 * time.Minute,
@@ -248,7 +252,7 @@ func DefaultConfig() Config {
 			ScaleOutCooldown:    5 * time.Minute,
 			ScaleInCooldown:     15 * time.Minute,
 			SLOAware:            true,
-			ReturnToPlanAfter:   5 * time.Minute,
+			ReturnToPlanAfter:   2 * time.Minute,
 		},
 		Gating: Gating{MinSeasons: 2, Tolerance: 1.25, Window: 7 * 24 * time.Hour},
 	}

@@ -139,3 +139,39 @@ func TestReactiveSLORule(t *testing.T) {
 		})
 	}
 }
+
+// ReturnToPlan gives a scale-out back once the load has fitted the plan
+// for ReturnToPlanAfter, and never when the plan would trip a scale-out
+// rule at once (which would flap).
+func TestReturnToPlan(t *testing.T) {
+	c := planConfig() // 10 req/s an instance, sized at 100%
+	c.Reactive.ReturnToPlanAfter = 3 * time.Minute
+	cases := []struct {
+		name    string
+		demand  float64
+		planned int
+		minutes int
+		back    bool
+	}{
+		{"fits for 3 minutes: back", 60, 8, 3, true},
+		{"fits for 2 minutes: not yet", 60, 8, 2, false},
+		{"needs more than the plan", 90, 8, 10, false},
+		{"would be 90% busy on the plan: over the 85% rule", 72, 8, 10, false},
+		{"the term is not above the plan", 60, 12, 10, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ReactiveState{Desired: 12}
+			var back bool
+			for i := range tc.minutes {
+				obs := Observation{At: at("09:00").Add(time.Duration(i+1) * time.Minute), Span: time.Minute, DemandRPS: tc.demand}
+				if s, back = c.ReturnToPlan(s, obs, tc.planned); back {
+					break
+				}
+			}
+			if back != tc.back || (back && s.Desired != tc.planned) {
+				t.Errorf("back %v at %d, want %v", back, s.Desired, tc.back)
+			}
+		})
+	}
+}

@@ -153,3 +153,48 @@ func TestMissShare(t *testing.T) {
 		t.Errorf("MissShare without a service time = %v, want 0.25", got)
 	}
 }
+
+// SizeForPeak makes the peak need exactly the instances asked for: with
+// utilisation sizing by the formula, with Erlang C by bisection, where a
+// long service time makes the SLO, not the utilisation, the binding limit.
+func TestSizeForPeak(t *testing.T) {
+	cases := []struct {
+		name   string
+		sizing string
+		peak   float64
+		slots  int
+	}{
+		{"utilisation", SizingUtilisation, 1291, 1},
+		{"erlang-c, short requests: the utilisation cap binds", SizingErlangC, 21.8, 1},
+		{"erlang-c, long requests: the SLO binds", SizingErlangC, 0.121, 1},
+		{"erlang-c, four slots", SizingErlangC, 0.121, 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Sizing, c.Fleet.Slots = tc.sizing, tc.slots
+			sized, err := c.SizeForPeak(tc.peak, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sized.InstancesFor(tc.peak); got != 20 {
+				t.Errorf("the peak needs %d instances, want 20", got)
+			}
+			weaker := sized
+			weaker.Fleet.RPSPerInstance *= 0.99
+			weaker.Fleet.ServiceTime = time.Duration(float64(sized.Fleet.ServiceTime) / 0.99)
+			if got := weaker.InstancesFor(tc.peak); got <= 20 {
+				t.Errorf("1%% weaker instances still serve the peak on %d: not the weakest", got)
+			}
+			if s := sized.Fleet.ServiceTime.Seconds() * sized.Fleet.RPSPerInstance; math.Abs(s-float64(max(tc.slots, 1))) > 1e-6 {
+				t.Errorf("service time × req/s = %v, want the %d slots", s, tc.slots)
+			}
+			if tc.sizing == SizingUtilisation && math.Abs(sized.Fleet.RPSPerInstance-tc.peak/16) > 1e-9 {
+				t.Errorf("utilisation: %v req/s, want peak/(20·0.8)", sized.Fleet.RPSPerInstance)
+			}
+		})
+	}
+	if _, err := DefaultConfig().SizeForPeak(0, 20); err == nil {
+		t.Error("a zero peak was sized")
+	}
+}

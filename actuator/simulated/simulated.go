@@ -96,6 +96,16 @@ type pool struct {
 	draining  []drain
 	schedule  planner.Schedule
 	used      Usage // of instances no longer running
+	// running sums the launch times (since origin) of the instances
+	// running (booting, ready and draining), per kind, so billing reads in
+	// O(1): billed = n·now − Σ launch.
+	running [2]struct {
+		n         int64
+		launchSum time.Duration
+	}
+	origin time.Time
+	// interrupts counts the instances with an interruption scheduled.
+	interrupts int
 	// asOf is when the pool was last reconciled; a scheduled step found
 	// due later takes effect at its own time, but never before asOf.
 	asOf time.Time
@@ -128,7 +138,7 @@ func (f *Fleet) AddPool(name string, ready, min, max int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.opts.Now()
-	p := &pool{name: name, min: min, max: max, desired: ready, asOf: now}
+	p := &pool{name: name, min: min, max: max, desired: ready, asOf: now, origin: now}
 	for range ready {
 		f.launch(p, now, now)
 	}
@@ -196,7 +206,8 @@ func (f *Fleet) Release(ctx context.Context, instanceID, reason string) error {
 		f.advance(p, now)
 		for i, in := range p.instances {
 			if in.ID == instanceID {
-				p.used.add(in, now)
+				p.unschedule(in)
+				p.stop(in, now)
 				p.instances = slices.Delete(p.instances, i, i+1)
 				if p.desired > p.min {
 					p.desired--
@@ -260,14 +271,10 @@ func (f *Fleet) Usage(name string) Usage {
 	if err != nil {
 		return Usage{}
 	}
-	now := f.opts.Now()
+	now := f.opts.Now().Sub(p.origin)
 	u := p.used
-	for _, in := range p.instances {
-		u.add(in, now)
-	}
-	for _, d := range p.draining {
-		u.add(d.Instance, now)
-	}
+	u.OnDemand += time.Duration(p.running[0].n)*now - p.running[0].launchSum
+	u.Spot += time.Duration(p.running[1].n)*now - p.running[1].launchSum
 	return u
 }
 
@@ -320,10 +327,11 @@ func (f *Fleet) advance(p *pool, now time.Time) {
 			p.desired = d
 			f.reconcile(p, later(st.At, p.asOf))
 		case eventDrained:
-			p.used.add(p.draining[k].Instance, at)
+			p.stop(p.draining[k].Instance, at)
 			p.draining = slices.Delete(p.draining, k, k+1)
 		case eventInterrupted:
-			p.used.add(p.instances[k], at)
+			p.unschedule(p.instances[k])
+			p.stop(p.instances[k], at)
 			p.used.Interruptions++
 			p.instances = slices.Delete(p.instances, k, k+1)
 			f.reconcile(p, later(at, p.asOf))
@@ -356,9 +364,11 @@ func (p *pool) nextEvent(now time.Time) (eventKind, time.Time, int) {
 	for i, d := range p.draining {
 		consider(eventDrained, d.until, i)
 	}
-	for i, in := range p.instances {
-		if !in.interruptAt.IsZero() {
-			consider(eventInterrupted, in.interruptAt, i)
+	if p.interrupts > 0 {
+		for i, in := range p.instances {
+			if !in.interruptAt.IsZero() {
+				consider(eventInterrupted, in.interruptAt, i)
+			}
 		}
 	}
 	return kind, at, k
@@ -384,12 +394,13 @@ func (f *Fleet) reconcile(p *pool, now time.Time) {
 		k := p.victim(now)
 		in := p.instances[k]
 		p.instances = slices.Delete(p.instances, k, k+1)
+		p.unschedule(in)
 		if f.opts.Drain > 0 && !now.Before(in.ReadyAt) {
 			in.interruptAt = time.Time{} // a draining instance is on its way out
 			p.draining = append(p.draining, drain{Instance: in, until: now.Add(f.opts.Drain)})
 			continue
 		}
-		p.used.add(in, now)
+		p.stop(in, now)
 	}
 }
 
@@ -435,6 +446,7 @@ func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 		}
 	}
 	p.instances = append(p.instances, in)
+	p.start(in)
 }
 
 // bootTime draws one instance's boot time: BootDelay, or a log-normal draw
@@ -447,6 +459,38 @@ func (f *Fleet) bootTime() time.Duration {
 	sigma2 := math.Log1p(sd * sd / (mean * mean))
 	mu := math.Log(mean) - sigma2/2
 	return time.Duration(math.Exp(mu+math.Sqrt(sigma2)*f.rng.NormFloat64()) * float64(time.Second))
+}
+
+// start and stop keep the running sums as an instance starts and stops
+// billing (stop also bills it, up to end).
+func (p *pool) start(in Instance) {
+	r := &p.running[kind(in)]
+	r.n++
+	r.launchSum += in.LaunchedAt.Sub(p.origin)
+	if !in.interruptAt.IsZero() {
+		p.interrupts++
+	}
+}
+
+func (p *pool) stop(in Instance, end time.Time) {
+	r := &p.running[kind(in)]
+	r.n--
+	r.launchSum -= in.LaunchedAt.Sub(p.origin)
+	p.used.add(in, end)
+}
+
+// unschedule forgets in's interruption, which will not happen.
+func (p *pool) unschedule(in Instance) {
+	if !in.interruptAt.IsZero() {
+		p.interrupts--
+	}
+}
+
+func kind(in Instance) int {
+	if in.Spot {
+		return 1
+	}
+	return 0
 }
 
 // add bills in from its launch to end.

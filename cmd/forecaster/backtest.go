@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,6 +48,9 @@ type capacityFlags struct {
 	schedule      string
 	timeZone      string
 	bursts        bool
+
+	forecastQuantile float64
+	calibrate        bool
 }
 
 func (f *capacityFlags) register(fs *pflag.FlagSet) {
@@ -58,7 +63,7 @@ func (f *capacityFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves flat out (its --slots each take 1/(gpu-rps/slots) s a request)")
 	fs.IntVar(&f.peakInstances, "peak-instances", 0, "instead of --gpu-rps: size instances so the demand's peak needs this many (under --sizing, at --slo-target)")
 	fs.Float64Var(&f.targetUtil, "target-util", 0.8, "share of an instance's throughput the plan aims to use")
-	fs.StringVar(&f.sizing, "sizing", planner.SizingUtilisation, "fleet sizing: utilisation (at --target-util) or erlang-c (P99 wait within --slo)")
+	fs.StringVar(&f.sizing, "sizing", planner.SizingErlangC, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
 	fs.DurationVar(&f.serviceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot (throughput slots/service-time)")
 	fs.IntVar(&f.slots, "slots", 1, "requests one instance serves at once: its servers in the queue")
 	fs.DurationVar(&f.boot, "boot", 10*time.Minute, "boot plus model-load time of a new instance")
@@ -73,6 +78,9 @@ func (f *capacityFlags) register(fs *pflag.FlagSet) {
 	_ = fs.MarkDeprecated("slo-quantile", "use --slo-target")
 	fs.StringVar(&f.schedule, "schedule", "", "file of schedule floors, one a line: 'weekdays 09:45-12:00 [ZONE] at least 6'")
 	fs.StringVar(&f.timeZone, "time-zone", "UTC", "IANA time zone of schedule windows that name none")
+	fs.Float64Var(&f.forecastQuantile, "forecast-quantile", planner.DefaultConfig().ForecastQuantile,
+		"quantile of a forecast step's demand the plans size for: where the calibration starts, or fixed with --calibrate=false")
+	fs.BoolVar(&f.calibrate, "calibrate", true, "calibrate the forecast quantile walk-forward so the plans' estimated misses match --slo-target")
 }
 
 // load reads the demand as requests/s (or generates it) and returns it as
@@ -134,6 +142,8 @@ func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error)
 	c.Prices.ReservedPerHour = f.reservedPrice
 	c.Prices.ReservedInstances = f.reserved
 	c.SLO = planner.SLO{Latency: f.slo, Quantile: f.sloTarget}
+	c.ForecastQuantile = f.forecastQuantile
+	c.Calibration.Off = !f.calibrate
 	given := 0
 	for _, set := range []bool{f.gpuRPS > 0, f.peakInstances > 0, f.serviceTime > 0} {
 		if set {
@@ -231,6 +241,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	spotRate := fs.Float64("spot-interruptions", 0.05, "interruptions per spot instance-hour")
 	spotPrice := fs.Float64("spot-price", 1.0, "spot price per instance-hour")
 	seed := fs.Uint64("seed", 1, "seed for spot interruptions and boot times")
+	writeDemand := fs.String("write-demand", "", "also write the demand replayed (after --step) to this CSV file as timestamp,requests per step")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -277,6 +288,11 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if *writeDemand != "" {
+		if err := writeReplayedDemand(*writeDemand, tr); err != nil {
+			return fmt.Errorf("--write-demand: %w", err)
+		}
+	}
 	cfg := backtest.DefaultConfig()
 	if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
 		return err
@@ -298,19 +314,18 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	cfg.Spot = backtest.Spot{Share: *spotShare, InterruptionsPerHour: *spotRate, Seed: *seed}
 	cfg.Planner.Prices.SpotPerHour = *spotPrice
-	rep, err := backtest.Run(ctx, tr, cfg, *policies...)
+	var rep backtest.Report
+	var front backtest.Frontier
+	if *frontier {
+		rep, front, err = backtest.RunFrontier(ctx, tr, cfg, *sloTargets, *policies...)
+	} else {
+		rep, err = backtest.Run(ctx, tr, cfg, *policies...)
+	}
 	if err != nil {
 		return err
 	}
-	var front []backtest.FrontierPoint
-	var trials []backtest.FrontierTrial
-	if *frontier {
-		if front, trials, err = backtest.FrontierTrials(ctx, tr, cfg, *sloTargets); err != nil {
-			return err
-		}
-	}
 	if *out != "" {
-		if err := writeBacktestFiles(*out, *plotFormat, rep, trials, *sloTargets, cfg.Planner.Fleet.RPS()); err != nil {
+		if err := writeBacktestFiles(*out, *plotFormat, rep, front.Trials, *sloTargets, cfg.Planner.Fleet.RPS()); err != nil {
 			return err
 		}
 	}
@@ -318,16 +333,40 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return printJSON(stdout, backtestJSON{Trace: rep.Trace, Static: rep.Static, Flat: rep.Flat, GPURPS: cfg.Planner.Fleet.RPS(),
 			ServiceTimeS: cfg.Planner.Fleet.ServiceTime.Seconds(), Slots: cfg.Planner.Fleet.Slots, SLOTarget: cfg.Planner.SLO.Quantile,
 			TraceRequests: rep.TraceRequests, Tick: rep.Tick.String(), ForecastStep: rep.ForecastStep.String(),
-			Refit: rep.RefitEvery.String(), Policies: rep.Policies, Frontier: front})
+			Refit: rep.RefitEvery.String(), Policies: rep.Policies, Frontier: front.Points})
 	}
 	if err := writeBacktestTable(stdout, rep, cfg.Planner); err != nil {
 		return err
 	}
 	if *frontier {
 		fmt.Fprintln(stdout)
-		return writeFrontierTable(stdout, front)
+		return writeFrontierTable(stdout, front.Points)
 	}
 	return nil
+}
+
+// writeReplayedDemand writes the trace as requests per step, exactly (a file
+// --input … --counts reads back to the same rates), a gap as an empty
+// value.
+func writeReplayedDemand(path string, tr backtest.Trace) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "timestamp,requests")
+	for i, v := range tr.RPS {
+		count := ""
+		if !math.IsNaN(v) {
+			count = strconv.FormatFloat(v*tr.Step.Seconds(), 'g', -1, 64)
+		}
+		fmt.Fprintf(w, "%s,%s\n", tr.Start.Add(time.Duration(i)*tr.Step).Format(time.RFC3339), count)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func parseScoreTime(flag, v string) (time.Time, error) {
@@ -442,7 +481,7 @@ func writeBacktestFiles(dir, plotFormat string, rep backtest.Report, trials []ba
 	if len(trials) == 0 {
 		return nil
 	}
-	fp, err := backtest.PlotFrontier(rep.Trace, trials, targets)
+	fp, err := backtest.PlotFrontier(rep.Trace, trials, targets, rep.Policies)
 	if err != nil {
 		return err
 	}

@@ -84,6 +84,39 @@ func TestBacktestJSONAndFiles(t *testing.T) {
 	}
 }
 
+// --frontier adds the "frontier" array in the issue's shape and a plot.
+func TestBacktestFrontierJSON(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runForecaster("backtest", "--synthetic-days", "4", "--step", "30m", "--peak-instances", "20",
+		"--policies", "static,hybrid", "--frontier", "--slo-targets", "0.99,0.995", "--format", "json", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Frontier []map[string]any `json:"frontier"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if len(doc.Frontier) != 5*2 {
+		t.Fatalf("%d frontier rows, want 5 policies × 2 targets", len(doc.Frontier))
+	}
+	keys := []string{"policy", "slo_target", "reached", "cost_vs_static", "slo_attainment", "settings"}
+	for _, row := range doc.Frontier {
+		if len(row) != len(keys) {
+			t.Errorf("row %v: want exactly %v", row, keys)
+		}
+		for _, k := range keys {
+			if _, ok := row[k]; !ok {
+				t.Errorf("row %v lacks %q", row, k)
+			}
+		}
+	}
+	if png, err := os.ReadFile(filepath.Join(dir, "frontier.png")); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("frontier plot missing or not a PNG: %v", err)
+	}
+}
+
 func TestBacktestTable(t *testing.T) {
 	code, out, errOut := runForecaster("backtest", "--synthetic-days", "3", "--step", "30m", "--gpu-rps", "20",
 		"--policies", "static,reactive")
@@ -165,5 +198,30 @@ func TestBacktestThroughputFlags(t *testing.T) {
 	r10, s10 := doc("--peak-instances", "10")
 	if math.Abs(r10-2*r20) > 1e-9*r10 || math.Abs(s10*r10-1) > 1e-6 {
 		t.Errorf("gpu_rps %v with 20 peak instances and %v with 10 (service %v s); want the second twice the first", r20, r10, s10)
+	}
+}
+
+// --write-demand writes what is replayed; read back with --counts it is
+// the same demand.
+func TestBacktestWriteDemand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "demand.csv")
+	requests := func(args ...string) float64 {
+		t.Helper()
+		code, out, errOut := runForecaster(append([]string{"backtest", "--gpu-rps", "50", "--policies", "static", "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var doc struct {
+			TraceRequests float64 `json:"trace_requests"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.TraceRequests
+	}
+	a := requests("--synthetic-days", "2", "--synthetic-bursts", "--step", "5m", "--write-demand", path)
+	b := requests("--input", path, "--counts")
+	if a == 0 || math.Abs(a-b) > 1e-9*a {
+		t.Errorf("written %v requests, read back %v", a, b)
 	}
 }
