@@ -118,12 +118,12 @@ var steps = []struct {
 		p.Sizing = planner.SizingUtilisation
 		p.SLO.Quantile, p.ForecastQuantile = 0.99, 0.99
 		p.Calibration.Off = true
-		p.Bounds.FromErrors = false
-		p.Bounds.PeakHeadroom = 0
-		p.Bounds.WarmUpPeak = false
+		p.Bounds.FromInterval = true
+		p.Bounds.PeakHeadroom = -1
+		p.Bounds.NoWarmUpPeak = true
 		p.Bounds.WarmUpWidening = 1
-		p.Reactive.ReturnToPlanAfter = 0
-		p.Reactive.SLOAware = false
+		p.Reactive.ReturnToPlanAfter = -1
+		p.Reactive.IgnoreSLO = true
 		c.Forecast.IntervalLevel = 0.98
 	}},
 	{"1-slo995", func(c *Config) {
@@ -131,23 +131,23 @@ var steps = []struct {
 		c.Forecast.IntervalLevel = 0.99
 	}},
 	{"2-erlangc", func(c *Config) { c.Planner.Sizing = planner.SizingErlangC }},
-	{"2b-slo-rule", func(c *Config) { c.Planner.Reactive.SLOAware = true }},
+	{"2b-slo-rule", func(c *Config) { c.Planner.Reactive.IgnoreSLO = false }},
 	{"3-calibrated", func(c *Config) { c.Planner.ForecastQuantile = 0.9; c.Planner.Calibration.Off = false }},
-	{"4-slot-errors", func(c *Config) { c.Planner.Bounds.FromErrors = true; c.Forecast.IntervalLevel = 0.8 }},
-	{"5-peak-cap", func(c *Config) { c.Planner.Bounds.PeakHeadroom = 1.1 }},
-	{"6-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = 5 * time.Minute }},
-	{"7-warmup", func(c *Config) { c.Planner.Bounds.WarmUpPeak = true; c.Planner.Bounds.WarmUpWidening = 2 }},
+	{"4-slot-errors", func(c *Config) { c.Planner.Bounds.FromInterval = false; c.Forecast.IntervalLevel = 0.8 }},
+	{"5-peak-cap", func(c *Config) { c.Planner.Bounds.PeakHeadroom = 0 }},
+	{"6-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = 0 }},
+	{"7-warmup", func(c *Config) { c.Planner.Bounds.NoWarmUpPeak = false; c.Planner.Bounds.WarmUpWidening = 0 }},
 }
 
 // ablations are the defaults with one change undone each.
 var ablations = []variant{
 	{"D-defaults", func(c *Config) {}},
 	{"D-no-calibration", func(c *Config) { c.Planner.Calibration.Off = true }},
-	{"D-no-slot-errors", func(c *Config) { c.Planner.Bounds.FromErrors = false }},
-	{"D-no-peak-cap", func(c *Config) { c.Planner.Bounds.PeakHeadroom = 0 }},
-	{"D-no-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = 0 }},
-	{"D-no-warmup", func(c *Config) { c.Planner.Bounds.WarmUpPeak = false; c.Planner.Bounds.WarmUpWidening = 1 }},
-	{"D-no-slo-rule", func(c *Config) { c.Planner.Reactive.SLOAware = false }},
+	{"D-no-slot-errors", func(c *Config) { c.Planner.Bounds.FromInterval = true }},
+	{"D-no-peak-cap", func(c *Config) { c.Planner.Bounds.PeakHeadroom = -1 }},
+	{"D-no-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = -1 }},
+	{"D-no-warmup", func(c *Config) { c.Planner.Bounds.NoWarmUpPeak = true; c.Planner.Bounds.WarmUpWidening = 1 }},
+	{"D-no-slo-rule", func(c *Config) { c.Planner.Reactive.IgnoreSLO = true }},
 	{"D-utilisation", func(c *Config) { c.Planner.Sizing = planner.SizingUtilisation }},
 }
 
@@ -244,7 +244,7 @@ func TestTune(t *testing.T) {
 	}{
 		{"rate", []float64{0.0001, 0.0002, 0.0004, 0.0008}, func(c *Config, v float64) { c.Planner.Calibration.Rate = v }},
 		{"start_q", []float64{0.8, 0.9, 0.95}, func(c *Config, v float64) { c.Planner.ForecastQuantile = v }},
-		{"spread", []float64{0, 1, 2}, func(c *Config, v float64) { c.Planner.Bounds.SlotSpread = int(v) }},
+		{"spread", []float64{-1, 1, 2}, func(c *Config, v float64) { c.Planner.Bounds.SlotSpread = int(v) }},
 		{"min_errors", []float64{3, 6, 12}, func(c *Config, v float64) { c.Planner.Bounds.MinErrors = int(v) }},
 		{"headroom", []float64{1.0, 1.1, 1.25}, func(c *Config, v float64) { c.Planner.Bounds.PeakHeadroom = v }},
 		{"return_min", []float64{2, 5, 10}, func(c *Config, v float64) {

@@ -25,7 +25,7 @@ func (c *Controller) planFor(r Refit, d planner.DemandForecast, method int) plan
 	bounded.Forecast.Upper = make([]float64, len(f.Mean))
 	capRate := math.Inf(1)
 	if r.Peak > 0 {
-		capRate = r.Peak * c.plan.Bounds.PeakHeadroom
+		capRate = r.Peak * c.plan.Bounds.Headroom()
 	}
 	for i, m := range f.Mean {
 		at := d.Start.Add(time.Duration(i) * d.Step)
@@ -40,13 +40,13 @@ func (c *Controller) planFor(r Refit, d planner.DemandForecast, method int) plan
 
 // width is how far above the point forecast the bound of step i (at at)
 // lies: the q-quantile of the recent errors of the same slot of the day,
-// or, with fewer than Bounds.MinErrors of them, the forecaster's own
+// or, with fewer than Bounds.Enough() of them, the forecaster's own
 // interval width rescaled from Settings.IntervalLevel to q and widened by
-// Bounds.WarmUpWidening.
+// Bounds.Widening().
 func (c *Controller) width(at time.Time, f model.Forecast, i, method int, q float64) float64 {
 	b := c.plan.Bounds
-	if b.FromErrors {
-		if pool := c.slotErrors(at, method); len(pool) >= b.MinErrors {
+	if !b.FromInterval {
+		if pool := c.slotErrors(at, method); len(pool) >= b.Enough() {
 			return conformalQuantile(pool, q)
 		}
 	}
@@ -54,22 +54,22 @@ func (c *Controller) width(at time.Time, f model.Forecast, i, method int, q floa
 		return 0
 	}
 	w := math.Max(f.Upper[i]-f.Mean[i], 0) * zScore(q) / zScore((1+c.settings.IntervalLevel)/2)
-	if b.FromErrors {
-		w *= b.WarmUpWidening
+	if !b.FromInterval {
+		w *= b.Widening()
 	}
 	return w
 }
 
 // slotErrors returns, sorted, the remembered errors of one method at the
 // same position of the shortest season as at (the time of day), and
-// Bounds.SlotSpread steps either side, over Bounds.ErrorWindow.
+// Bounds.Spread() steps either side, over Bounds.Window().
 func (c *Controller) slotErrors(at time.Time, method int) []float64 {
 	season := int64(1)
 	if len(c.periods) > 0 {
 		season = int64(c.periods[0])
 	}
-	spread := int64(c.plan.Bounds.SlotSpread)
-	cycles := int64(c.plan.Bounds.ErrorWindow/c.settings.Step) / season
+	spread := int64(c.plan.Bounds.Spread())
+	cycles := int64(c.plan.Bounds.Window()/c.settings.Step) / season
 	pool := make([]float64, 0, cycles*(2*spread+1))
 	at0 := c.step(at)
 	for k := int64(1); k <= cycles; k++ {
@@ -134,7 +134,8 @@ func (c *Controller) calibrate(obs planner.Observation) {
 	miss := c.plan.MissShare(obs.DemandRPS, ready)
 	tail := 1 - c.plan.CalibrationTarget()
 	w := obs.DemandRPS / c.meanDemand
-	lp := math.Log(1-c.quantile) - cal.Rate*obs.Span.Minutes()*w*(miss-tail)/tail
-	lo, hi := math.Log(1-cal.MaxQuantile), math.Log(1-cal.MinQuantile)
+	lp := math.Log(1-c.quantile) - cal.StepRate()*obs.Span.Minutes()*w*(miss-tail)/tail
+	qlo, qhi := cal.Range()
+	lo, hi := math.Log(1-qhi), math.Log(1-qlo)
 	c.quantile = 1 - math.Exp(math.Min(math.Max(lp, lo), hi))
 }

@@ -56,7 +56,7 @@ func burstAt10(from time.Time, hours int) []float64 {
 // from the model's interval would be the same all day.
 func TestPerSlotBoundsFollowTheTimeOfDay(t *testing.T) {
 	p := testPlanner()
-	p.Bounds.SlotSpread, p.Bounds.MinErrors = 0, 3
+	p.Bounds.SlotSpread, p.Bounds.MinErrors = -1, 3
 	p.Calibration.Off, p.ForecastQuantile = true, 0.9
 	s := hourly(func([]int) model.Forecaster { return constant(100) })
 	s.RefitEvery = time.Hour
@@ -143,8 +143,8 @@ func TestCalibrationFollowsMisses(t *testing.T) {
 	}
 	// 200 req/s on 11 instances of 10: unstable, every request late.
 	observe(30, 200, 11)
-	if q := c.Quantile(); q <= 0.99 || q > p.Calibration.MaxQuantile {
-		t.Errorf("after 30 missed minutes: quantile %v, want above 0.99 and at most %v", q, p.Calibration.MaxQuantile)
+	if q := c.Quantile(); q <= 0.99 || q > planner.DefaultMaxQuantile {
+		t.Errorf("after 30 missed minutes: quantile %v, want above 0.99 and at most %v", q, planner.DefaultMaxQuantile)
 	}
 	// The next refit plans at the calibrated quantile.
 	r, err := c.Refit(t0.Add(time.Hour), flat(73, 100))
@@ -168,7 +168,7 @@ func TestCalibrationFollowsMisses(t *testing.T) {
 // beside the reactive rules; with the model's history it is gone.
 func TestWarmUpHoldsThePeakSoFar(t *testing.T) {
 	p := testPlanner()
-	p.Bounds.WarmUpPeak = true
+	p.Bounds.NoWarmUpPeak = false
 	c, err := New(p, hourly(func([]int) model.Forecaster { return constant(100) }))
 	if err != nil {
 		t.Fatal(err)

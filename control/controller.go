@@ -125,12 +125,12 @@ type Refit struct {
 	// Quantile is the forecast quantile the plans were sized at; set by
 	// Adopt.
 	Quantile float64
-	// Peak is the largest demand of the last Bounds.PeakWindow of history,
+	// Peak is the largest demand of the last planner.Bounds.PeakSpan() of history,
 	// whose need caps the plans (0: no cap); set by Adopt.
 	Peak float64
 	// WarmingUp is true while the history is shorter than the
 	// Gating.MinSeasons seasons the model needs: the warm-up term then
-	// stands beside the plans (see planner.Bounds.WarmUpPeak); set by
+	// stands beside the plans (see planner.Bounds.NoWarmUpPeak); set by
 	// Adopt.
 	WarmingUp bool
 	// Gate says which plan Decide follows, and why; set by Adopt.
@@ -489,17 +489,17 @@ func (c *Controller) Plan(now time.Time) planner.Schedule {
 // refit, and while the history is shorter than the model needs.
 func (c *Controller) warmingUp() bool { return c.last.At.IsZero() || c.last.WarmingUp }
 
-// warmUpStep is the warm-up term (planner.Bounds.WarmUpPeak): while warming
+// warmUpStep is the warm-up term (see planner.Bounds.NoWarmUpPeak): while warming
 // up, the need of the peak seen so far, with the peak cap's headroom. On
 // the first season there is no forecast and it stands beside the reactive
 // rules alone; then beside the seasonal profile's plan, until the model
 // has the history it needs.
 func (c *Controller) warmUpStep(now time.Time) (planner.Step, bool) {
 	b := c.plan.Bounds
-	if !b.WarmUpPeak || !c.warmingUp() || c.warmPeak <= 0 {
+	if b.NoWarmUpPeak || !c.warmingUp() || c.warmPeak <= 0 {
 		return planner.Step{}, false
 	}
-	rate := c.warmPeak * math.Max(b.PeakHeadroom, 1)
+	rate := c.warmPeak * math.Max(b.Headroom(), 1)
 	n := c.plan.InstancesFor(rate)
 	return planner.Step{At: now, Desired: n, Reason: "warm-up: the peak so far, " +
 		strconv.FormatFloat(c.warmPeak, 'g', 3, 64) + " req/s, needs " + strconv.Itoa(n)}, true
@@ -536,7 +536,7 @@ func (c *Controller) step(t time.Time) int64 { return stepIndex(t, c.settings.St
 func (c *Controller) remember(now time.Time, history []float64) {
 	step := c.settings.Step
 	end := c.step(now)
-	keep := c.step(now.Add(-max(c.plan.Gating.Window+c.longestPeriod(), c.plan.Bounds.ErrorWindow+step)))
+	keep := c.step(now.Add(-max(c.plan.Gating.Window+c.longestPeriod(), c.plan.Bounds.Window()+step)))
 	for i, v := range history {
 		if k := end - int64(len(history)-i); k >= keep {
 			c.actual.set(k, v)
@@ -544,7 +544,7 @@ func (c *Controller) remember(now time.Time, history []float64) {
 	}
 	c.actual.forget(keep)
 	c.forecasts.forget(keep)
-	c.errors.forget(c.step(now.Add(-c.plan.Bounds.ErrorWindow - c.longestPeriod())))
+	c.errors.forget(c.step(now.Add(-c.plan.Bounds.Window() - c.longestPeriod())))
 }
 
 // scoreErrors records actual − forecast for the remembered forecasts of
@@ -567,14 +567,14 @@ func (c *Controller) scoreErrors(now time.Time) {
 	})
 }
 
-// recentPeak is the largest value of the last Bounds.PeakWindow of
+// recentPeak is the largest value of the last Bounds.PeakSpan() of
 // history (0 without a cap or data).
 func (c *Controller) recentPeak(history []float64) float64 {
 	b := c.plan.Bounds
-	if b.PeakHeadroom <= 0 {
+	if b.Headroom() <= 0 {
 		return 0
 	}
-	n := int(b.PeakWindow / c.settings.Step)
+	n := int(b.PeakSpan() / c.settings.Step)
 	peak := 0.0
 	for _, v := range history[max(0, len(history)-n):] {
 		if v > peak {

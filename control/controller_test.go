@@ -36,8 +36,8 @@ func testPlanner() planner.Config {
 	c.TargetUtilisation = 1
 	c.Calibration.Off = true
 	c.Bounds.WarmUpWidening = 1
-	c.Bounds.PeakHeadroom = 0
-	c.Bounds.WarmUpPeak = false
+	c.Bounds.PeakHeadroom = -1
+	c.Bounds.NoWarmUpPeak = true
 	return c
 }
 

@@ -117,25 +117,53 @@ type Gating struct {
 //	ln p ← ln p − Rate · m · w · (miss − (1 − Target)) / (1 − Target)
 //
 // where m is the interval's length in minutes and w its demand over the
-// recent mean, so every request weighs the same. A run of intervals without misses widens p (a cheaper
-// plan), a miss narrows it (a wider bound), and the long-run request-
-// weighted miss share settles at 1 − Target: realised attainment, reactive
-// term included, tracks the target. The estimate uses only what the
-// service sees (the observed demand and its own decisions), so the
-// backtest calibrates exactly as `forecaster serve` would.
+// recent mean, so every request weighs the same. A run of intervals without
+// misses widens p (a cheaper plan), a miss narrows it (a wider bound), and
+// the long-run request-weighted miss share settles at 1 − Target: realised
+// attainment, reactive term included, tracks the target. The estimate uses
+// only what the service sees (the observed demand and its own decisions),
+// so the backtest calibrates exactly as `forecaster serve` would.
+//
+// The zero value is the default: on, towards the SLO's quantile.
 type Calibration struct {
 	// Off keeps ForecastQuantile fixed.
 	Off bool
-	// Target is the share of requests the plan alone should serve within
-	// the SLO; 0 means SLO.Quantile.
+	// Target is the share of requests the plans aim to serve within the
+	// SLO; 0 means SLO.Quantile.
 	Target float64
-	// Rate is the step size per minute of mean demand (default 0.0008: a
-	// day without a miss widens p about 3-fold, a fully missed quarter of
-	// an hour narrows it about 11-fold at a 99.5% target).
+	// Rate is the step size per minute of mean demand (0: 0.0008, where a
+	// day without a miss widens p about 3-fold and a fully missed quarter
+	// of an hour narrows it about 11-fold at a 99.5% target).
 	Rate float64
-	// MinQuantile and MaxQuantile bound the quantile (default 0.5 and
-	// 0.9999).
+	// MinQuantile and MaxQuantile bound the quantile (0: 0.5 and 0.9999).
 	MinQuantile, MaxQuantile float64
+}
+
+// Calibration defaults, for the zero fields.
+const (
+	DefaultCalibrationRate = 0.0008
+	DefaultMinQuantile     = 0.5
+	DefaultMaxQuantile     = 0.9999
+)
+
+// StepRate is Rate, or its default.
+func (c Calibration) StepRate() float64 {
+	if c.Rate > 0 {
+		return c.Rate
+	}
+	return DefaultCalibrationRate
+}
+
+// Range is [MinQuantile, MaxQuantile], with their defaults.
+func (c Calibration) Range() (lo, hi float64) {
+	lo, hi = c.MinQuantile, c.MaxQuantile
+	if lo == 0 {
+		lo = DefaultMinQuantile
+	}
+	if hi == 0 {
+		hi = DefaultMaxQuantile
+	}
+	return lo, hi
 }
 
 // Bounds say how the plan's upper bound on a forecast step's demand is
@@ -145,35 +173,91 @@ type Calibration struct {
 // Widths that follow the time of day are narrow on quiet nights and wide
 // around recurring bursts; widths that scale with the level would blow up
 // on near-zero nights. Until a slot has MinErrors errors, the forecaster's
-// own interval stands in, widened by WarmUpWidening: the warm-up.
+// own interval stands in, widened by WarmUpWidening. Every plan is capped
+// at the need of the recent peak.
+//
+// The zero value is the default; each field says what its zero means.
 type Bounds struct {
-	// FromErrors turns the per-slot error bounds on; off, the forecaster's
+	// FromInterval turns the per-slot error bounds off: the forecaster's
 	// own interval, rescaled to ForecastQuantile, is the bound.
-	FromErrors bool
-	// ErrorWindow is how far back errors are pooled (default 14 days).
+	FromInterval bool
+	// ErrorWindow is how far back errors are pooled (0: 14 days).
 	ErrorWindow time.Duration
 	// SlotSpread is how many neighbouring steps each side of a step's slot
-	// of the day share its errors (default 1).
+	// of the day share its errors (0: 1; negative: none).
 	SlotSpread int
 	// MinErrors is how many errors a slot needs before they set its bound
-	// (default 6).
+	// (0: 6).
 	MinErrors int
 	// WarmUpWidening multiplies the forecaster's own interval while it
-	// stands in (default 1.5); 1: no widening.
+	// stands in (0: 1.5; 1: no widening).
 	WarmUpWidening float64
 	// PeakHeadroom caps every step's need at that of the observed peak
-	// demand over PeakWindow times PeakHeadroom (default 1, the peak
-	// itself, over 7 days): a forecast echoing a burst never asks for more
+	// demand over PeakWindow times PeakHeadroom (0: 1, the peak itself;
+	// negative: no cap): a forecast echoing a burst never asks for more
 	// than the peak has needed; demand growing past it is the reactive
-	// rules' to follow. 0: no cap.
+	// rules' to follow.
 	PeakHeadroom float64
-	PeakWindow   time.Duration
-	// WarmUpPeak plans, while the history is shorter than the
-	// Gating.MinSeasons seasons the model needs, also for the peak observed
-	// so far times PeakHeadroom: on the first day no forecast can be made
-	// and the reactive rules are too late for a rise, on the second the
+	// PeakWindow is how far back the peak is taken (0: 7 days).
+	PeakWindow time.Duration
+	// NoWarmUpPeak leaves warming up to the plans and the reactive rules.
+	// By default, while the history is shorter than the Gating.MinSeasons
+	// seasons the model needs, the plan also holds the peak observed so
+	// far times the headroom: on the first day no forecast can be made and
+	// the reactive rules are too late for a rise, on the second the
 	// seasonal profile has seen one day only.
-	WarmUpPeak bool
+	NoWarmUpPeak bool
+}
+
+// Spread is SlotSpread with its default (0 for none).
+func (b Bounds) Spread() int {
+	switch {
+	case b.SlotSpread < 0:
+		return 0
+	case b.SlotSpread == 0:
+		return 1
+	}
+	return b.SlotSpread
+}
+
+// Window is ErrorWindow with its default.
+func (b Bounds) Window() time.Duration { return orDuration(b.ErrorWindow, 14*24*time.Hour) }
+
+// Enough is MinErrors with its default.
+func (b Bounds) Enough() int {
+	if b.MinErrors > 0 {
+		return b.MinErrors
+	}
+	return 6
+}
+
+// Widening is WarmUpWidening with its default.
+func (b Bounds) Widening() float64 {
+	if b.WarmUpWidening > 0 {
+		return b.WarmUpWidening
+	}
+	return 1.5
+}
+
+// Headroom is PeakHeadroom with its default; 0 means no cap.
+func (b Bounds) Headroom() float64 {
+	switch {
+	case b.PeakHeadroom < 0:
+		return 0
+	case b.PeakHeadroom == 0:
+		return 1
+	}
+	return b.PeakHeadroom
+}
+
+// PeakSpan is PeakWindow with its default.
+func (b Bounds) PeakSpan() time.Duration { return orDuration(b.PeakWindow, 7*24*time.Hour) }
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 // Reactive holds the threshold rules. The defaults are the common ones from
@@ -204,16 +288,28 @@ type Reactive struct {
 	// (default 5m); ScaleInCooldown the wait after any action before a
 	// scale-in (default 15m).
 	ScaleOutCooldown, ScaleInCooldown time.Duration
-	// SLOAware makes the latency SLO a rule of its own (default true): scale
-	// out when the observed demand would keep more requests than the SLO
-	// allows waiting past it on the current instances, and never scale in
-	// below what the SLO needs (see ReactiveNext).
-	SLOAware bool
+	// IgnoreSLO drops the rule that makes the latency SLO a trigger of its
+	// own: by default the rules scale out when the observed demand would
+	// keep more requests than the SLO allows waiting past it on the current
+	// instances, and never scale in below what the SLO needs (see
+	// ReactiveNext).
+	IgnoreSLO bool
 	// ReturnToPlanAfter: while a forecast plan is in force, a reactive
 	// scale-out above it is given back once the observed load has fitted
-	// the plan's instances for this long (default 2m; 0: never, the term
+	// the plan's instances for this long (0: 2m; negative: never, the term
 	// then holds until the scale-in rule lets go).
 	ReturnToPlanAfter time.Duration
+}
+
+// ReturnAfter is ReturnToPlanAfter with its default; 0 means never.
+func (r Reactive) ReturnAfter() time.Duration {
+	switch {
+	case r.ReturnToPlanAfter < 0:
+		return 0
+	case r.ReturnToPlanAfter == 0:
+		return 2 * time.Minute
+	}
+	return r.ReturnToPlanAfter
 }
 
 // DefaultConfig returns the defaults: utilisation sizing at 80%, an SLO of
@@ -236,9 +332,6 @@ func DefaultConfig() Config {
 
 		TargetUtilisation: 0.8,
 		ForecastQuantile:  0.8,
-		Calibration:       Calibration{Rate: 0.0008, MinQuantile: 0.5, MaxQuantile: 0.9999},
-		Bounds: Bounds{FromErrors: true, ErrorWindow: 14 * 24 * time.Hour, SlotSpread: 1, MinErrors: 6,
-			WarmUpWidening: 1.5, PeakHeadroom: 1, PeakWindow: 7 * 24 * time.Hour, WarmUpPeak: true},
 		Reactive: Reactive{
 			ScaleOutUtilisation: 0.85,
 			ScaleOutFor:         5 * time.Minute,
@@ -251,8 +344,6 @@ func DefaultConfig() Config {
 			MaxStep:             4,
 			ScaleOutCooldown:    5 * time.Minute,
 			ScaleInCooldown:     15 * time.Minute,
-			SLOAware:            true,
-			ReturnToPlanAfter:   2 * time.Minute,
 		},
 		Gating: Gating{MinSeasons: 2, Tolerance: 1.25, Window: 7 * 24 * time.Hour},
 	}
@@ -370,10 +461,10 @@ func (c Calibration) validate() error {
 		bad("Calibration.Target %v must be in (0, 1), or 0 for the SLO's quantile", c.Target)
 	}
 	if !(c.Rate >= 0 && c.Rate <= 1) {
-		bad("Calibration.Rate %v must be in [0, 1]", c.Rate)
+		bad("Calibration.Rate %v must be in [0, 1] (0: the default)", c.Rate)
 	}
-	if !(c.MinQuantile >= 0.5 && c.MinQuantile <= c.MaxQuantile && c.MaxQuantile < 1) {
-		bad("Calibration.MinQuantile %v and MaxQuantile %v must satisfy 0.5 <= min <= max < 1", c.MinQuantile, c.MaxQuantile)
+	if lo, hi := c.Range(); !(lo >= 0.5 && lo <= hi && hi < 1) {
+		bad("Calibration.MinQuantile %v and MaxQuantile %v must satisfy 0.5 <= min <= max < 1", lo, hi)
 	}
 	return errors.Join(errs...)
 }
@@ -384,17 +475,17 @@ func (b Bounds) validate() error {
 	if b.ErrorWindow < 0 || b.PeakWindow < 0 {
 		bad("Bounds.ErrorWindow %v and Bounds.PeakWindow %v must not be negative", b.ErrorWindow, b.PeakWindow)
 	}
-	if b.SlotSpread < 0 || b.SlotSpread > 12 {
-		bad("Bounds.SlotSpread %d must be in [0, 12]", b.SlotSpread)
+	if b.SlotSpread > 12 {
+		bad("Bounds.SlotSpread %d must be at most 12", b.SlotSpread)
 	}
-	if b.MinErrors < 1 {
-		bad("Bounds.MinErrors %d must be at least 1", b.MinErrors)
+	if b.MinErrors < 0 {
+		bad("Bounds.MinErrors %d must not be negative", b.MinErrors)
 	}
-	if !(b.WarmUpWidening >= 1 && b.WarmUpWidening <= 100) {
-		bad("Bounds.WarmUpWidening %v must be in [1, 100]", b.WarmUpWidening)
+	if !(b.WarmUpWidening == 0 || (b.WarmUpWidening >= 1 && b.WarmUpWidening <= 100)) {
+		bad("Bounds.WarmUpWidening %v must be in [1, 100] (0: the default)", b.WarmUpWidening)
 	}
-	if !(b.PeakHeadroom == 0 || (b.PeakHeadroom >= 1 && b.PeakHeadroom <= 100)) {
-		bad("Bounds.PeakHeadroom %v must be 0 (no cap) or in [1, 100]", b.PeakHeadroom)
+	if !(b.PeakHeadroom <= 0 || (b.PeakHeadroom >= 1 && b.PeakHeadroom <= 100)) {
+		bad("Bounds.PeakHeadroom %v must be in [1, 100] (0: the default; negative: no cap)", b.PeakHeadroom)
 	}
 	return errors.Join(errs...)
 }
@@ -425,7 +516,7 @@ func (r Reactive) validate() error {
 		d    time.Duration
 	}{{"Reactive.ScaleOutFor", r.ScaleOutFor}, {"Reactive.ScaleOutQueueFor", r.ScaleOutQueueFor},
 		{"Reactive.ScaleInFor", r.ScaleInFor}, {"Reactive.ScaleOutCooldown", r.ScaleOutCooldown},
-		{"Reactive.ScaleInCooldown", r.ScaleInCooldown}, {"Reactive.ReturnToPlanAfter", r.ReturnToPlanAfter}} {
+		{"Reactive.ScaleInCooldown", r.ScaleInCooldown}} {
 		if d.d < 0 {
 			bad("%s %v must not be negative", d.name, d.d)
 		}

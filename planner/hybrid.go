@@ -43,7 +43,7 @@ const (
 	GateReactive = "reactive"
 	// GateWarmUp is not a gate verdict but what a controller follows before
 	// a season of history exists: no forecast yet, so the need of the peak
-	// seen so far (Bounds.WarmUpPeak) beside the reactive rules.
+	// seen so far (see Bounds.NoWarmUpPeak) beside the reactive rules.
 	GateWarmUp = "warm-up"
 )
 
