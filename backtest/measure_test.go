@@ -8,10 +8,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/planner"
 )
 
+// This file holds the measurements behind issue 8's closing note. They are
+// tests that skip unless asked for, since they replay the shared traces
+// many times (minutes each):
+//
+//	# each policy change, applied one after the other from the old policies
+//	PREWARM_MEASURE=all go test ./backtest -run TestMeasure -v -timeout 30m
+//	# the defaults with one change undone at a time
+//	PREWARM_MEASURE=all PREWARM_ABLATE=1 go test ./backtest -run TestMeasure -v -timeout 30m
+//	# the search for the defaults, on the first half of each trace only
+//	PREWARM_TUNE=1 go test ./backtest -run TestTune -v -timeout 60m
+//
+// PREWARM_MEASURE names a trace (nyc, alibaba, bursty) or "all";
+// PREWARM_VARIANTS, PREWARM_WINDOWS (all,1st,2nd) and PREWARM_POLICIES
+// narrow what runs. Every line printed is one policy's figures on one
+// scored window: "1st" is the first half of the trace, "2nd" the second.
+
+// variant is a named change to the configuration.
 type variant struct {
 	name string
 	set  func(*Config)
@@ -20,35 +36,33 @@ type variant struct {
 func measureTraces(t *testing.T) []Trace {
 	nyc := loadTrace(t, "nyc_taxi.csv", 30*time.Minute)
 	ali := loadTrace(t, "alibaba_sd_requests_hourly.csv", time.Hour)
-	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	s := datasets.BurstySynthetic().Generate(start, time.Minute, 28*24*60)
-	burst := Trace{Name: "bursty", Start: s.Start, Step: s.Step, RPS: s.Values}
+	burst := burstyTrace()
+	burst.Name = "bursty"
 	return []Trace{nyc, ali, burst}
 }
 
+// baseFor is barConfig (the CLI's defaults and --peak-instances 20) with
+// another sizing.
 func baseFor(t *testing.T, tr Trace, sizing string) Config {
-	cfg := DefaultConfig()
-	c := &cfg.Planner
-	c.Fleet.BootDelay = 10 * time.Minute
-	if sizing == "" {
-		sizing = planner.SizingErlangC
+	cfg := barConfig(tr, 20)
+	if sizing != cfg.Planner.Sizing {
+		c := cfg.Planner
+		c.Sizing = sizing
+		sized, err := c.SizeForPeak(tr.Peak(), 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Planner = sized
 	}
-	c.Fleet.MaxInstances = 1000
-	c.Sizing = sizing
-	sized, err := c.SizeForPeak(tr.Peak(), 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Planner = sized
 	return cfg
 }
 
 func TestMeasure(t *testing.T) {
-	if os.Getenv("MEASURE") == "" {
-		t.Skip("set MEASURE")
+	sel := os.Getenv("PREWARM_MEASURE")
+	if sel == "" {
+		t.Skip("set PREWARM_MEASURE to a trace or all: replays the traces many times")
 	}
-	sel := os.Getenv("MEASURE")
-	policies := strings.Split(os.Getenv("POLICIES"), ",")
+	policies := strings.Split(os.Getenv("PREWARM_POLICIES"), ",")
 	if policies[0] == "" {
 		policies = []string{PolicyHybrid}
 	}
@@ -61,7 +75,7 @@ func TestMeasure(t *testing.T) {
 		var b *bench
 		sizing := ""
 		for _, v := range variants {
-			if only := os.Getenv("VARIANTS"); only != "" && !strings.Contains(only, v.name) {
+			if only := os.Getenv("PREWARM_VARIANTS"); only != "" && !strings.Contains(only, v.name) {
 				continue
 			}
 			probe := baseFor(t, tr, planner.SizingErlangC)
@@ -82,7 +96,7 @@ func TestMeasure(t *testing.T) {
 				name        string
 				from, until time.Time
 			}{{"all", time.Time{}, time.Time{}}, {"1st", time.Time{}, mid}, {"2nd", mid, time.Time{}}} {
-				if w := os.Getenv("WINDOWS"); w != "" && !strings.Contains(w, win.name) {
+				if w := os.Getenv("PREWARM_WINDOWS"); w != "" && !strings.Contains(w, win.name) {
 					continue
 				}
 				c := cfg
@@ -132,7 +146,9 @@ var steps = []struct {
 	}},
 	{"2-erlangc", func(c *Config) { c.Planner.Sizing = planner.SizingErlangC }},
 	{"2b-slo-rule", func(c *Config) { c.Planner.Reactive.IgnoreSLO = false }},
-	{"3-calibrated", func(c *Config) { c.Planner.ForecastQuantile = 0.9; c.Planner.Calibration.Off = false }},
+	{"3-calibrated", func(c *Config) {
+		c.Planner.ForecastQuantile, c.Planner.Calibration.Off = planner.DefaultConfig().ForecastQuantile, false
+	}},
 	{"4-slot-errors", func(c *Config) { c.Planner.Bounds.FromInterval = false; c.Forecast.IntervalLevel = 0.8 }},
 	{"5-peak-cap", func(c *Config) { c.Planner.Bounds.PeakHeadroom = 0 }},
 	{"6-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = 0 }},
@@ -152,7 +168,7 @@ var ablations = []variant{
 }
 
 func measureVariants() []variant {
-	if os.Getenv("ABLATE") != "" {
+	if os.Getenv("PREWARM_ABLATE") != "" {
 		return ablations
 	}
 	var out []variant
@@ -166,64 +182,13 @@ func measureVariants() []variant {
 	return out
 }
 
-// diagPolicy wraps the hybrid and prints the calibrated quantile per day.
-type diagPolicy struct {
-	*hybridPolicy
-	day int
-}
-
-func (d *diagPolicy) decide(now time.Time, obs planner.Observation, ok bool, current int) planner.Step {
-	st := d.hybridPolicy.decide(now, obs, ok, current)
-	if day := int(now.Sub(d.plans.start).Hours() / 24); day != d.day {
-		d.day = day
-		fmt.Printf("day %3d %s q=%.5f level=%s\n", day, now.Format("Mon 01-02"), d.ctl.Quantile(), d.ctl.Level())
-	}
-	return st
-}
-
-func TestDiag(t *testing.T) {
-	sel := os.Getenv("DIAG")
-	if sel == "" {
-		t.Skip("set DIAG")
-	}
-	for _, tr := range measureTraces(t) {
-		if !strings.Contains(tr.Name, sel) {
-			continue
-		}
-		cfg := baseFor(t, tr, planner.SizingErlangC)
-		b, err := prepare(context.Background(), tr, cfg, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, _ := b.newPolicy(PolicyHybrid, b.cfg)
-		res, err := simulate(context.Background(), tr, b.cfg, "hybrid", 1, &diagPolicy{hybridPolicy: p.(*hybridPolicy), day: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		perDay := map[int][4]float64{}
-		for _, cp := range res.Capacity {
-			d := int(cp.At.Sub(tr.Start).Hours() / 24)
-			v := perDay[d]
-			v[0] += cp.Underprovisioned.Minutes()
-			v[1] += cp.Billed
-			v[2] += cp.Requests
-			v[3] += cp.Late
-			perDay[d] = v
-		}
-		for d := 0; d < len(perDay); d++ {
-			fmt.Printf("day %3d under %5.0f min billed %6.0f requests %9.0f late %8.1f (%.3f%%)\n", d, perDay[d][0], perDay[d][1], perDay[d][2], perDay[d][3], 100*perDay[d][3]/perDay[d][2])
-		}
-		fmt.Printf("SLO %.4f after %.4f cost %.3f\n", res.SLOAttainment, res.SLOAttainmentAfterWarmUp, res.Cost)
-	}
-}
-
 // TestTune searches the defaults one knob at a time on the first half of
 // each trace (the second half is never scored): the cheapest setting, by
 // mean cost relative to the oracle, whose hybrid reaches 99.5% after its
 // first day on every trace.
 func TestTune(t *testing.T) {
-	if os.Getenv("TUNE") == "" {
-		t.Skip("set TUNE")
+	if os.Getenv("PREWARM_TUNE") == "" {
+		t.Skip("set PREWARM_TUNE: replays the traces' first halves about 40 times")
 	}
 	type prepared struct {
 		b   *bench

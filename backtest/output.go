@@ -201,7 +201,10 @@ func PlotFrontier(trace string, trials []FrontierTrial, targets []float64, defau
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
-	loX, hiX := 5.0, 0.0
+	loX, hiX, hiY := 5.0, 0.0, 1.0
+	for _, t := range trials {
+		hiY = math.Max(hiY, t.CostVsStatic)
+	}
 	for _, policy := range []string{PolicyReactive, PolicyPredictive, PolicyHybrid, PolicyFlat, PolicyOracle} {
 		var pts plotter.XYs
 		for _, t := range trials {
@@ -251,7 +254,7 @@ func PlotFrontier(trace string, trials []FrontierTrial, targets []float64, defau
 	}
 	for _, q := range targets {
 		x := nines(q)
-		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: 1.2}})
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: 1.05 * hiY}})
 		if err != nil {
 			return nil, err
 		}

@@ -27,7 +27,7 @@ func TestSafeLimitsApply(t *testing.T) {
 	}
 	for _, name := range []string{PolicyReactive, PolicyOracle} {
 		r := result(t, rep, name)
-		prev := (planAt(rep, name, tr))
+		prev := startFleet(tr)
 		var last time.Time
 		for _, d := range r.Decisions {
 			if diff := d.Desired - prev; diff > 2 || diff < -2 {
@@ -48,7 +48,7 @@ func TestSafeLimitsApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	jumped := false
-	prev := planAt(free, PolicyOracle, tr)
+	prev := startFleet(tr)
 	for _, d := range result(t, free, PolicyOracle).Decisions {
 		jumped = jumped || d.Desired-prev > 2
 		prev = d.Desired
@@ -58,10 +58,9 @@ func TestSafeLimitsApply(t *testing.T) {
 	}
 }
 
-// planAt is the fleet a run starts with: the first step's need.
-func planAt(rep Report, _ string, tr Trace) int {
-	return int(math.Ceil(tr.RPS[0] / 10))
-}
+// startFleet is the fleet a testConfig run starts with: the first step's
+// need at 10 req/s an instance.
+func startFleet(tr Trace) int { return int(math.Ceil(tr.RPS[0] / 10)) }
 
 // The oracle knows the rise at 09:00 and has it ready, a boot delay ahead:
 // it is never short where reactive is; flat is the smallest fixed fleet
