@@ -60,7 +60,7 @@ func (f *capacityFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.step, "step", 0, "resample the demand to this step, for the replay as well as the forecasts (default: the file's own step; 1m for synthetic)")
 	fs.IntVar(&f.syntheticDays, "synthetic-days", 28, "days of synthetic demand when --input is not given")
 	fs.BoolVar(&f.bursts, "synthetic-bursts", false, "synthetic demand with bursts: 4-5x for 5-12 min about every 2 h, jittered ±30 min")
-	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves flat out (its --slots each take 1/(gpu-rps/slots) s a request)")
+	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves flat out (each of its --slots takes slots/gpu-rps seconds a request)")
 	fs.IntVar(&f.peakInstances, "peak-instances", 0, "instead of --gpu-rps: size instances so the demand's peak needs this many (under --sizing, at --slo-target)")
 	fs.Float64Var(&f.targetUtil, "target-util", 0.8, "share of an instance's throughput the plan aims to use")
 	fs.StringVar(&f.sizing, "sizing", planner.SizingErlangC, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
