@@ -51,19 +51,54 @@ func (t Trace) validate() error {
 }
 
 // Config is the simulation's set-up. Start from DefaultConfig and set at
-// least Planner.Fleet.RPSPerInstance.
+// least Planner.Fleet.RPSPerInstance (or Planner.Fleet.ServiceTime).
 type Config struct {
-	// Planner holds the fleet, prices, SLO and policy settings.
+	// Planner holds the fleet, prices, SLO and policy settings. Each
+	// instance is Planner.Fleet.Slots servers with mean service time
+	// Fleet.ServiceTime, or Slots/RPSPerInstance when that is not set.
 	Planner planner.Config
 	// Tick is the simulation's time step; 0 means one minute, or the
 	// trace's step when that is finer. It must divide the trace's step.
 	Tick time.Duration
 	// QueueTimeout drops requests that have waited this long (default 60s).
 	QueueTimeout time.Duration
+	// MetricsLag is the age of the newest observation the reactive rules
+	// see: the figures of one collection interval are read an interval
+	// after it ends. 0 means one Tick; negative means none.
+	MetricsLag time.Duration
+	// BootSpread is the standard deviation of each instance's boot time
+	// around Planner.Fleet.BootDelay (log-normal); 0: every boot takes the
+	// boot delay.
+	BootSpread time.Duration
+	// Drain is how long a removed instance stays billed finishing its
+	// in-flight requests. 0 means the expected time for the last of Slots
+	// requests in service to finish, S·(1 + 1/2 + … + 1/Slots) for
+	// exponential service times of mean S; negative means none.
+	Drain time.Duration
+	// Limits are the actuator limits `forecaster serve` applies (the
+	// pool's max_step and min_interval): every policy's changes pass
+	// through actuator.Safe with them. Zero: no limit, as serve's default.
+	Limits Limits
 	// Spot optionally runs part of the fleet on interruptible instances.
 	Spot Spot
 	// Forecast sets how the forecasting policies refit.
 	Forecast ForecastOptions
+	// WarmUp is how long from the trace's start SLOAttainmentAfterWarmUp
+	// leaves out (default a day).
+	WarmUp time.Duration
+	// ScoreFrom and ScoreUntil, when set, limit every figure to the
+	// demand in [ScoreFrom, ScoreUntil); the policies still run over the
+	// whole trace, walk-forward, so tuning on one half and scoring the
+	// other is honest.
+	ScoreFrom, ScoreUntil time.Time
+}
+
+// Limits are the safety layer's per-pool limits (actuator.PoolConfig).
+type Limits struct {
+	// MaxStep caps the instances one change adds or removes; 0: no cap.
+	MaxStep int
+	// MinInterval is the least time between two changes; 0: no limit.
+	MinInterval time.Duration
 }
 
 // Spot configures interruptible instances.
@@ -74,35 +109,47 @@ type Spot struct {
 	// InterruptionsPerHour is each spot instance's interruption rate; an
 	// interrupted instance is replaced, booting again.
 	InterruptionsPerHour float64
-	// Seed makes the interruptions reproducible.
+	// Seed makes the interruptions and boot times reproducible.
 	Seed uint64
 }
 
 // ForecastOptions sets the forecasting policies' walk-forward refits: the
 // settings of the live controller the hybrid policy runs (control.Settings,
-// documented there) and how the trace is folded onto the forecast grid.
-// The backtest's defaults differ from the service's in two places: Step
-// defaults to the trace's step, but at least 30 minutes, and RefitEvery to
-// three hours (at least Step). Each refit fits model/auto afresh, tens of
-// milliseconds on four weeks of history, so RefitEvery sets the backtest's
-// cost; between refits the plan made at the last one holds and the reactive
-// rules cover surprises. Step and RefitEvery must be multiples of the
-// trace's step and of Step respectively.
+// documented there, with the same defaults as `forecaster serve`) and how
+// the trace is folded onto the forecast grid. One default differs, because
+// it must: a forecast step cannot be finer than the trace, so Step
+// defaults to control's 30 minutes or the trace's step when that is
+// coarser (rounded up to a multiple of it). Step and RefitEvery must be
+// multiples of the trace's step and of Step respectively.
 type ForecastOptions struct {
 	control.Settings
 	// Aggregate folds the trace's steps into one forecast step: "max"
-	// (the default: size for the busiest part of the step) or "mean".
+	// (the default: size for the busiest part of the step) or "mean". The
+	// service reads its history the same way (store.Max).
 	Aggregate string
 }
 
-// DefaultConfig returns the defaults of planner.DefaultConfig, a 60-second
-// queue timeout, no spot instances and walk-forward refits of model/auto
-// every three hours over the last 28 days with daily and weekly periods.
+// DefaultConfig returns the defaults of planner.DefaultConfig and
+// control.Settings, a 60-second queue timeout, metrics one tick old,
+// drains of one service time per slot, no actuator limits and no spot
+// instances.
 func DefaultConfig() Config {
 	return Config{
 		Planner:      planner.DefaultConfig(),
 		QueueTimeout: time.Minute,
 	}
+}
+
+// serviceTime is the mean time one request occupies a slot.
+func (c Config) serviceTime() time.Duration {
+	f := c.Planner.Fleet
+	if f.ServiceTime > 0 {
+		return f.ServiceTime
+	}
+	if f.RPSPerInstance > 0 {
+		return time.Duration(float64(max(f.Slots, 1)) / f.RPSPerInstance * float64(time.Second))
+	}
+	return 0
 }
 
 // withDefaults fills the zero fields that depend on the trace.
@@ -113,20 +160,33 @@ func (c Config) withDefaults(t Trace) Config {
 	if c.QueueTimeout == 0 {
 		c.QueueTimeout = time.Minute
 	}
+	if c.MetricsLag == 0 {
+		c.MetricsLag = c.Tick
+	}
+	if c.Drain == 0 {
+		h := 0.0
+		for k := 1; k <= max(c.Planner.Fleet.Slots, 1); k++ {
+			h += 1 / float64(k)
+		}
+		c.Drain = time.Duration(h * float64(c.serviceTime()))
+	}
+	if c.WarmUp == 0 {
+		c.WarmUp = 24 * time.Hour
+	}
 	f := &c.Forecast
 	if f.Step == 0 {
-		f.Step = t.Step
-		for f.Step < 30*time.Minute {
-			f.Step += t.Step
+		f.Step = control.Settings{}.WithDefaults().Step
+		if f.Step < t.Step || f.Step%t.Step != 0 {
+			f.Step = (f.Step + t.Step - 1) / t.Step * t.Step
 		}
 	}
 	if f.Aggregate == "" {
 		f.Aggregate = "max"
 	}
 	if f.RefitEvery == 0 {
-		f.RefitEvery = f.Step
-		for f.RefitEvery < 3*time.Hour {
-			f.RefitEvery += f.Step
+		f.RefitEvery = control.Settings{}.WithDefaults().RefitEvery
+		if f.RefitEvery < f.Step || f.RefitEvery%f.Step != 0 {
+			f.RefitEvery = (f.RefitEvery + f.Step - 1) / f.Step * f.Step
 		}
 	}
 	f.Settings = f.Settings.WithDefaults()
@@ -139,11 +199,29 @@ func (c Config) validate(t Trace) error {
 	if err := c.Planner.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if c.serviceTime() <= 0 {
+		bad("Planner.Fleet.RPSPerInstance or Planner.Fleet.ServiceTime must be > 0: the queue needs a service time")
+	}
 	if c.Tick <= 0 || t.Step%c.Tick != 0 {
 		bad("Tick %v must be positive and divide the trace's step %v", c.Tick, t.Step)
 	}
 	if c.QueueTimeout < 0 {
 		bad("QueueTimeout %v must not be negative", c.QueueTimeout)
+	}
+	if c.BootSpread < 0 {
+		bad("BootSpread %v must not be negative", c.BootSpread)
+	}
+	if c.Limits.MaxStep < 0 {
+		bad("Limits.MaxStep %d must not be negative", c.Limits.MaxStep)
+	}
+	if c.Limits.MinInterval < 0 {
+		bad("Limits.MinInterval %v must not be negative", c.Limits.MinInterval)
+	}
+	if c.WarmUp < 0 {
+		bad("WarmUp %v must not be negative", c.WarmUp)
+	}
+	if !c.ScoreFrom.IsZero() && !c.ScoreUntil.IsZero() && !c.ScoreFrom.Before(c.ScoreUntil) {
+		bad("ScoreFrom %s must be before ScoreUntil %s", c.ScoreFrom.Format(time.RFC3339), c.ScoreUntil.Format(time.RFC3339))
 	}
 	if !(c.Spot.Share >= 0 && c.Spot.Share <= 1) {
 		bad("Spot.Share %v must be in [0, 1]", c.Spot.Share)

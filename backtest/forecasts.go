@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/prewarm/prewarm/control"
@@ -63,35 +61,12 @@ func newForecaster(cfg Config, t Trace) (*forecaster, error) {
 func (f *forecaster) run(ctx context.Context) ([]control.Refit, error) {
 	n := (len(f.buckets) + f.perRefit - 1) / f.perRefit
 	refits := make([]control.Refit, n)
-	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				refits[j], errs[j] = f.refitAt(j)
-			}
-		}()
-	}
-	for j := 0; j < n; j++ {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- j
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return refits, nil
+	err := forEach(ctx, n, func(j int) error {
+		var err error
+		refits[j], err = f.refitAt(j)
+		return err
+	})
+	return refits, err
 }
 
 // history returns what refit j sees: the buckets of the History window

@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/prewarm/prewarm/control"
@@ -14,17 +15,27 @@ const (
 	PolicyScheduled  = "scheduled"
 	PolicyPredictive = "predictive"
 	PolicyHybrid     = "hybrid"
+	// PolicyOracle knows the future demand: each tick it asks for what the
+	// demand of the next boot delay needs, sized as the plans are. No
+	// policy that must forecast can do better at the same queue and
+	// sizing target; it is the limit the others are measured against.
+	PolicyOracle = "oracle"
+	// PolicyFlat is the cheapest single fleet size that, in hindsight,
+	// reaches the SLO target over the scored demand.
+	PolicyFlat = "flat"
 )
 
 // Policies lists every policy, in the order reports show them.
 func Policies() []string {
-	return []string{PolicyStatic, PolicyReactive, PolicyScheduled, PolicyPredictive, PolicyHybrid}
+	return []string{PolicyStatic, PolicyFlat, PolicyReactive, PolicyScheduled, PolicyPredictive, PolicyHybrid, PolicyOracle}
 }
 
-// policy decides the desired count at each tick from what the fleet
-// reported for the tick before (obs) and the forecasts made so far.
+// policy decides the desired count at each tick. obs is the newest
+// observation the pool's metrics show (MetricsLag old); ok is false when
+// there is none, as during a gap in the trace: a real service would find
+// no sample and hold. current is the pool's desired count now.
 type policy interface {
-	decide(now time.Time, obs planner.Observation, current int) planner.Step
+	decide(now time.Time, obs planner.Observation, ok bool, current int) planner.Step
 }
 
 // plans gives the forecasting policies the refits, made walk-forward.
@@ -33,8 +44,6 @@ type plans struct {
 	every  time.Duration
 	refits []control.Refit
 	source *forecaster
-	// hybrid is the controller the hybrid policy runs (one per Run).
-	hybrid *control.Controller
 }
 
 // index returns the number of the latest refit made at or before now.
@@ -43,21 +52,12 @@ func (p plans) index(now time.Time) (int, bool) {
 	return j, j >= 0 && j < len(p.refits)
 }
 
-// at returns the latest refit made at or before now.
-func (p plans) at(now time.Time) (control.Refit, bool) {
-	j, ok := p.index(now)
-	if !ok {
-		return control.Refit{}, false
-	}
-	return p.refits[j], true
-}
-
 type staticPolicy struct {
 	n      int
 	reason string
 }
 
-func (s staticPolicy) decide(now time.Time, _ planner.Observation, _ int) planner.Step {
+func (s staticPolicy) decide(now time.Time, _ planner.Observation, _ bool, _ int) planner.Step {
 	return planner.Step{At: now, Desired: s.n, Reason: s.reason}
 }
 
@@ -66,31 +66,46 @@ type reactivePolicy struct {
 	state planner.ReactiveState
 }
 
-func (r *reactivePolicy) decide(now time.Time, obs planner.Observation, current int) planner.Step {
+func (r *reactivePolicy) decide(now time.Time, obs planner.Observation, ok bool, current int) planner.Step {
+	if !ok {
+		return r.cfg.Combine(now, planner.Step{At: now, Desired: current, Reason: "no metrics: hold"}, r.cfg.FloorStep(now))
+	}
 	var st planner.Step
 	r.state, st = r.cfg.ReactiveNext(r.state, obs, current)
 	return r.cfg.Combine(now, st, r.cfg.FloorStep(now))
 }
 
 // planPolicy follows one forecast plan alone (predictive: the model's;
-// scheduled: the seasonal profile's) plus the schedule floors.
+// scheduled: the seasonal profile's) plus the schedule floors. It runs a
+// controller of its own so the plans are sized the same way as hybrid's
+// (calibration, per-slot bounds, peak cap), but never trusts anything
+// else: no gate, no reactive term.
 type planPolicy struct {
 	cfg     planner.Config
+	ctl     *control.Controller // with Settings.Follow set
 	plans   plans
-	profile bool
+	adopted int
 }
 
-func (p *planPolicy) decide(now time.Time, _ planner.Observation, current int) planner.Step {
-	r, ok := p.plans.at(now)
-	plan := r.ModelPlan
-	if p.profile {
-		plan = r.ProfilePlan
+func (p *planPolicy) decide(now time.Time, obs planner.Observation, ok bool, current int) planner.Step {
+	adoptDue(p.ctl, p.plans, &p.adopted, now)
+	if ok {
+		p.ctl.Observe(now, obs, current)
 	}
-	st, found := plan.At(now)
-	if !ok || !found {
+	st, found := p.ctl.PlanStep(now)
+	if !found {
 		st = planner.Step{At: now, Desired: current, Reason: "no forecast yet: hold"}
 	}
 	return p.cfg.Combine(now, st, p.cfg.FloorStep(now))
+}
+
+// adoptDue puts in force, in time order, the refits made by now.
+func adoptDue(ctl *control.Controller, pl plans, adopted *int, now time.Time) {
+	if j, ok := pl.index(now); ok {
+		for ; *adopted <= j; *adopted++ {
+			ctl.Adopt(pl.refits[*adopted], pl.source.history(*adopted))
+		}
+	}
 }
 
 // hybridPolicy is max(gated forecast plan, reactive rules, schedule
@@ -105,13 +120,64 @@ type hybridPolicy struct {
 	tick   time.Duration
 }
 
-func (h *hybridPolicy) decide(now time.Time, obs planner.Observation, current int) planner.Step {
-	if j, ok := h.plans.index(now); ok {
-		for ; h.adopted <= j; h.adopted++ {
-			h.ctl.Adopt(h.plans.refits[h.adopted], h.plans.source.history(h.adopted))
-		}
+func (h *hybridPolicy) decide(now time.Time, obs planner.Observation, ok bool, current int) planner.Step {
+	adoptDue(h.ctl, h.plans, &h.adopted, now)
+	var st planner.Step
+	if ok {
+		st = h.ctl.Decide(now, obs, current)
+	} else {
+		st = h.ctl.Hold(now, current, "no metrics")
 	}
-	st := h.ctl.Decide(now, obs, current)
 	h.levels[h.ctl.Level()] += h.tick.Minutes()
 	return st
+}
+
+// oraclePolicy asks at each tick for the largest need of the demand over
+// the next boot delay (an instance asked for now is ready then), each
+// tick's need sized by planner.Config.InstancesFor; needs[i] is tick i's.
+type oraclePolicy struct {
+	cfg   planner.Config
+	start time.Time
+	tick  time.Duration
+	// ahead[i] is the largest need over ticks [i, i+boot ticks].
+	ahead []int
+}
+
+func newOracle(cfg planner.Config, start time.Time, tick time.Duration, needs []int) *oraclePolicy {
+	lead := int((cfg.Fleet.BootDelay + tick - 1) / tick)
+	return &oraclePolicy{cfg: cfg, start: start, tick: tick, ahead: windowMax(needs, lead)}
+}
+
+func (o *oraclePolicy) decide(now time.Time, _ planner.Observation, _ bool, current int) planner.Step {
+	i := int(now.Sub(o.start) / o.tick)
+	n := 0
+	if i >= 0 && i < len(o.ahead) {
+		n = o.ahead[i]
+	}
+	st := planner.Step{At: now, Desired: n}
+	if n != current { // the reason is only read for a change
+		st.Reason = fmt.Sprintf("oracle: the next %s need %d", o.cfg.Fleet.BootDelay, n)
+	}
+	return o.cfg.Combine(now, st, o.cfg.FloorStep(now))
+}
+
+// windowMax returns out[i] = max(x[i : i+w+1]) (the window cut at the
+// end), with a monotone deque: O(len(x)).
+func windowMax(x []int, w int) []int {
+	out := make([]int, len(x))
+	var dq []int // indices, their values decreasing
+	j := 0       // next index to push
+	for i := range x {
+		for ; j < len(x) && j <= i+w; j++ {
+			for len(dq) > 0 && x[dq[len(dq)-1]] <= x[j] {
+				dq = dq[:len(dq)-1]
+			}
+			dq = append(dq, j)
+		}
+		for dq[0] < i {
+			dq = dq[1:]
+		}
+		out[i] = x[dq[0]]
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package backtest
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,8 +63,11 @@ func TestStaticPolicy(t *testing.T) {
 	if rep.Static != 5 || math.Abs(r.GPUHours-240) > 1e-6 || math.Abs(r.Cost-600) > 1e-6 || r.CostVsStatic != 1 {
 		t.Errorf("static: %d instances, %.3f GPU-h, cost %.3f (x%.2f); want 5, 240, 600 (x1)", rep.Static, r.GPUHours, r.Cost, r.CostVsStatic)
 	}
-	if r.SLOAttainment != 1 || r.UnderprovisionedMinutes != 0 || r.Dropped != 0 || r.P99LatencyS != 0 {
-		t.Errorf("static is never short, got SLO %v, under %v min, dropped %v, p99 %v", r.SLOAttainment, r.UnderprovisionedMinutes, r.Dropped, r.P99LatencyS)
+	// At the 45 req/s peak its 5 servers of 0.1 s are 90% busy: requests
+	// wait (Erlang C), but for less than a second, far inside the 10 s
+	// SLO, and a 60 s timeout drops none.
+	if r.SLOAttainment < 1-1e-9 || r.UnderprovisionedMinutes != 0 || r.Dropped > 1e-9 || r.P99WaitS <= 0 || r.P99WaitS > 1 {
+		t.Errorf("static is never short, got SLO %v, under %v min, dropped %v, p99 wait %v", r.SLOAttainment, r.UnderprovisionedMinutes, r.Dropped, r.P99WaitS)
 	}
 	// 10 req/s for 32 h plus 45 req/s for 16 h.
 	if want := (10*32 + 45*16) * 3600.0; math.Abs(r.Requests-want) > 1e-6*want {
@@ -83,8 +87,9 @@ func TestReactiveLagsARise(t *testing.T) {
 	}
 	r := result(t, rep, PolicyReactive)
 	// At 09:00 demand jumps from 0.8 to 4.5 instances' worth: the queue
-	// rule notices after 2 minutes, and the boot takes 10, so at least 12
-	// minutes short.
+	// rule notices after 2 minutes, a minute later than that the metrics
+	// show it (one collection interval), and the boot takes 10, so at
+	// least 12 minutes short.
 	if r.UnderprovisionedMinutes < 12 || r.SLOAttainment >= 1 {
 		t.Errorf("reactive was short %v minutes (SLO %v), want at least 12 and below 1", r.UnderprovisionedMinutes, r.SLOAttainment)
 	}
@@ -92,17 +97,22 @@ func TestReactiveLagsARise(t *testing.T) {
 	if r.Actions < 2 || !strings.HasPrefix(r.Decisions[0].Reason, "reactive: queue") || r.Decisions[0].Desired != 5 {
 		t.Errorf("decisions %v", r.Decisions)
 	}
-	if got := r.Decisions[0].At; !got.Equal(start.Add(9*time.Hour + 2*time.Minute)) {
-		t.Errorf("first scale-out at %s, want 09:02", got.Format("15:04"))
+	if got := r.Decisions[0].At; !got.Equal(start.Add(9*time.Hour + 3*time.Minute)) {
+		t.Errorf("first scale-out at %s, want 09:03", got.Format("15:04"))
 	}
 }
 
 // With a forecaster that knows the (exactly periodic) pattern, the
 // predictive plan asks for capacity a boot delay ahead and is never short
-// once it has a day of history, where reactive is short at every rise.
+// once it has a day of history, where reactive is short at every rise. The
+// hybrid holds the first day's peak through the second (the warm-up),
+// bounds the third day wide (two days of its own errors are too few), then
+// follows the model: on day 4 its pre-warm shows. The reactive rules' 85%
+// threshold would fight plans sized for 100% (testConfig): set above it.
 func TestPredictivePreWarms(t *testing.T) {
 	tr := squareWave(4, 10, 45)
 	cfg := testConfig()
+	cfg.Planner.Reactive.ScaleOutUtilisation = 0.95
 	cfg.Forecast.NewModel = func(periods []int) model.Forecaster { return seasonal.SeasonalNaive{Period: 48} }
 	rep, err := Run(context.Background(), tr, cfg, PolicyPredictive, PolicyReactive, PolicyHybrid)
 	if err != nil {
@@ -115,25 +125,32 @@ func TestPredictivePreWarms(t *testing.T) {
 				t.Errorf("%s short %v at %s", name, cp.Underprovisioned, cp.At.Format("Mon 15:04"))
 			}
 		}
+		day := 24 * time.Hour
+		if name == PolicyHybrid {
+			day = 72 * time.Hour
+		}
 		var prewarm bool
 		for _, d := range r.Decisions {
-			if d.At.Equal(start.Add(24*time.Hour+8*time.Hour+50*time.Minute)) && d.Desired == 5 &&
+			if d.At.Equal(start.Add(day+8*time.Hour+50*time.Minute)) && d.Desired == 5 &&
 				strings.Contains(d.Reason, "(pre-warm 10m)") {
 				prewarm = true
 			}
 		}
 		if !prewarm {
-			t.Errorf("%s did not ask for 5 instances at 08:50 on day 2 with a pre-warm reason: %v", name, r.Decisions[:min(6, len(r.Decisions))])
+			t.Errorf("%s did not ask for 5 instances at 08:50 on day %d with a pre-warm reason: %v", name, int(day.Hours()/24)+1, r.Decisions)
 		}
 	}
-	// On day 1 there is no history for a forecast: the hybrid's reactive
-	// steps say the forecast stepped back and why.
+	// On day 1 there is no history for a forecast: the hybrid warms up,
+	// holding the peak seen so far beside the reactive rules, and says so.
 	h := result(t, rep, PolicyHybrid)
-	if len(h.Decisions) == 0 || !strings.Contains(h.Decisions[0].Reason, "[forecast stepped back, reactive only: history") {
-		t.Errorf("hybrid's first decision %+v does not say the forecast stepped back", h.Decisions[:min(1, len(h.Decisions))])
+	warm := slices.ContainsFunc(before(h.Decisions, start.Add(24*time.Hour)), func(st planner.Step) bool {
+		return strings.HasPrefix(st.Reason, "warm-up: the peak so far, 45 req/s, needs 5")
+	})
+	if !warm {
+		t.Errorf("no decision of the hybrid's first day holds the peak so far: %+v", before(h.Decisions, start.Add(24*time.Hour)))
 	}
-	if h.ForecastMinutes[planner.GateModel] == 0 || h.ForecastMinutes[planner.GateReactive] == 0 {
-		t.Errorf("hybrid forecast minutes %v: want time on the model and, on day 1, on reactive alone", h.ForecastMinutes)
+	if h.ForecastMinutes[planner.GateModel] == 0 || h.ForecastMinutes[planner.GateWarmUp] == 0 {
+		t.Errorf("hybrid forecast minutes %v: want time on the model and, on day 1, warming up", h.ForecastMinutes)
 	}
 	if r := result(t, rep, PolicyReactive); r.UnderprovisionedMinutes < 4*15 {
 		t.Errorf("reactive short %v minutes over 4 rises, want at least 60", r.UnderprovisionedMinutes)
@@ -289,7 +306,7 @@ func TestRunEmptyDemandIsFinite(t *testing.T) {
 		}
 		for _, r := range rep.Policies {
 			for name, x := range map[string]float64{"gpu_hours": r.GPUHours, "cost": r.Cost, "cost_vs_static": r.CostVsStatic,
-				"cost_per_1k": r.CostPer1kRequests, "slo": r.SLOAttainment, "p99": r.P99LatencyS, "dropped": r.Dropped} {
+				"cost_per_1k": r.CostPer1kRequests, "slo": r.SLOAttainment, "p99_wait": r.P99WaitS, "p99_latency": r.P99LatencyS, "dropped": r.Dropped} {
 				if math.IsNaN(x) || math.IsInf(x, 0) {
 					t.Errorf("value %v, %s: %s = %v", v, r.Name, name, x)
 				}

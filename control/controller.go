@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/prewarm/prewarm/model"
@@ -19,8 +20,13 @@ type Settings struct {
 	// Step is the forecast grid (default 30m); history passed to Refit must
 	// be on this grid.
 	Step time.Duration
-	// RefitEvery is how often the service refits (default 1h); it bounds
-	// how long one refit's plan is followed.
+	// RefitEvery is how often the service (and the backtest, which runs
+	// the same controller) refits (default 3h); it bounds how long one
+	// refit's plan is followed. A refit fits model/auto afresh, tens of
+	// milliseconds on four weeks of history: a backtest of seven months
+	// makes 1,700 of them at 3 h and 5,200 at 1 h. Between refits the
+	// plan made at the last one holds, the reactive rules cover surprises
+	// within minutes, and the calibration moves the next plan's bound.
 	RefitEvery time.Duration
 	// Horizon is how far each refit forecasts (default 6h), at least
 	// RefitEvery plus the boot delay.
@@ -35,6 +41,18 @@ type Settings struct {
 	// NewProfile builds the seasonal-profile stand-in for one period (in
 	// steps); nil means the mean of the last 4 cycles.
 	NewProfile func(period int) model.Forecaster
+	// IntervalLevel is the level at which a refit asks the model and the
+	// profile for their own interval (default 0.8). It sets the bound only
+	// until the controller has errors of its own for a slot of the day (see
+	// planner.Bounds), rescaled to the forecast quantile, so refits do not
+	// depend on the quantile and a backtest can share them between
+	// settings.
+	IntervalLevel float64
+	// Follow pins the plan the controller follows: "" lets the gate choose
+	// (the hybrid policy); planner.GateModel or planner.GateProfile follow
+	// that plan alone whatever the gate says (the backtest's predictive and
+	// scheduled policies, which read it with PlanStep).
+	Follow string
 }
 
 // WithDefaults returns s with its zero fields set to the defaults.
@@ -43,13 +61,16 @@ func (s Settings) WithDefaults() Settings {
 		s.Step = 30 * time.Minute
 	}
 	if s.RefitEvery <= 0 {
-		s.RefitEvery = time.Hour
+		s.RefitEvery = 3 * time.Hour
 	}
 	if s.Horizon <= 0 {
 		s.Horizon = 6 * time.Hour
 	}
 	if s.History <= 0 {
 		s.History = 28 * 24 * time.Hour
+	}
+	if s.IntervalLevel <= 0 {
+		s.IntervalLevel = 0.8
 	}
 	if s.Periods == nil {
 		s.Periods = []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}
@@ -76,19 +97,42 @@ func (s Settings) Validate() error {
 			return fmt.Errorf("forecast.periods[%d] %v must be a multiple of forecast.step %v and longer than it", i, p, s.Step)
 		}
 	}
+	if !(s.IntervalLevel > 0 && s.IntervalLevel < 1) {
+		return fmt.Errorf("interval level %v must be in (0, 1)", s.IntervalLevel)
+	}
+	switch s.Follow {
+	case "", planner.GateModel, planner.GateProfile:
+	default:
+		return fmt.Errorf("follow %q: want %q, %q or empty (the gate chooses)", s.Follow, planner.GateModel, planner.GateProfile)
+	}
 	return nil
 }
 
-// Refit is what one refit decided: the plans made at At from the demand
-// before At, and which of them the hybrid policy trusts.
+// Refit is what one refit decided: the forecasts made at At from the
+// demand before At, the plans Adopt made from them, and which plan the
+// hybrid policy trusts.
 type Refit struct {
 	At time.Time
-	// ModelPlan and ProfilePlan are nil when history was too short.
+	// ModelPlan and ProfilePlan are nil when history was too short; Adopt
+	// makes them.
 	ModelPlan, ProfilePlan planner.Schedule
 	// Model and Profile name the methods that ran, with any fallback.
 	Model, Profile string
-	// Forecast is the model's demand forecast (requests/s) from At.
-	Forecast planner.DemandForecast
+	// Forecast and ProfileForecast are the model's and the profile's
+	// demand forecasts (requests/s) from At, with their own intervals at
+	// Settings.IntervalLevel.
+	Forecast, ProfileForecast planner.DemandForecast
+	// Quantile is the forecast quantile the plans were sized at; set by
+	// Adopt.
+	Quantile float64
+	// Peak is the largest demand of the last planner.Bounds.PeakSpan() of history,
+	// whose need caps the plans (0: no cap); set by Adopt.
+	Peak float64
+	// WarmingUp is true while the history is shorter than the
+	// Gating.MinSeasons seasons the model needs: the warm-up term then
+	// stands beside the plans (see planner.Bounds.NoWarmUpPeak); set by
+	// Adopt.
+	WarmingUp bool
 	// Gate says which plan Decide follows, and why; set by Adopt.
 	Gate planner.GateResult
 
@@ -107,11 +151,26 @@ type Controller struct {
 	last     Refit
 	level    string // the gate level the last Decide used
 	reactive planner.ReactiveState
-	// forecasts remembers, per step start, the model's and the profile's
+	// forecasts remembers, per step, the model's and the profile's
 	// forecasts, to score them once the demand is known.
-	forecasts map[time.Time][2]float64
-	// actual remembers demand per step start seen in refit histories.
-	actual map[time.Time]float64
+	forecasts stepLog[[2]float64]
+	// actual remembers demand per step seen in refit histories.
+	actual stepLog[float64]
+	// errors remembers, per step, actual − forecast of the model and of
+	// the profile: the per-slot bounds are their quantiles. Only steps
+	// from errorsFrom on are scored: forecasts made before a season of
+	// history are no guide to later ones.
+	errors     stepLog[[2]float64]
+	errorsFrom time.Time
+	// quantile is the calibrated forecast quantile, meanDemand the recent
+	// mean observed demand that weighs each interval's misses.
+	quantile, meanDemand float64
+	// warmPeak is the largest demand seen while warming up.
+	warmPeak float64
+	// asked is what the pool was asked for at each recent decision, oldest
+	// first, over the last boot delay: the calibration's estimate of the
+	// instances that were ready.
+	asked []planner.Step
 }
 
 // New returns a Controller for a pool planned with plan. Both configs are
@@ -124,7 +183,7 @@ func New(plan planner.Config, s Settings) (*Controller, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Controller{plan: plan, settings: s, forecasts: map[time.Time][2]float64{}, actual: map[time.Time]float64{}}
+	c := &Controller{plan: plan, settings: s, quantile: plan.ForecastQuantile}
 	for _, p := range s.Periods {
 		c.periods = append(c.periods, int(p/s.Step))
 	}
@@ -142,6 +201,10 @@ func (c *Controller) Last() Refit { return c.last }
 // the seasonal profile's, or the reactive rules alone.
 func (c *Controller) Level() string { return c.level }
 
+// Quantile returns the forecast quantile the next plans will be sized at:
+// planner.Config.ForecastQuantile, moved by the calibration.
+func (c *Controller) Quantile() float64 { return c.quantile }
+
 // ErrNoHistory is returned by Refit when the history holds no finite value.
 var ErrNoHistory = errors.New("no demand history to forecast from")
 
@@ -156,10 +219,11 @@ func (c *Controller) Refit(now time.Time, history []float64) (Refit, error) {
 	return c.Adopt(r, history), err
 }
 
-// Forecast makes one refit's forecasts and plans from history, as Refit
-// describes, without putting them in force. It reads only the controller's
-// configuration, so a backtest may compute many refits in parallel and
-// Adopt them in time order.
+// Forecast makes one refit's forecasts from history, as Refit describes,
+// without putting them in force or planning. It reads only the
+// controller's settings, so a backtest may compute many refits in
+// parallel, share them between planner settings, and Adopt them in time
+// order.
 func (c *Controller) Forecast(now time.Time, history []float64) (Refit, error) {
 	s := c.settings
 	r := Refit{At: now}
@@ -170,80 +234,212 @@ func (c *Controller) Forecast(now time.Time, history []float64) (Refit, error) {
 	stamp := now.Format(time.RFC3339)
 	horizon := max(int(s.Horizon/s.Step), int((s.RefitEvery+c.plan.Fleet.BootDelay+s.Step-1)/s.Step)+1)
 	owned := int(s.RefitEvery / s.Step)
-	level := c.plan.ForecastLevel()
-	fc, err := s.NewModel(c.trustedPeriods(len(history))).Forecast(history, horizon, level)
+	fc, err := s.NewModel(c.trustedPeriods(len(history))).Forecast(history, horizon, s.IntervalLevel)
 	if err != nil {
 		return r, fmt.Errorf("refit at %s: model: %w", stamp, err)
 	}
 	r.Forecast = planner.DemandForecast{Start: now, Step: s.Step, Forecast: fc}
 	r.Model = methodName(fc)
-	if r.ModelPlan, err = planner.ForecastPlan(now, r.Forecast, c.plan); err != nil {
-		return r, fmt.Errorf("refit at %s: model plan: %w", stamp, err)
-	}
 	r.modelMean = fc.Mean[:min(owned, len(fc.Mean))]
 	if p := c.profilePeriod(len(history)); p > 0 {
-		pf, err := s.NewProfile(p).Forecast(history, horizon, level)
+		pf, err := s.NewProfile(p).Forecast(history, horizon, s.IntervalLevel)
 		if err != nil {
 			return r, fmt.Errorf("refit at %s: profile: %w", stamp, err)
 		}
 		r.Profile = methodName(pf)
-		pd := planner.DemandForecast{Start: now, Step: s.Step, Forecast: pf}
-		if r.ProfilePlan, err = planner.ForecastPlan(now, pd, c.plan); err != nil {
-			return r, fmt.Errorf("refit at %s: profile plan: %w", stamp, err)
-		}
+		r.ProfileForecast = planner.DemandForecast{Start: now, Step: s.Step, Forecast: pf}
 		r.profileMean = pf.Mean[:min(owned, len(pf.Mean))]
 	}
 	return r, nil
 }
 
-// Adopt puts a refit made by Forecast in force: it remembers the demand in
-// history (the same history the refit was made from) to score earlier
-// forecasts, records the refit's own forecasts to be scored later, and lets
-// planner.Gate decide which plan to trust. Refits must be adopted in time
-// order. It returns r with its Gate set.
+// Adopt puts a refit made by Forecast in force. It remembers the demand in
+// history (the same history the refit was made from) and scores the
+// earlier forecasts against it (the gate's evidence and the per-slot
+// errors), records the refit's own forecasts to be scored later, plans
+// both forecasts at the calibrated quantile with per-slot bounds and the
+// peak cap, and lets planner.Gate decide which plan to trust. Refits must
+// be adopted in time order. It returns r with its plans and Gate set.
 func (c *Controller) Adopt(r Refit, history []float64) Refit {
 	c.remember(r.At, history)
+	c.scoreErrors(r.At)
+	if c.errorsFrom.IsZero() && r.ProfileForecast.Forecast.Horizon() > 0 {
+		c.errorsFrom = r.At // the first refit with a season of history
+	}
 	for i, v := range r.modelMean {
 		p := math.NaN()
 		if i < len(r.profileMean) {
 			p = r.profileMean[i]
 		}
-		c.forecasts[r.At.Add(time.Duration(i)*c.settings.Step)] = [2]float64{v, p}
+		c.forecasts.set(c.step(r.At.Add(time.Duration(i)*c.settings.Step)), [2]float64{v, p})
 	}
+	r.Quantile = c.quantile
+	r.Peak = c.recentPeak(history)
 	r.Gate = c.plan.Gate(c.gateInput(r.At, len(trimLeadingGaps(history))))
+	if r.Forecast.Forecast.Horizon() > 0 {
+		r.ModelPlan = c.planFor(r, r.Forecast, 0)
+	}
+	if r.ProfileForecast.Forecast.Horizon() > 0 {
+		r.ProfilePlan = c.planFor(r, r.ProfileForecast, 1)
+	}
+	season := 1
+	if len(c.periods) > 0 {
+		season = c.periods[0]
+	}
+	r.WarmingUp = len(trimLeadingGaps(history)) < c.plan.Gating.MinSeasons*season
+	if r.WarmingUp {
+		// The warm-up holds the peak seen so far.
+		for _, v := range history {
+			if !math.IsNaN(v) {
+				c.warmPeak = math.Max(c.warmPeak, v)
+			}
+		}
+	}
 	c.last = r
 	return r
 }
 
 // Decide returns the capacity step for now: the largest of the trusted
-// forecast plan (while its forecast lasts), the reactive rules fed with obs,
-// and the schedule floors, with the reason of the term that won. current is
-// the pool's desired count now (what it was last asked for, booting
-// instances included), which the reactive rules step from.
+// forecast plan (while its forecast lasts; the warm-up plan before there is
+// one), the reactive rules fed with obs, and the schedule floors, with the
+// reason of the term that won. current is the pool's desired count now
+// (what it was last asked for, booting instances included), which the
+// reactive rules step from. obs also calibrates the forecast quantile.
 func (c *Controller) Decide(now time.Time, obs planner.Observation, current int) planner.Step {
+	c.Observe(now, obs, current)
 	var reactive planner.Step
 	c.reactive, reactive = c.plan.ReactiveNext(c.reactive, obs, current)
-	terms := make([]planner.Step, 0, 3)
-	level := planner.GateReactive
-	if r := c.last; !r.At.IsZero() {
-		level = r.Gate.Level
-		why := r.Gate.Reason
-		if st, found := c.planStep(now); found {
-			if level == planner.GateProfile {
-				st.Reason = fmt.Sprintf("%s [%s]", st.Reason, why)
-			}
-			terms = append(terms, st)
-		} else if level != planner.GateReactive {
-			level = planner.GateReactive
-			why = fmt.Sprintf("the %s plan of the refit at %s has run out", r.Gate.Level, r.At.Format(time.RFC3339))
+	plan, found := c.PlanStep(now)
+	level, why := c.levelAt(now, found)
+	if found {
+		var back bool
+		if c.reactive, back = c.plan.ReturnToPlan(c.reactive, obs, plan.Desired); back {
+			reactive = planner.Step{At: now, Desired: plan.Desired,
+				Reason: "reactive: the load fits the plan again, back to " + strconv.Itoa(plan.Desired)}
 		}
-		if level == planner.GateReactive {
-			reactive.Reason = fmt.Sprintf("%s [%s]", reactive.Reason, why)
+	}
+	terms := make([]planner.Step, 0, 4)
+	if found {
+		terms = append(terms, plan)
+	}
+	if warm, ok := c.warmUpStep(now); ok {
+		terms = append(terms, warm)
+		if !found {
+			level = planner.GateWarmUp
 		}
 	}
 	c.level = level
 	terms = append(terms, reactive, c.plan.FloorStep(now))
-	return c.plan.Combine(now, terms...)
+	st := c.plan.Combine(now, terms...)
+	switch {
+	case why == "":
+	case level == planner.GateReactive && st.Reason == reactive.Reason,
+		level == planner.GateProfile && st.Reason == plan.Reason:
+		st.Reason += " [" + why + "]"
+	}
+	return c.holdScaleIn(st, obs.At, current)
+}
+
+// holdScaleIn applies Config.HoldForecastScaleIn: a step below current is
+// kept at current unless the reactive rules scaled in at this decision
+// (they saw the idle spell), and even then it drops by their scale-in step
+// only.
+func (c *Controller) holdScaleIn(st planner.Step, at time.Time, current int) planner.Step {
+	if !c.plan.HoldForecastScaleIn || st.Desired >= current {
+		return st
+	}
+	r := c.reactive
+	if r.LastAction.Equal(at) && !r.LastOut.Equal(at) {
+		if floor := current - c.plan.Reactive.ScaleInStep; st.Desired < floor {
+			st.Desired = floor
+			st.Reason = fmt.Sprintf("%s (scale_in_on_forecast is false: -%d)", st.Reason, c.plan.Reactive.ScaleInStep)
+		}
+		return st
+	}
+	return planner.Step{At: st.At, Desired: current,
+		Reason: fmt.Sprintf("hold %d: scale_in_on_forecast is false and the reactive rules see no idle spell (%s)", current, st.Reason)}
+}
+
+// Observe feeds the controller an observation and the pool's desired count
+// at now: it calibrates the forecast quantile and tracks the warm-up peak.
+// Decide calls it; policies that follow a plan alone call it instead.
+func (c *Controller) Observe(now time.Time, obs planner.Observation, current int) {
+	c.rememberAsked(now, current)
+	if math.IsNaN(obs.DemandRPS) || obs.DemandRPS < 0 {
+		return
+	}
+	if c.warmingUp() {
+		c.warmPeak = math.Max(c.warmPeak, obs.DemandRPS)
+		return // the warm-up serves now, not the plans: nothing to learn
+	}
+	c.calibrate(obs)
+}
+
+// rememberAsked records the desired count at now and forgets what is older
+// than the boot delay (and ten minutes of slack for the interval) needs.
+func (c *Controller) rememberAsked(now time.Time, current int) {
+	if n := len(c.asked); n > 0 && c.asked[n-1].Desired == current && !now.Before(c.asked[n-1].At) {
+		return // unchanged: the last record still holds
+	}
+	c.asked = append(c.asked, planner.Step{At: now, Desired: current})
+	keep := now.Add(-c.plan.Fleet.BootDelay - 10*time.Minute)
+	k := 0
+	for k+1 < len(c.asked) && c.asked[k+1].At.Before(keep) {
+		k++
+	}
+	c.asked = c.asked[k:]
+}
+
+// readyEstimate is the instances that were ready over [from, to]: the
+// fewest the pool was asked for from a boot delay before from until to (a
+// later rise was still booting). ok is false without records that old.
+func (c *Controller) readyEstimate(from, to time.Time) (n int, ok bool) {
+	since := from.Add(-c.plan.Fleet.BootDelay)
+	if len(c.asked) == 0 || c.asked[0].At.After(since) {
+		return 0, false
+	}
+	n = math.MaxInt
+	for i, a := range c.asked {
+		// Record i holds from a.At until the next record.
+		if i+1 < len(c.asked) && !c.asked[i+1].At.After(since) {
+			continue
+		}
+		if a.At.After(to) {
+			break
+		}
+		n = min(n, a.Desired)
+	}
+	return n, true
+}
+
+// levelAt says which level Decide follows at now and why, when the reason
+// should be shown: a stepped-back gate, or a plan that has run out.
+func (c *Controller) levelAt(now time.Time, found bool) (level, why string) {
+	r := c.last
+	if r.At.IsZero() {
+		return planner.GateReactive, ""
+	}
+	level, why = c.followed(), r.Gate.Reason
+	if found {
+		if level != planner.GateProfile {
+			why = ""
+		}
+		return level, why
+	}
+	if level != planner.GateReactive {
+		return planner.GateReactive, fmt.Sprintf("the %s plan of the refit at %s has run out", level, r.At.Format(time.RFC3339))
+	}
+	return level, why
+}
+
+// followed is the level whose plan the controller follows.
+func (c *Controller) followed() string { return c.followedAt(c.last.Gate) }
+
+func (c *Controller) followedAt(g planner.GateResult) string {
+	if c.settings.Follow != "" {
+		return c.settings.Follow
+	}
+	return g.Level
 }
 
 // Hold returns the capacity step for now when the live signals cannot be
@@ -253,24 +449,35 @@ func (c *Controller) Decide(now time.Time, obs planner.Observation, current int)
 // state is as it was. why says what is missing, for the step's reason.
 func (c *Controller) Hold(now time.Time, current int, why string) planner.Step {
 	terms := []planner.Step{{At: now, Desired: current, Reason: fmt.Sprintf("hold %d: %s", current, why)}}
-	if st, found := c.planStep(now); found {
+	st, found := c.PlanStep(now)
+	if found {
 		terms = append(terms, st)
 	}
+	c.level, _ = c.levelAt(now, found)
 	terms = append(terms, c.plan.FloorStep(now))
 	return c.plan.Combine(now, terms...)
 }
 
-// planStep returns the trusted plan's step in force at now. found is false
-// before the plan starts, after its forecast ends (a plan is only followed
-// while refits keep it fresh: when they fail, e.g. because the store is
-// down, the reactive rules take over once it runs out) and at the reactive
+// PlanStep returns the step in force at now of the plan the controller
+// follows (the gate's, or Settings.Follow's). found is false before the
+// plan starts, after its forecast ends (a plan is only followed while
+// refits keep it fresh: when they fail, e.g. because the store is down,
+// the reactive rules take over once it runs out) and at the reactive
 // level.
-func (c *Controller) planStep(now time.Time) (planner.Step, bool) {
+func (c *Controller) PlanStep(now time.Time) (planner.Step, bool) {
 	r := c.last
-	if r.At.IsZero() || !now.Before(r.Forecast.End()) {
+	if r.At.IsZero() {
 		return planner.Step{}, false
 	}
-	return c.trusted(r.Gate.Level).At(now)
+	level := c.followed()
+	end := r.Forecast.End()
+	if level == planner.GateProfile {
+		end = r.ProfileForecast.End()
+	}
+	if !now.Before(end) {
+		return planner.Step{}, false
+	}
+	return c.trusted(level).At(now)
 }
 
 // trusted returns the plan of a gate level (nil for reactive).
@@ -287,7 +494,7 @@ func (c *Controller) trusted(level string) planner.Schedule {
 // Plan returns the trusted plan's steps from now on, for back-ends that
 // can act on a schedule themselves (actuator.Actuator.PublishSchedule).
 func (c *Controller) Plan(now time.Time) planner.Schedule {
-	plan := c.trusted(c.last.Gate.Level)
+	plan := c.trusted(c.followed())
 	var out planner.Schedule
 	for i, st := range plan {
 		if i+1 < len(plan) && !plan[i+1].At.After(now) {
@@ -296,6 +503,26 @@ func (c *Controller) Plan(now time.Time) planner.Schedule {
 		out = append(out, st)
 	}
 	return out
+}
+
+// warmingUp reports whether the warm-up term is in force: before the first
+// refit, and while the history is shorter than the model needs.
+func (c *Controller) warmingUp() bool { return c.last.At.IsZero() || c.last.WarmingUp }
+
+// warmUpStep is the warm-up term (see planner.Bounds.NoWarmUpPeak): while warming
+// up, the need of the peak seen so far, with the peak cap's headroom. On
+// the first season there is no forecast and it stands beside the reactive
+// rules alone; then beside the seasonal profile's plan, until the model
+// has the history it needs.
+func (c *Controller) warmUpStep(now time.Time) (planner.Step, bool) {
+	b := c.plan.Bounds
+	if b.NoWarmUpPeak || !c.warmingUp() || c.warmPeak <= 0 {
+		return planner.Step{}, false
+	}
+	rate := c.warmPeak * math.Max(b.Headroom(), 1)
+	n := c.plan.InstancesFor(rate)
+	return planner.Step{At: now, Desired: n, Reason: "warm-up: the peak so far, " +
+		strconv.FormatFloat(c.warmPeak, 'g', 3, 64) + " req/s, needs " + strconv.Itoa(n)}, true
 }
 
 // trustedPeriods are the periods with MinSeasons cycles of history.
@@ -320,28 +547,61 @@ func (c *Controller) profilePeriod(n int) int {
 	return best
 }
 
+// step is t's number on the forecast grid.
+func (c *Controller) step(t time.Time) int64 { return stepIndex(t, c.settings.Step) }
+
 // remember stores the demand of the steps in history, so earlier forecasts
-// can be scored, and forgets what is older than the gating window needs.
+// can be scored and the peak found, and forgets what is older than the
+// gating window and the error window need.
 func (c *Controller) remember(now time.Time, history []float64) {
 	step := c.settings.Step
-	start := now.Add(-time.Duration(len(history)) * step)
-	keep := now.Add(-c.plan.Gating.Window - c.longestPeriod())
+	end := c.step(now)
+	keep := c.step(now.Add(-max(c.plan.Gating.Window+c.longestPeriod(), c.plan.Bounds.Window()+step)))
 	for i, v := range history {
-		t := start.Add(time.Duration(i) * step)
-		if !t.Before(keep) {
-			c.actual[t] = v
+		if k := end - int64(len(history)-i); k >= keep {
+			c.actual.set(k, v)
 		}
 	}
-	for t := range c.actual {
-		if t.Before(keep) {
-			delete(c.actual, t)
+	c.actual.forget(keep)
+	c.forecasts.forget(keep)
+	c.errors.forget(c.step(now.Add(-c.plan.Bounds.Window() - c.longestPeriod())))
+}
+
+// scoreErrors records actual − forecast for the remembered forecasts of
+// steps before now whose demand is known and not scored yet.
+func (c *Controller) scoreErrors(now time.Time) {
+	if c.errorsFrom.IsZero() {
+		return
+	}
+	from, end := c.step(c.errorsFrom), c.step(now)
+	c.forecasts.each(func(k int64, f [2]float64) {
+		if k < from || k >= end {
+			return
+		}
+		if _, done := c.errors.get(k); done {
+			return
+		}
+		if y, ok := c.actual.get(k); ok && !math.IsNaN(y) {
+			c.errors.set(k, [2]float64{y - f[0], y - f[1]})
+		}
+	})
+}
+
+// recentPeak is the largest value of the last Bounds.PeakSpan() of
+// history (0 without a cap or data).
+func (c *Controller) recentPeak(history []float64) float64 {
+	b := c.plan.Bounds
+	if b.Headroom() <= 0 {
+		return 0
+	}
+	n := int(b.PeakSpan() / c.settings.Step)
+	peak := 0.0
+	for _, v := range history[max(0, len(history)-n):] {
+		if v > peak {
+			peak = v
 		}
 	}
-	for t := range c.forecasts {
-		if t.Before(keep) {
-			delete(c.forecasts, t)
-		}
-	}
+	return peak
 }
 
 // gateInput scores the remembered forecasts over the gating window before
@@ -363,13 +623,13 @@ func (c *Controller) gateInput(now time.Time, historySteps int) planner.GateInpu
 	if naive == 0 {
 		return in
 	}
-	step := c.settings.Step
-	window := max(1, int(c.plan.Gating.Window/step))
+	window := int64(max(1, int(c.plan.Gating.Window/c.settings.Step)))
 	var both, profileOnly errorSums
-	for t := now.Add(-time.Duration(window) * step); t.Before(now); t = t.Add(step) {
-		y, okY := c.actual[t]
-		base, okB := c.actual[t.Add(-time.Duration(naive)*step)]
-		f, okF := c.forecasts[t]
+	end := c.step(now)
+	for k := end - window; k < end; k++ {
+		y, okY := c.actual.get(k)
+		base, okB := c.actual.get(k - int64(naive))
+		f, okF := c.forecasts.get(k)
 		if !okY || !okB || !okF || math.IsNaN(y) || math.IsNaN(base) || math.IsNaN(f[1]) {
 			continue
 		}

@@ -25,11 +25,19 @@ func (c constant) Forecast(_ []float64, h int, level float64) (model.Forecast, e
 
 var t0 = time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 
+// testPlanner sizes 10 req/s an instance at full utilisation and plans at
+// the forecaster's own interval (the constant one's +10%) unwidened,
+// uncapped, uncalibrated and without the warm-up term, so a test reads the
+// plan off the forecast; those have tests of their own.
 func testPlanner() planner.Config {
 	c := planner.DefaultConfig()
 	c.Fleet.RPSPerInstance = 10
 	c.Fleet.MaxInstances = 100
 	c.TargetUtilisation = 1
+	c.Calibration.Off = true
+	c.Bounds.WarmUpWidening = 1
+	c.Bounds.PeakHeadroom = -1
+	c.Bounds.NoWarmUpPeak = true
 	return c
 }
 

@@ -1,15 +1,27 @@
 // Package control runs prewarm's hybrid policy live, one pool at a time:
-// the decision the forecaster service takes every tick.
+// the decision the forecaster service takes every tick, and the one the
+// backtest's hybrid, predictive and scheduled policies take.
 //
-// A Controller is the stateful part around the pure planner: at every refit
-// it forecasts demand from the history it is given (the model, and the
-// seasonal profile as a stand-in), turns both into capacity plans, and
-// scores earlier forecasts against what really happened so planner.Gate can
-// decide which plan to trust. Between refits, Decide combines the trusted
-// plan with the reactive rules and the schedule floors (planner.Combine);
-// when the live signals cannot be read, Hold keeps the pool where it is
-// unless the plan or a floor raises it.
+// A Controller is the stateful part around the pure planner:
 //
-// Like the planner, this package reads no clock, file or network: time and
-// history are arguments, so the service and tests drive it the same way.
+//   - At every refit it forecasts demand from the history it is given (the
+//     model, and the seasonal profile as a stand-in), scores its earlier
+//     forecasts against what happened (planner.Gate's evidence, and the
+//     per-slot errors), and plans both forecasts: each step's upper bound is
+//     the point forecast plus the calibrated quantile of its own recent
+//     errors at that time of day, capped at the need of the recent peak.
+//   - Every decision it feeds the observation to the calibration, which
+//     moves the forecast quantile until the estimated share of requests
+//     served late matches the SLO target (planner.Calibration), and
+//     combines the trusted plan with the reactive rules (given back to the
+//     plan once a scale-out is no longer needed) and the schedule floors.
+//     While the history is shorter than the model needs, the peak seen so
+//     far stands beside them (the warm-up).
+//   - When the live signals cannot be read, Hold keeps the pool where it
+//     is unless the plan or a floor raises it.
+//
+// State and Restore carry all of this memory across restarts. Like the
+// planner, this package reads no clock, file or network: time and history
+// are arguments, so the service, the backtest and tests drive it the same
+// way.
 package control

@@ -14,11 +14,13 @@ import (
 // StateVersion is the version of State's encoding. Restore refuses other
 // versions, so a service upgraded across a format change starts afresh
 // instead of misreading old state.
-const StateVersion = 1
+const StateVersion = 2
 
 // State is everything a Controller remembers between decisions: the refit
-// in force with its plans and gate verdict, the reactive rules' hold and
-// cooldown clocks, and the forecasts and demand that the gate scores. A
+// in force with its plans and gate verdict, the reactive rules' hold,
+// cooldown and return-to-plan clocks, the forecasts and demand that the
+// gate scores, the per-slot errors that bound the plans, the calibrated
+// forecast quantile and the warm-up peak. A
 // service saves it after every refit and decision and restores it at start,
 // so a restart (a crash loop, a liveness probe) neither resets a cooldown
 // nor trusts a model the gate had demoted.
@@ -40,6 +42,19 @@ type State struct {
 	Forecasts []ScoredForecast
 	// Actual is the remembered demand per step start, oldest first.
 	Actual []ObservedDemand
+	// Errors are the remembered actual − forecast per step start, oldest
+	// first: the per-slot bounds' evidence; ErrorsFrom is the first step
+	// scored (the first refit with a season of history).
+	Errors     []ScoredForecast
+	ErrorsFrom time.Time
+	// Quantile is the calibrated forecast quantile and MeanDemand the
+	// recent mean demand that weighs the calibration's intervals.
+	Quantile, MeanDemand float64
+	// WarmPeak is the largest demand seen while warming up.
+	WarmPeak float64
+	// Asked is the pool's desired count at each recent change, oldest
+	// first: what the calibration takes to have been ready.
+	Asked []planner.Step
 }
 
 // RefitState is a Refit with the forecasts that later refits score.
@@ -51,7 +66,8 @@ type RefitState struct {
 }
 
 // ScoredForecast is the model's and the profile's forecast for the step
-// starting at At (NaN: that forecaster did not run).
+// starting at At (NaN: that forecaster did not run), or, in State.Errors,
+// their errors.
 type ScoredForecast struct {
 	At             time.Time
 	Model, Profile float64
@@ -66,16 +82,24 @@ type ObservedDemand struct {
 // State returns a copy of the controller's memory.
 func (c *Controller) State() State {
 	st := State{Version: StateVersion, Level: c.level, Reactive: c.reactive,
-		Refit: RefitState{Refit: c.last, ModelMean: slices.Clone(c.last.modelMean), ProfileMean: slices.Clone(c.last.profileMean)}}
-	for t, f := range c.forecasts {
-		st.Forecasts = append(st.Forecasts, ScoredForecast{At: t, Model: f[0], Profile: f[1]})
-	}
-	slices.SortFunc(st.Forecasts, func(a, b ScoredForecast) int { return a.At.Compare(b.At) })
-	for t, v := range c.actual {
-		st.Actual = append(st.Actual, ObservedDemand{At: t, RPS: v})
-	}
-	slices.SortFunc(st.Actual, func(a, b ObservedDemand) int { return a.At.Compare(b.At) })
+		Refit:    RefitState{Refit: c.last, ModelMean: slices.Clone(c.last.modelMean), ProfileMean: slices.Clone(c.last.profileMean)},
+		Quantile: c.quantile, MeanDemand: c.meanDemand, WarmPeak: c.warmPeak, ErrorsFrom: c.errorsFrom,
+		Asked: slices.Clone(c.asked)}
+	st.Forecasts = c.scored(&c.forecasts)
+	st.Errors = c.scored(&c.errors)
+	c.actual.each(func(k int64, v float64) {
+		st.Actual = append(st.Actual, ObservedDemand{At: stepTime(k, c.settings.Step), RPS: v})
+	})
 	return st
+}
+
+// scored lists a per-step log oldest first.
+func (c *Controller) scored(l *stepLog[[2]float64]) []ScoredForecast {
+	var out []ScoredForecast
+	l.each(func(k int64, f [2]float64) {
+		out = append(out, ScoredForecast{At: stepTime(k, c.settings.Step), Model: f[0], Profile: f[1]})
+	})
+	return out
 }
 
 // Restore replaces the controller's memory with st, taken by State from a
@@ -95,15 +119,23 @@ func (c *Controller) Restore(st State) error {
 	c.last.modelMean, c.last.profileMean = slices.Clone(st.Refit.ModelMean), slices.Clone(st.Refit.ProfileMean)
 	c.level = st.Level
 	c.reactive = st.Reactive
-	c.forecasts = make(map[time.Time][2]float64, len(st.Forecasts))
-	for _, f := range st.Forecasts {
-		c.forecasts[f.At] = [2]float64{f.Model, f.Profile}
-	}
-	c.actual = make(map[time.Time]float64, len(st.Actual))
+	c.forecasts = c.unscored(st.Forecasts)
+	c.errors = c.unscored(st.Errors)
+	c.quantile, c.meanDemand, c.warmPeak, c.errorsFrom = st.Quantile, st.MeanDemand, st.WarmPeak, st.ErrorsFrom
+	c.asked = slices.Clone(st.Asked)
+	c.actual = stepLog[float64]{}
 	for _, a := range st.Actual {
-		c.actual[a.At] = a.RPS
+		c.actual.set(c.step(a.At), a.RPS)
 	}
 	return nil
+}
+
+func (c *Controller) unscored(list []ScoredForecast) stepLog[[2]float64] {
+	var l stepLog[[2]float64]
+	for _, f := range list {
+		l.set(c.step(f.At), [2]float64{f.Model, f.Profile})
+	}
+	return l
 }
 
 // Encode serialises st with encoding/gob, which keeps NaN.
@@ -121,10 +153,15 @@ func DecodeState(data []byte) (st State, err error) {
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
 		return State{}, fmt.Errorf("decoding controller state: %w", err)
 	}
-	for _, f := range st.Forecasts {
+	for _, f := range append(slices.Clone(st.Forecasts), st.Errors...) {
 		if math.IsInf(f.Model, 0) || math.IsInf(f.Profile, 0) {
 			return State{}, fmt.Errorf("decoding controller state: infinite forecast at %s", f.At.Format(time.RFC3339))
 		}
+	}
+	if !(st.Quantile >= 0.5 && st.Quantile < 1) || !(st.MeanDemand >= 0) || math.IsInf(st.MeanDemand, 0) ||
+		!(st.WarmPeak >= 0) || math.IsInf(st.WarmPeak, 0) {
+		return State{}, fmt.Errorf("decoding controller state: quantile %v, mean demand %v or warm-up peak %v out of range",
+			st.Quantile, st.MeanDemand, st.WarmPeak)
 	}
 	return st, nil
 }

@@ -1,6 +1,8 @@
 package control
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,18 +49,7 @@ func TestRestoredControllerDecidesAsTheOriginal(t *testing.T) {
 		orig.Decide(at, busy(at), 11)
 	}
 
-	data, err := orig.State().Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := DecodeState(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	restored, fresh := newCtl(), newCtl()
-	if err := restored.Restore(st); err != nil {
-		t.Fatal(err)
-	}
+	restored, fresh := restart(t, orig, newCtl()), newCtl()
 	if _, err := fresh.Refit(now.Add(-time.Hour), history); err != nil {
 		t.Fatal(err)
 	}
@@ -135,4 +126,91 @@ func FuzzDecodeState(f *testing.F) {
 		other, _ := New(testPlanner(), hourly(nil))
 		_ = other.Restore(st) // must not panic
 	})
+}
+
+// What the controller learns walk-forward survives a restart: the
+// calibrated quantile, the per-slot errors that bound the plans, the
+// record of what was asked for (the calibration's view of what was ready)
+// and the return-to-plan clock. A restored controller goes on exactly as
+// the original; a fresh one, with the same refits and observations, does
+// not.
+func TestRestoredControllerKeepsItsLearning(t *testing.T) {
+	p := planner.DefaultConfig()
+	p.Fleet.RPSPerInstance = 10
+	p.Bounds.MinErrors = 3
+	s := hourly(func([]int) model.Forecaster { return constant(100) })
+	s.Follow = planner.GateModel
+	newCtl := func() *Controller {
+		c, err := New(p, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	start := t0.Add(-6 * 24 * time.Hour)
+	demand := burstAt10(start, 8*24)
+	current := map[*Controller]int{}
+	// drive refits hourly and decides every minute from hour h0 to h1.
+	drive := func(c *Controller, h0, h1 int) []planner.Step {
+		var out []planner.Step
+		for h := h0; h < h1; h++ {
+			at := start.Add(time.Duration(h) * time.Hour)
+			if _, err := c.Refit(at, demand[:h]); err != nil {
+				t.Fatal(err)
+			}
+			for m := range 60 {
+				now := at.Add(time.Duration(m) * time.Minute)
+				d := demand[h]
+				if m >= 58 && demand[h] > 100 {
+					d = 400 // the end of a burst overflows: misses, a scale-out
+				}
+				obs := planner.Observation{At: now, Span: time.Minute, DemandRPS: d, Utilisation: math.Min(1, d/(10*float64(current[c])))}
+				st := c.Decide(now, obs, current[c])
+				current[c] = st.Desired
+				out = append(out, st)
+			}
+		}
+		return out
+	}
+	orig := newCtl()
+	current[orig] = 10
+	drive(orig, 24, 5*24+11)
+	t.Logf("quantile at the snapshot %v", orig.Quantile())
+	if orig.Quantile() == p.ForecastQuantile || orig.errors.vals == nil || len(orig.asked) == 0 {
+		t.Fatalf("setup: quantile %v, %d errors, %d asked: the controller learnt nothing", orig.Quantile(), len(orig.errors.vals), len(orig.asked))
+	}
+	restored, fresh := restart(t, orig, newCtl()), newCtl()
+	current[restored], current[fresh] = current[orig], current[orig]
+	want := drive(orig, 5*24+11, 6*24+12)
+	got := drive(restored, 5*24+11, 6*24+12)
+	other := drive(fresh, 5*24+11, 6*24+12)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("decision %d: restored %+v, original %+v", i, got[i], want[i])
+		}
+	}
+	if restored.Quantile() != orig.Quantile() {
+		t.Errorf("quantile: restored %v, original %v", restored.Quantile(), orig.Quantile())
+	}
+	if slices.Equal(other, want) {
+		t.Error("a fresh controller decides the same: the state carries nothing")
+	}
+}
+
+// restart carries from's state into to through an encoded State, as a
+// service restarted after a crash does, and returns to.
+func restart(t *testing.T, from, to *Controller) *Controller {
+	t.Helper()
+	data, err := from.State().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := DecodeState(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := to.Restore(st); err != nil {
+		t.Fatal(err)
+	}
+	return to
 }

@@ -19,7 +19,9 @@ import (
 // exp(σ·z(t) − σ²/2) with z an AR(1) process of unit variance whose
 // correlation decays over NoiseCorrelation; and flash(t) multiplies demand by
 // up to FlashCrowdFactor for FlashCrowdDuration at random times (a Poisson
-// process with FlashCrowdsPerWeek events per week).
+// process with FlashCrowdsPerWeek events per week) and burst(t), when
+// BurstEvery is set, multiplies it by BurstFactor for a short while on a
+// jittered cron-like grid (see BurstySynthetic).
 //
 // Start from [DefaultSynthetic] and change fields. The same configuration,
 // start, step and length always give the same series, and a longer series
@@ -64,6 +66,18 @@ type Synthetic struct {
 	FlashCrowdDuration time.Duration
 	// Location is the time zone of the daily and weekly cycle; nil = UTC.
 	Location *time.Location
+
+	// BurstEvery spaces bursts on a grid counted from local midnight (a
+	// batch job run by cron every two hours, say); 0 = no bursts. Each
+	// burst starts at a grid point moved by a uniform random offset within
+	// ±BurstJitter, lasts a uniform random time in [BurstMin, BurstMax],
+	// and multiplies demand over that time by a uniform random factor in
+	// [BurstFactorMin, BurstFactorMax] (≥ 1). The jitter must be under half
+	// the spacing, so bursts keep their order.
+	BurstEvery, BurstJitter time.Duration
+	BurstMin, BurstMax      time.Duration
+	// BurstFactorMin and BurstFactorMax bound each burst's multiplier.
+	BurstFactorMin, BurstFactorMax float64
 }
 
 // DefaultSynthetic returns a busy inference service: weekday peak 200
@@ -88,6 +102,20 @@ func DefaultSynthetic() Synthetic {
 	}
 }
 
+// BurstySynthetic returns DefaultSynthetic with bursts instead of flash
+// crowds: 4 to 5 times the demand for 5 to 12 minutes about every two
+// hours, each burst's start jittered by up to ±30 minutes. Bursts that short end before a reactive
+// scale-out (a minute or two to notice, ten to boot) can serve them; only
+// capacity pre-warmed for the burst's window does.
+func BurstySynthetic() Synthetic {
+	g := DefaultSynthetic()
+	g.FlashCrowdsPerWeek = 0
+	g.BurstEvery, g.BurstJitter = 2*time.Hour, 30*time.Minute
+	g.BurstMin, g.BurstMax = 5*time.Minute, 12*time.Minute
+	g.BurstFactorMin, g.BurstFactorMax = 4, 5
+	return g
+}
+
 // Validate reports the first field outside its range. Generate clamps such
 // fields instead of failing.
 func (g Synthetic) Validate() error {
@@ -109,6 +137,14 @@ func (g Synthetic) Validate() error {
 	check(finite(g.FlashCrowdsPerWeek) && g.FlashCrowdsPerWeek >= 0, "synthetic: FlashCrowdsPerWeek %v must be ≥ 0", g.FlashCrowdsPerWeek)
 	check(finite(g.FlashCrowdFactor) && (g.FlashCrowdsPerWeek == 0 || g.FlashCrowdFactor >= 1), "synthetic: FlashCrowdFactor %v must be ≥ 1", g.FlashCrowdFactor)
 	check(g.FlashCrowdDuration >= 0, "synthetic: FlashCrowdDuration %v must be ≥ 0", g.FlashCrowdDuration)
+	if g.BurstEvery != 0 {
+		check(g.BurstEvery > 0, "synthetic: BurstEvery %v must be ≥ 0", g.BurstEvery)
+		check(g.BurstJitter >= 0 && 2*g.BurstJitter < g.BurstEvery, "synthetic: BurstJitter %v must be in [0, BurstEvery/2)", g.BurstJitter)
+		check(g.BurstMin > 0 && g.BurstMin <= g.BurstMax && g.BurstMax <= g.BurstEvery-2*g.BurstJitter,
+			"synthetic: burst length %v-%v must satisfy 0 < BurstMin ≤ BurstMax ≤ BurstEvery − 2·BurstJitter", g.BurstMin, g.BurstMax)
+		check(finite(g.BurstFactorMin) && g.BurstFactorMin >= 1 && g.BurstFactorMin <= g.BurstFactorMax && finite(g.BurstFactorMax),
+			"synthetic: burst factors %v-%v must satisfy 1 ≤ BurstFactorMin ≤ BurstFactorMax", g.BurstFactorMin, g.BurstFactorMax)
+	}
 	return errors.Join(errs...)
 }
 
@@ -132,6 +168,17 @@ func (g Synthetic) clamped() Synthetic {
 	g.FlashCrowdsPerWeek = fix(g.FlashCrowdsPerWeek, 0, 10_000)
 	g.FlashCrowdFactor = fix(g.FlashCrowdFactor, 1, 1e6)
 	g.FlashCrowdDuration = max(g.FlashCrowdDuration, 0)
+	if g.BurstEvery > 0 {
+		g.BurstEvery = max(g.BurstEvery, time.Minute)
+		g.BurstJitter = min(max(g.BurstJitter, 0), (g.BurstEvery-time.Second)/2)
+		room := g.BurstEvery - 2*g.BurstJitter
+		g.BurstMax = min(max(g.BurstMax, time.Second), room)
+		g.BurstMin = min(max(g.BurstMin, time.Second), g.BurstMax)
+		g.BurstFactorMin = fix(g.BurstFactorMin, 1, 1e6)
+		g.BurstFactorMax = fix(g.BurstFactorMax, g.BurstFactorMin, 1e6)
+	} else {
+		g.BurstEvery = 0
+	}
 	if g.Location == nil {
 		g.Location = time.UTC
 	}
@@ -143,6 +190,7 @@ func (g Synthetic) clamped() Synthetic {
 const (
 	noiseStream = 0x6e6f697365 // "noise"
 	flashStream = 0x666c617368 // "flash"
+	burstStream = 0x6275727374 // "burst"
 )
 
 const week = 7 * 24 * time.Hour
@@ -168,6 +216,7 @@ func (g Synthetic) Generate(start time.Time, step time.Duration, n int) Series {
 
 	crowds := flashCrowds{g: g, rng: flash, next: start}
 	crowds.draw() // schedule the first one
+	bursts := newBurstGrid(g, start)
 	for i := range s.Values {
 		t := s.Time(i)
 		if i > 0 {
@@ -177,6 +226,7 @@ func (g Synthetic) Generate(start time.Time, step time.Duration, n int) Series {
 		v := g.dayLevel(t) * math.Pow(1+g.TrendPerWeek, weeks)
 		v *= math.Exp(g.Noise*z - g.Noise*g.Noise/2)
 		v *= crowds.meanFactor(t, step)
+		v *= bursts.meanFactor(t, step)
 		s.Values[i] = v
 	}
 	return s
@@ -284,4 +334,86 @@ func (c *flashCrowds) factor(t time.Time) float64 {
 	}
 	c.active = kept
 	return f
+}
+
+// burstGrid draws the bursts of one series lazily in time order, one per
+// grid point, from its own random stream, so a longer series begins with
+// the bursts of a shorter one.
+type burstGrid struct {
+	g    Synthetic
+	rng  *rand.Rand
+	next time.Time // the grid point of the next burst to draw
+	// drawn holds the bursts that may still overlap a coming step.
+	drawn []burst
+}
+
+type burst struct {
+	start, end time.Time
+	factor     float64
+}
+
+func newBurstGrid(g Synthetic, start time.Time) *burstGrid {
+	b := &burstGrid{g: g, rng: rand.New(rand.NewPCG(g.Seed, burstStream))}
+	if g.BurstEvery <= 0 {
+		return b
+	}
+	// The first grid point whose burst may reach start: grid points are
+	// local midnight plus multiples of BurstEvery.
+	local := start.In(g.Location)
+	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, g.Location)
+	k := start.Sub(midnight) / g.BurstEvery
+	b.next = midnight.Add(k*g.BurstEvery - g.BurstEvery)
+	return b
+}
+
+// meanFactor returns the mean burst multiplier over [t, t+step): 1 plus,
+// for each burst, (factor − 1) times the share of the step it covers. t
+// must not decrease between calls.
+func (b *burstGrid) meanFactor(t time.Time, step time.Duration) float64 {
+	if b.g.BurstEvery <= 0 {
+		return 1
+	}
+	end := t.Add(step)
+	for b.next.Add(-b.g.BurstJitter).Before(end) {
+		b.drawn = append(b.drawn, b.draw(b.next))
+		b.next = b.next.Add(b.g.BurstEvery)
+	}
+	f := 1.0
+	kept := b.drawn[:0]
+	for _, br := range b.drawn {
+		if !br.end.After(t) {
+			continue // over
+		}
+		kept = append(kept, br)
+		lo, hi := later(br.start, t), earlier(br.end, end)
+		if hi.After(lo) {
+			f += (br.factor - 1) * float64(hi.Sub(lo)) / float64(step)
+		}
+	}
+	b.drawn = kept
+	return f
+}
+
+// draw makes the burst of grid point at.
+func (b *burstGrid) draw(at time.Time) burst {
+	g := b.g
+	uniform := func(lo, hi float64) float64 { return lo + (hi-lo)*b.rng.Float64() }
+	offset := time.Duration(uniform(-1, 1) * float64(g.BurstJitter))
+	length := time.Duration(uniform(float64(g.BurstMin), float64(g.BurstMax)))
+	start := at.Add(offset)
+	return burst{start: start, end: start.Add(length), factor: uniform(g.BurstFactorMin, g.BurstFactorMax)}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

@@ -193,6 +193,75 @@ func TestSyntheticFlashCrowds(t *testing.T) {
 	}
 }
 
+// TestSyntheticBursts finds every burst of BurstySynthetic over two weeks
+// per minute, noise off: one per two-hour grid point, starting within ±30
+// minutes of it, lasting 5 to 12 minutes, at 4 to 5 times the demand
+// without bursts. Partial minutes at a burst's edges read as smaller
+// factors, so whole minutes are judged by their interior.
+func TestSyntheticBursts(t *testing.T) {
+	start := mustTime(t, "2024-01-01T00:00:00Z")
+	quietBursts := func() Synthetic {
+		g := quiet()
+		b := BurstySynthetic()
+		g.BurstEvery, g.BurstJitter, g.BurstMin, g.BurstMax = b.BurstEvery, b.BurstJitter, b.BurstMin, b.BurstMax
+		g.BurstFactorMin, g.BurstFactorMax = b.BurstFactorMin, b.BurstFactorMax
+		return g
+	}
+	g := quietBursts()
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 14 * 24 * 60
+	bursty := g.Generate(start, time.Minute, n)
+	clean := quiet().Generate(start, time.Minute, n)
+	type run struct{ from, to int } // minutes [from, to) raised
+	var runs []run
+	var peaks []float64
+	for i := 0; i < n; i++ {
+		if bursty.Values[i] <= clean.Values[i]*(1+1e-9) {
+			continue
+		}
+		r := run{from: i}
+		peak := 0.0
+		for i < n && bursty.Values[i] > clean.Values[i]*(1+1e-9) {
+			peak = math.Max(peak, bursty.Values[i]/clean.Values[i])
+			i++
+		}
+		r.to = i
+		runs = append(runs, r)
+		peaks = append(peaks, peak)
+	}
+	// 169 grid points from the first midnight to the last; the bursts of
+	// the first and the last may fall partly outside the two weeks.
+	if len(runs) < 14*12-1 || len(runs) > 14*12+1 {
+		t.Fatalf("%d bursts in 14 days, want one per 2-hour grid point (168 ± 1)", len(runs))
+	}
+	for k, r := range runs {
+		if r.from == 0 || r.to == n {
+			continue // cut by the series' ends
+		}
+		grid := int(math.Round(float64(r.from)/120)) * 120
+		if off := r.from - grid; off < -31 || off > 30 {
+			t.Errorf("burst %d starts at minute %d, %d min from its grid point", k, r.from, off)
+		}
+		if d := r.to - r.from; d < 5 || d > 13 { // 5-12 min, plus a partial minute
+			t.Errorf("burst %d raises %d minutes, want 5 to 13", k, d)
+		}
+		if peaks[k] < 4-1e-9 || peaks[k] > 5+1e-9 {
+			t.Errorf("burst %d multiplies demand by %.3f, want 4 to 5", k, peaks[k])
+		}
+	}
+	// The same bursts at the start of a longer series; none without them.
+	longer := g.Generate(start, time.Minute, 2*n)
+	if !slices.Equal(longer.Values[:n], bursty.Values) {
+		t.Error("a longer series does not begin with the shorter one's bursts")
+	}
+	g.BurstEvery = 0
+	if none := g.Generate(start, time.Minute, n); !slices.Equal(none.Values, clean.Values) {
+		t.Error("BurstEvery 0 still changes demand")
+	}
+}
+
 func TestSyntheticValidate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -208,6 +277,13 @@ func TestSyntheticValidate(t *testing.T) {
 		{name: "trend -100%", change: func(g *Synthetic) { g.TrendPerWeek = -1 }, err: "TrendPerWeek -1 must be > -1"},
 		{name: "negative noise", change: func(g *Synthetic) { g.Noise = -0.1 }, err: "Noise -0.1 must be in [0, 2]"},
 		{name: "factor below 1", change: func(g *Synthetic) { g.FlashCrowdFactor = 0.5 }, err: "FlashCrowdFactor 0.5 must be ≥ 1"},
+		{name: "bursty", change: func(g *Synthetic) { *g = BurstySynthetic() }},
+		{name: "burst jitter of half the spacing", change: func(g *Synthetic) { *g = BurstySynthetic(); g.BurstJitter = time.Hour },
+			err: "BurstJitter 1h0m0s must be in [0, BurstEvery/2)"},
+		{name: "burst longer than its room", change: func(g *Synthetic) { *g = BurstySynthetic(); g.BurstMax = 2 * time.Hour },
+			err: "burst length 5m0s-2h0m0s"},
+		{name: "burst factor below 1", change: func(g *Synthetic) { *g = BurstySynthetic(); g.BurstFactorMin = 0.5 },
+			err: "burst factors 0.5-5"},
 	}
 	start := mustTime(t, "2024-01-01T00:00:00Z")
 	for _, tt := range tests {

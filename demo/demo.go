@@ -204,7 +204,7 @@ func compare(ctx context.Context, demand datasets.Series, rpsPerInstance float64
 	fmt.Fprintln(tw, "policy\tGPU-hours\tcost\tvs static\tSLO met\tP99 wait s\tunder-prov. min\tactions\t")
 	for _, r := range rep.Policies {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f%%\t%.2f%%\t%.1f\t%.0f\t%d\t\n", r.Name, r.GPUHours, r.Cost,
-			100*r.CostVsStatic, 100*r.SLOAttainment, r.P99LatencyS, r.UnderprovisionedMinutes, r.Actions)
+			100*r.CostVsStatic, 100*r.SLOAttainment, r.P99WaitS, r.UnderprovisionedMinutes, r.Actions)
 	}
 	return tw.Flush()
 }

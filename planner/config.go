@@ -13,7 +13,8 @@ const (
 	// instance at TargetUtilisation of Fleet.RPSPerInstance.
 	SizingUtilisation = "utilisation"
 	// SizingErlangC sizes the fleet as an M/M/c queue: the smallest fleet
-	// whose SLO.Quantile wait stays within SLO.Latency.
+	// whose SLO.Quantile wait stays within SLO.Latency, and no busier than
+	// TargetUtilisation.
 	SizingErlangC = "erlang-c"
 )
 
@@ -27,17 +28,35 @@ type Config struct {
 	// Sizing is SizingUtilisation or SizingErlangC.
 	Sizing string
 	// TargetUtilisation is the share of an instance's throughput the plan
-	// aims to use, in (0, 1]. It leaves headroom for the reactive rules.
+	// aims to use, in (0, 1]. It leaves headroom for the reactive rules;
+	// with Erlang-C sizing it caps what the queue alone would allow (1:
+	// the queue decides).
 	TargetUtilisation float64
-	// ForecastQuantile is the demand quantile the plan sizes for, in
-	// [0.5, 1): 0.99 sizes for the upper end of a 98% interval. The
-	// default is the SLO's quantile: a P99 objective sizes at the forecast's
-	// P99. Ask a forecaster for level ForecastLevel().
+	// ForecastQuantile is the quantile of a forecast step's demand the plan
+	// sizes for, in [0.5, 1). It is not the SLO's quantile: a request is
+	// late only when the capacity of the minute it arrives in falls short,
+	// and most minutes of a step are below the step's peak, so a per-step
+	// P99 over-provisions a per-request 99%. With Calibration on (the
+	// default) it is where the controller starts; it then moves the
+	// quantile walk-forward until the plan's estimated per-request misses
+	// match the SLO. A forecaster that gives its own interval is asked for
+	// level ForecastLevel().
 	ForecastQuantile float64
-	Reactive         Reactive
-	Gating           Gating
+	// Calibration moves ForecastQuantile walk-forward; see Calibration.
+	Calibration Calibration
+	// Bounds say how a forecast's upper bound is built; see Bounds.
+	Bounds   Bounds
+	Reactive Reactive
+	Gating   Gating
 	// Windows are schedule floors; see ParseWindows.
 	Windows []Window
+	// HoldForecastScaleIn keeps a forecast plan from lowering the pool on
+	// its own: a decision below the current size then needs the reactive
+	// rules' idle evidence (their scale-in at that decision), and drops by
+	// Reactive.ScaleInStep only. For pools where a wrong forecast of a
+	// quiet hour costs more than idle GPUs. The zero value scales in on
+	// forecasts.
+	HoldForecastScaleIn bool
 }
 
 // Fleet describes the instances being scaled.
@@ -94,6 +113,160 @@ type Gating struct {
 	Window time.Duration
 }
 
+// Calibration is an online miss-rate controller for the forecast
+// quantile. After each observed interval served under a plan the
+// controller estimates the share of that interval's requests that waited
+// longer than the SLO (Config.MissShare of the observed demand on the
+// instances that were ready: the fewest it had asked for over the boot
+// delay before), and moves the quantile's tail p = 1 − q
+// multiplicatively:
+//
+//	ln p ← ln p − Rate · m · w · (miss − (1 − Target)) / (1 − Target)
+//
+// where m is the interval's length in minutes and w its demand over the
+// recent mean, so every request weighs the same. A run of intervals without
+// misses widens p (a cheaper plan), a miss narrows it (a wider bound), and
+// the long-run request-weighted miss share settles at 1 − Target: realised
+// attainment, reactive term included, tracks the target. The estimate uses
+// only what the service sees (the observed demand and its own decisions),
+// so the backtest calibrates exactly as `forecaster serve` would.
+//
+// The zero value is the default: on, towards the SLO's quantile.
+type Calibration struct {
+	// Off keeps ForecastQuantile fixed.
+	Off bool
+	// Target is the share of requests the plans aim to serve within the
+	// SLO; 0 means SLO.Quantile.
+	Target float64
+	// Rate is the step size per minute of mean demand (0: 0.0008, where a
+	// day without a miss widens p about 3-fold and a fully missed quarter
+	// of an hour narrows it about 11-fold at a 99.5% target).
+	Rate float64
+	// MinQuantile and MaxQuantile bound the quantile (0: 0.5 and 0.9999).
+	MinQuantile, MaxQuantile float64
+}
+
+// Calibration defaults, for the zero fields.
+const (
+	DefaultCalibrationRate = 0.0008
+	DefaultMinQuantile     = 0.5
+	DefaultMaxQuantile     = 0.9999
+)
+
+// StepRate is Rate, or its default.
+func (c Calibration) StepRate() float64 {
+	if c.Rate > 0 {
+		return c.Rate
+	}
+	return DefaultCalibrationRate
+}
+
+// Range is [MinQuantile, MaxQuantile], with their defaults.
+func (c Calibration) Range() (lo, hi float64) {
+	lo, hi = c.MinQuantile, c.MaxQuantile
+	if lo == 0 {
+		lo = DefaultMinQuantile
+	}
+	if hi == 0 {
+		hi = DefaultMaxQuantile
+	}
+	return lo, hi
+}
+
+// Bounds say how the plan's upper bound on a forecast step's demand is
+// built: the point forecast plus the ForecastQuantile of the controller's
+// own recent errors at the same time of day (actual − forecast, pooled
+// over the step's slot of the day and its neighbours over ErrorWindow).
+// Widths that follow the time of day are narrow on quiet nights and wide
+// around recurring bursts; widths that scale with the level would blow up
+// on near-zero nights. Until a slot has MinErrors errors, the forecaster's
+// own interval stands in, widened by WarmUpWidening. Every plan is capped
+// at the need of the recent peak.
+//
+// The zero value is the default; each field says what its zero means.
+type Bounds struct {
+	// FromInterval turns the per-slot error bounds off: the forecaster's
+	// own interval, rescaled to ForecastQuantile, is the bound.
+	FromInterval bool
+	// ErrorWindow is how far back errors are pooled (0: 14 days).
+	ErrorWindow time.Duration
+	// SlotSpread is how many neighbouring steps each side of a step's slot
+	// of the day share its errors (0: 1; negative: none).
+	SlotSpread int
+	// MinErrors is how many errors a slot needs before they set its bound
+	// (0: 6).
+	MinErrors int
+	// WarmUpWidening multiplies the forecaster's own interval while it
+	// stands in (0: 1.5; 1: no widening).
+	WarmUpWidening float64
+	// PeakHeadroom caps every step's need at that of the observed peak
+	// demand over PeakWindow times PeakHeadroom (0: 1, the peak itself;
+	// negative: no cap): a forecast echoing a burst never asks for more
+	// than the peak has needed; demand growing past it is the reactive
+	// rules' to follow.
+	PeakHeadroom float64
+	// PeakWindow is how far back the peak is taken (0: 7 days).
+	PeakWindow time.Duration
+	// NoWarmUpPeak leaves warming up to the plans and the reactive rules.
+	// By default, while the history is shorter than the Gating.MinSeasons
+	// seasons the model needs, the plan also holds the peak observed so
+	// far times the headroom: on the first day no forecast can be made and
+	// the reactive rules are too late for a rise, on the second the
+	// seasonal profile has seen one day only.
+	NoWarmUpPeak bool
+}
+
+// Spread is SlotSpread with its default (0 for none).
+func (b Bounds) Spread() int {
+	switch {
+	case b.SlotSpread < 0:
+		return 0
+	case b.SlotSpread == 0:
+		return 1
+	}
+	return b.SlotSpread
+}
+
+// Window is ErrorWindow with its default.
+func (b Bounds) Window() time.Duration { return orDuration(b.ErrorWindow, 14*24*time.Hour) }
+
+// Enough is MinErrors with its default.
+func (b Bounds) Enough() int {
+	if b.MinErrors > 0 {
+		return b.MinErrors
+	}
+	return 6
+}
+
+// Widening is WarmUpWidening with its default.
+func (b Bounds) Widening() float64 {
+	if b.WarmUpWidening > 0 {
+		return b.WarmUpWidening
+	}
+	return 1.5
+}
+
+// Headroom is PeakHeadroom with its default; 0 means no cap.
+func (b Bounds) Headroom() float64 {
+	switch {
+	case b.PeakHeadroom < 0:
+		return 0
+	case b.PeakHeadroom == 0:
+		return 1
+	}
+	return b.PeakHeadroom
+}
+
+// PeakSpan is PeakWindow with its default.
+func (b Bounds) PeakSpan() time.Duration { return orDuration(b.PeakWindow, 7*24*time.Hour) }
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
 // Reactive holds the threshold rules. The defaults are the common ones from
 // cloud autoscalers: scale out on sustained high utilisation or a long
 // queue, scale in slowly when idle.
@@ -122,12 +295,36 @@ type Reactive struct {
 	// (default 5m); ScaleInCooldown the wait after any action before a
 	// scale-in (default 15m).
 	ScaleOutCooldown, ScaleInCooldown time.Duration
+	// IgnoreSLO drops the rule that makes the latency SLO a trigger of its
+	// own: by default the rules scale out when the observed demand would
+	// keep more requests than the SLO allows waiting past it on the current
+	// instances, and never scale in below what the SLO needs (see
+	// ReactiveNext).
+	IgnoreSLO bool
+	// ReturnToPlanAfter: while a forecast plan is in force, a reactive
+	// scale-out above it is given back once the observed load has fitted
+	// the plan's instances for this long (0: 2m; negative: never, the term
+	// then holds until the scale-in rule lets go).
+	ReturnToPlanAfter time.Duration
 }
 
-// DefaultConfig returns the defaults: utilisation sizing at 80%, the P99
-// forecast for a 10-second P99 wait, a 10-minute boot, 1 to 100 instances at
-// 2.50 an hour on demand, and the reactive rules documented on Reactive.
-// Fleet.RPSPerInstance has no sensible default and must be set.
+// ReturnAfter is ReturnToPlanAfter with its default; 0 means never.
+func (r Reactive) ReturnAfter() time.Duration {
+	switch {
+	case r.ReturnToPlanAfter < 0:
+		return 0
+	case r.ReturnToPlanAfter == 0:
+		return 2 * time.Minute
+	}
+	return r.ReturnToPlanAfter
+}
+
+// DefaultConfig returns the defaults: utilisation sizing at 80%, an SLO of
+// 99.5% of requests waiting at most 10 seconds, the forecast quantile
+// calibrated walk-forward from 0.8 with per-slot error bounds and the
+// peak cap, a 10-minute boot, 1 to 100 instances at 2.50 an hour on demand,
+// and the reactive rules documented on Reactive. Fleet.RPSPerInstance has no
+// sensible default and must be set.
 func DefaultConfig() Config {
 	return Config{
 		Fleet: Fleet{
@@ -137,11 +334,11 @@ func DefaultConfig() Config {
 			MaxInstances: 100,
 		},
 		Prices: Prices{OnDemandPerHour: 2.5, ReservedPerHour: 1.6, SpotPerHour: 1.0},
-		SLO:    SLO{Latency: 10 * time.Second, Quantile: 0.99},
+		SLO:    SLO{Latency: 10 * time.Second, Quantile: 0.995},
 		Sizing: SizingUtilisation,
 
 		TargetUtilisation: 0.8,
-		ForecastQuantile:  0.99,
+		ForecastQuantile:  0.8,
 		Reactive: Reactive{
 			ScaleOutUtilisation: 0.85,
 			ScaleOutFor:         5 * time.Minute,
@@ -154,6 +351,7 @@ func DefaultConfig() Config {
 			MaxStep:             4,
 			ScaleOutCooldown:    5 * time.Minute,
 			ScaleInCooldown:     15 * time.Minute,
+			ReturnToPlanAfter:   2 * time.Minute,
 		},
 		Gating: Gating{MinSeasons: 2, Tolerance: 1.25, Window: 7 * 24 * time.Hour},
 	}
@@ -239,6 +437,12 @@ func (c Config) Validate() error {
 	if !(c.ForecastQuantile >= 0.5 && c.ForecastQuantile < 1) {
 		bad("ForecastQuantile %v must be in [0.5, 1)", c.ForecastQuantile)
 	}
+	if err := c.Calibration.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Bounds.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Reactive.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -256,6 +460,51 @@ func (c Config) Validate() error {
 		return nil
 	}
 	return fmt.Errorf("planner: %w", errors.Join(errs...))
+}
+
+func (c Calibration) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !(c.Target == 0 || (c.Target > 0 && c.Target < 1)) {
+		bad("Calibration.Target %v must be in (0, 1), or 0 for the SLO's quantile", c.Target)
+	}
+	if !(c.Rate >= 0 && c.Rate <= 1) {
+		bad("Calibration.Rate %v must be in [0, 1] (0: the default)", c.Rate)
+	}
+	if lo, hi := c.Range(); !(lo >= 0.5 && lo <= hi && hi < 1) {
+		bad("Calibration.MinQuantile %v and MaxQuantile %v must satisfy 0.5 <= min <= max < 1", lo, hi)
+	}
+	return errors.Join(errs...)
+}
+
+func (b Bounds) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if b.ErrorWindow < 0 || b.PeakWindow < 0 {
+		bad("Bounds.ErrorWindow %v and Bounds.PeakWindow %v must not be negative", b.ErrorWindow, b.PeakWindow)
+	}
+	if b.SlotSpread > 12 {
+		bad("Bounds.SlotSpread %d must be at most 12", b.SlotSpread)
+	}
+	if b.MinErrors < 0 {
+		bad("Bounds.MinErrors %d must not be negative", b.MinErrors)
+	}
+	if !(b.WarmUpWidening == 0 || (b.WarmUpWidening >= 1 && b.WarmUpWidening <= 100)) {
+		bad("Bounds.WarmUpWidening %v must be in [1, 100] (0: the default)", b.WarmUpWidening)
+	}
+	if !(b.PeakHeadroom <= 0 || (b.PeakHeadroom >= 1 && b.PeakHeadroom <= 100)) {
+		bad("Bounds.PeakHeadroom %v must be in [1, 100] (0: the default; negative: no cap)", b.PeakHeadroom)
+	}
+	return errors.Join(errs...)
+}
+
+// CalibrationTarget is the share of requests the calibrated plan aims to
+// serve within the SLO.
+func (c Config) CalibrationTarget() float64 {
+	if c.Calibration.Target > 0 {
+		return c.Calibration.Target
+	}
+	return c.SLO.Quantile
 }
 
 func (r Reactive) validate() error {

@@ -13,12 +13,17 @@
 //     bad field.
 //   - Sizing: [Config.InstancesFor] turns a request rate into an instance
 //     count, either at a target utilisation or by queueing theory (Erlang C:
-//     the smallest fleet whose P99 wait meets the SLO).
-//   - [ForecastPlan] turns a forecast with intervals into a pre-warm
-//     schedule: each step is sized at the forecast quantile the SLO calls
-//     for and asked for one boot delay before it is needed.
+//     the smallest fleet whose wait meets the SLO, no busier than the target
+//     utilisation); [Config.MissShare] is the share of requests a fleet
+//     would serve late; [Config.SizeForPeak] sizes an instance so a peak
+//     needs a given fleet.
+//   - [ForecastPlan] turns a forecast's upper bounds into a pre-warm
+//     schedule: each step is sized at the bound and asked for one boot delay
+//     before it is needed. The bound's quantile is not the SLO's: see
+//     [Config.ForecastQuantile], [Calibration] and [Bounds].
 //   - [Config.ReactiveNext] applies threshold rules (scale out on high
-//     utilisation or a long queue, scale in when idle) with cooldowns.
+//     utilisation, a long queue or a breached SLO; scale in when idle) with
+//     cooldowns; [Config.ReturnToPlan] gives a scale-out back to the plan.
 //   - [Window] floors ("weekdays 09:45-12:00 at least 6") from
 //     [ParseWindows].
 //   - [Config.Combine] takes the largest of these terms (the hybrid policy)

@@ -41,6 +41,10 @@ const (
 	// GateReactive: no forecast term; the reactive rules (and schedule
 	// floors) decide alone.
 	GateReactive = "reactive"
+	// GateWarmUp is not a gate verdict but what a controller follows before
+	// a season of history exists: no forecast yet, so the need of the peak
+	// seen so far (see Bounds.NoWarmUpPeak) beside the reactive rules.
+	GateWarmUp = "warm-up"
 )
 
 // GateInput is the evidence Gate weighs. Errors are the mean absolute error

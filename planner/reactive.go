@@ -2,6 +2,8 @@ package planner
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -27,12 +29,16 @@ type ReactiveState struct {
 	// Desired is the reactive term's recommendation; 0 before the first
 	// decision.
 	Desired int
-	// HighSince, QueueSince and LowSince say since when each condition has
-	// held without a break (zero: not now).
-	HighSince, QueueSince, LowSince time.Time
+	// HighSince, QueueSince, SLOSince and LowSince say since when each
+	// condition has held without a break (zero: not now).
+	HighSince, QueueSince, SLOSince, LowSince time.Time
 	// LastOut and LastAction are when the last scale-out and the last
 	// action of either kind happened: the cooldown clocks.
 	LastOut, LastAction time.Time
+	// FitsPlanSince is since when the observed load has fitted the plan in
+	// force while the term stood above it (zero: not now); see
+	// ReturnToPlan.
+	FitsPlanSince time.Time
 }
 
 // ReactiveNext applies the reactive rules to one observation and returns the
@@ -44,9 +50,16 @@ type ReactiveState struct {
 //     queue > ScaleOutQueue for ScaleOutQueueFor, and ScaleOutCooldown has
 //     passed since the last scale-out: current + ScaleOutStep (or what the
 //     observed load needs, up to MaxStep).
-//   - In: when utilisation < ScaleInUtilisation with an empty queue for
-//     ScaleInFor, and ScaleInCooldown has passed since the last action:
-//     the term drops ScaleInStep below current.
+//     Unless Reactive.IgnoreSLO, also when the observed demand would keep
+//     more than 1 − SLO.Quantile of requests waiting past SLO.Latency on
+//     current instances (MissShare) for ScaleOutQueueFor: with long
+//     service times a pool misses its SLO well below any utilisation
+//     threshold.
+//   - In: when utilisation < ScaleInUtilisation with an empty queue (less
+//     than one request waiting) for ScaleInFor, and ScaleInCooldown has
+//     passed since the last action: the term drops ScaleInStep below
+//     current. Unless Reactive.IgnoreSLO, only if the smaller fleet would
+//     still meet the SLO at the observed demand.
 //   - Otherwise the term keeps its last recommendation: a reactive
 //     scale-out holds until the load has really gone.
 func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (ReactiveState, Step) {
@@ -54,7 +67,10 @@ func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Rea
 	began := obs.At.Add(-obs.Span)
 	s.HighSince = track(s.HighSince, obs.Utilisation > r.ScaleOutUtilisation, began)
 	s.QueueSince = track(s.QueueSince, obs.Queue > r.ScaleOutQueue, began)
-	s.LowSince = track(s.LowSince, obs.Utilisation < r.ScaleInUtilisation && obs.Queue <= 0, began)
+	late := 1 - c.SLO.Quantile
+	s.SLOSince = track(s.SLOSince, !r.IgnoreSLO && c.MissShare(obs.DemandRPS, current) > late, began)
+	s.LowSince = track(s.LowSince, obs.Utilisation < r.ScaleInUtilisation && obs.Queue < 1 &&
+		(r.IgnoreSLO || c.MissShare(obs.DemandRPS, current-r.ScaleInStep) <= late), began)
 	if s.Desired == 0 {
 		s.Desired, _ = c.clamp(current)
 	}
@@ -63,17 +79,22 @@ func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Rea
 
 	var reason string
 	switch {
-	case (held(s.HighSince, r.ScaleOutFor) || held(s.QueueSince, r.ScaleOutQueueFor)) && cooled(s.LastOut, r.ScaleOutCooldown):
+	case (held(s.HighSince, r.ScaleOutFor) || held(s.QueueSince, r.ScaleOutQueueFor) || held(s.SLOSince, r.ScaleOutQueueFor)) &&
+		cooled(s.LastOut, r.ScaleOutCooldown):
 		step := r.ScaleOutStep
 		if r.MaxStep > step {
 			step = min(max(step, c.InstancesFor(obs.DemandRPS)-current), r.MaxStep)
 		}
-		if held(s.HighSince, r.ScaleOutFor) {
+		switch {
+		case held(s.HighSince, r.ScaleOutFor):
 			reason = fmt.Sprintf("reactive: util %.0f%% > %.0f%% for %s, +%d", 100*obs.Utilisation,
 				100*r.ScaleOutUtilisation, shortDuration(r.ScaleOutFor), step)
-		} else {
+		case held(s.QueueSince, r.ScaleOutQueueFor):
 			reason = fmt.Sprintf("reactive: queue %.0f > %.0f for %s, +%d", obs.Queue, r.ScaleOutQueue,
 				shortDuration(r.ScaleOutQueueFor), step)
+		default:
+			reason = fmt.Sprintf("reactive: %.2g%% of requests would wait > %s on %d for %s, +%d",
+				100*c.MissShare(obs.DemandRPS, current), shortDuration(c.SLO.Latency), current, shortDuration(r.ScaleOutQueueFor), step)
 		}
 		s.Desired = current + step
 		s.LastOut, s.LastAction = obs.At, obs.At
@@ -84,7 +105,9 @@ func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Rea
 		s.LastAction = obs.At
 		s.LowSince = time.Time{} // the next scale-in needs a fresh idle spell
 	default:
-		reason = fmt.Sprintf("reactive: hold %d (util %.0f%%, queue %.0f)", s.Desired, 100*obs.Utilisation, obs.Queue)
+		// Built without fmt: this runs at every decision.
+		reason = "reactive: hold " + strconv.Itoa(s.Desired) + " (util " + strconv.Itoa(int(math.Round(100*obs.Utilisation))) +
+			"%, queue " + strconv.Itoa(int(math.Round(obs.Queue))) + ")"
 	}
 	n, bound := c.clamp(s.Desired)
 	if bound != "" {
@@ -104,4 +127,28 @@ func track(since time.Time, holds bool, began time.Time) time.Time {
 		return began
 	}
 	return since
+}
+
+// ReturnToPlan gives a reactive scale-out back to the forecast plan: when
+// the term stands above planned, and the observed load has fitted planned
+// instances for Reactive.ReturnAfter(), the term drops to planned.
+// Fitting means that on planned instances the load would trigger no
+// scale-out rule: its need is no more than planned, the utilisation it
+// would bring stays under ScaleOutUtilisation, the queue is short and (with
+// the SLO rule) the SLO would hold; so a return never starts a flap. Call it
+// after ReactiveNext with the plan's desired count for now; ok reports a
+// return. Without it a scale-out holds until the scale-in rule lets go, one
+// instance per cooldown, for hours after the burst that caused it.
+func (c Config) ReturnToPlan(s ReactiveState, obs Observation, planned int) (ReactiveState, bool) {
+	r := c.Reactive
+	after := r.ReturnAfter()
+	fits := s.Desired > planned && planned > 0 && c.InstancesFor(obs.DemandRPS) <= planned &&
+		obs.DemandRPS <= float64(planned)*c.Fleet.rps()*r.ScaleOutUtilisation && obs.Queue <= r.ScaleOutQueue &&
+		(r.IgnoreSLO || c.MissShare(obs.DemandRPS, planned) <= 1-c.SLO.Quantile)
+	s.FitsPlanSince = track(s.FitsPlanSince, fits, obs.At.Add(-obs.Span))
+	if after <= 0 || !fits || obs.At.Sub(s.FitsPlanSince) < after {
+		return s, false
+	}
+	s.Desired, s.FitsPlanSince = planned, time.Time{}
+	return s, true
 }

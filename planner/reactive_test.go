@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,9 @@ func TestReactiveNext(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := planConfig()
 			c.Reactive.MaxStep = 1
+			// The observations' demand only sizes proportional steps here;
+			// the SLO rule reads it and has a table of its own.
+			c.Reactive.IgnoreSLO = true
 			if tc.cfg != nil {
 				tc.cfg(&c)
 			}
@@ -84,6 +88,89 @@ func TestReactiveNext(t *testing.T) {
 			if current != tc.want || actions != tc.actions || !strings.Contains(last.Reason, tc.reason) {
 				t.Errorf("ended at %d after %d actions, last reason %q; want %d after %d, reason ~%q",
 					current, actions, last.Reason, tc.want, tc.actions, tc.reason)
+			}
+		})
+	}
+}
+
+// The SLO rule: 4 slots of 20 s an instance, 10 s wait at 99.5%. 0.07 req/s
+// (a = 1.4 erlangs) on 1 instance (4 servers) keeps 1.64% waiting past 10
+// s (Erlang C; python3, the factorial form of TestErlangC), though the
+// instance is only 35% busy: scale out after 2 minutes. On 2 instances the
+// same load keeps 0.0004% late, and a scale-in from 2 would break the SLO,
+// so the idle rule (util < 30%) does not fire.
+func TestReactiveSLORule(t *testing.T) {
+	c := DefaultConfig()
+	c.Fleet.ServiceTime, c.Fleet.Slots, c.Fleet.RPSPerInstance = 20*time.Second, 4, 0.2
+	c.Reactive.ScaleInFor = 5 * time.Minute
+	if m := c.MissShare(0.07, 1); math.Abs(m-0.01643473151010083) > 1e-12 {
+		t.Fatalf("setup: %v late on one instance, want 0.0164347", m)
+	}
+	cases := []struct {
+		name        string
+		aware       bool
+		start, want int
+		reason      string
+	}{
+		{"SLO breached at 25% busy scales out", true, 1, 2, "would wait > 10s on 1 for 2m, +1"},
+		{"without the rule nothing happens", false, 1, 1, "hold"},
+		{"no scale-in that would breach it", true, 2, 2, "hold"},
+		{"without the rule the idle pool scales in", false, 2, 1, "-1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c.Reactive.IgnoreSLO = !tc.aware
+			var s ReactiveState
+			current := tc.start
+			var reasons []string
+			for i := range 10 {
+				util := 0.07 * 20 / float64(4*current)
+				obs := Observation{At: at("09:00").Add(time.Duration(i+1) * time.Minute), Span: time.Minute, Utilisation: util, DemandRPS: 0.07}
+				var st Step
+				s, st = c.ReactiveNext(s, obs, current)
+				if st.Desired != current || len(reasons) == 0 {
+					reasons = append(reasons, st.Reason)
+				}
+				current = st.Desired
+			}
+			if current != tc.want || !strings.Contains(strings.Join(reasons, "|"), tc.reason) {
+				t.Errorf("ended at %d (%q), want %d (~%q)", current, reasons, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+// ReturnToPlan gives a scale-out back once the load has fitted the plan
+// for ReturnToPlanAfter, and never when the plan would trip a scale-out
+// rule at once (which would flap).
+func TestReturnToPlan(t *testing.T) {
+	c := planConfig() // 10 req/s an instance, sized at 100%
+	c.Reactive.ReturnToPlanAfter = 3 * time.Minute
+	cases := []struct {
+		name    string
+		demand  float64
+		planned int
+		minutes int
+		back    bool
+	}{
+		{"fits for 3 minutes: back", 60, 8, 3, true},
+		{"fits for 2 minutes: not yet", 60, 8, 2, false},
+		{"needs more than the plan", 90, 8, 10, false},
+		{"would be 90% busy on the plan: over the 85% rule", 72, 8, 10, false},
+		{"the term is not above the plan", 60, 12, 10, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ReactiveState{Desired: 12}
+			var back bool
+			for i := range tc.minutes {
+				obs := Observation{At: at("09:00").Add(time.Duration(i+1) * time.Minute), Span: time.Minute, DemandRPS: tc.demand}
+				if s, back = c.ReturnToPlan(s, obs, tc.planned); back {
+					break
+				}
+			}
+			if back != tc.back || (back && s.Desired != tc.planned) {
+				t.Errorf("back %v at %d, want %v", back, s.Desired, tc.back)
 			}
 		})
 	}

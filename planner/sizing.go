@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"fmt"
 	"math"
+	"time"
 )
 
 // InstancesFor returns how many instances serve rate requests/s under the
@@ -10,7 +12,8 @@ import (
 //   - utilisation: ⌈rate / (RPS · TargetUtilisation)⌉;
 //   - erlang-c: the fewest instances whose Slots·n servers, each serving one
 //     request per ServiceTime, keep P(wait > SLO.Latency) ≤ 1 − SLO.Quantile
-//     (see ErlangCServers).
+//     (see ErlangCServers), and at least the utilisation count: a
+//     TargetUtilisation below 1 keeps headroom the queue alone would not.
 //
 // A rate that is zero, negative or NaN needs zero instances.
 func (c Config) InstancesFor(rate float64) int {
@@ -29,14 +32,46 @@ func (c Config) InstancesFor(rate float64) int {
 			return c.Fleet.MaxInstances + 1
 		}
 		servers := ErlangCServers(rate, c.Fleet.ServiceTime.Seconds(), c.SLO.Latency.Seconds(), c.SLO.Quantile)
-		return (servers + slots - 1) / slots
+		return max((servers+slots-1)/slots, c.utilisationCount(rate))
 	}
+	return c.utilisationCount(rate)
+}
+
+// utilisationCount is ⌈rate / (RPS · TargetUtilisation)⌉.
+func (c Config) utilisationCount(rate float64) int {
 	perInstance := c.Fleet.rps() * c.TargetUtilisation
 	if perInstance <= 0 {
 		return 0
 	}
 	// The small tolerance keeps 20.0000000001 from becoming 21.
 	return int(math.Ceil(rate/perInstance - 1e-9))
+}
+
+// MissShare estimates the share of requests arriving at rate requests/s
+// that wait longer than SLO.Latency on instances ready instances, each
+// Fleet.Slots servers of mean service time ServiceTime: Erlang C's
+// P(wait > t) = C(c, a)·exp(−(c − a)·t/S), 1 when the queue is unstable.
+// Without a service time it is the share beyond the instances' throughput,
+// max(0, 1 − n·RPS/rate).
+func (c Config) MissShare(rate float64, instances int) float64 {
+	if !(rate > 0) {
+		return 0
+	}
+	if instances <= 0 {
+		return 1
+	}
+	if math.IsInf(rate, 1) {
+		return 1
+	}
+	if s := c.Fleet.ServiceTime.Seconds(); s > 0 {
+		servers := instances * max(c.Fleet.Slots, 1)
+		a := rate * s
+		if a >= float64(servers) {
+			return 1
+		}
+		return ErlangC(servers, a) * math.Exp(-(float64(servers)-a)*c.SLO.Latency.Seconds()/s)
+	}
+	return math.Max(0, 1-float64(instances)*c.Fleet.rps()/rate)
 }
 
 // ErlangCServers returns the smallest number of servers c for an M/M/c queue
@@ -113,4 +148,53 @@ func (c Config) clamp(n int) (int, string) {
 		return c.Fleet.MaxInstances, "max instances"
 	}
 	return n, ""
+}
+
+// SizeForPeak returns c with the instance's throughput set so that a peak
+// of peakRPS needs exactly instances instances (InstancesFor, before
+// min/max): the weakest instance (fewest requests/s) that serves the peak
+// on that many. Fleet.Slots is kept and Fleet.ServiceTime follows, each
+// slot serving one request per ServiceTime (RPSPerInstance = Slots /
+// ServiceTime). With utilisation sizing that is peakRPS / (instances ·
+// TargetUtilisation); with Erlang-C sizing it also meets the SLO at the
+// peak, found by bisection to a part in 10⁹.
+func (c Config) SizeForPeak(peakRPS float64, instances int) (Config, error) {
+	if !(peakRPS > 0) || math.IsInf(peakRPS, 0) || instances < 1 {
+		return c, fmt.Errorf("planner: sizing for a peak of %v req/s on %d instances: want a finite peak > 0 and at least 1 instance", peakRPS, instances)
+	}
+	if !(c.TargetUtilisation > 0 && c.TargetUtilisation <= 1) {
+		return c, fmt.Errorf("planner: TargetUtilisation %v must be in (0, 1]", c.TargetUtilisation)
+	}
+	slots := float64(max(c.Fleet.Slots, 1))
+	set := func(rps float64) Config {
+		d := c
+		d.Fleet.RPSPerInstance = rps
+		d.Fleet.ServiceTime = time.Duration(slots / rps * float64(time.Second))
+		return d
+	}
+	lo := peakRPS / (float64(instances) * c.TargetUtilisation)
+	if c.Sizing != SizingErlangC {
+		return set(lo), nil
+	}
+	needs := func(rps float64) int {
+		d := set(rps)
+		d.Fleet.MaxInstances = max(d.Fleet.MaxInstances, instances)
+		return d.InstancesFor(peakRPS)
+	}
+	if needs(lo) <= instances {
+		return set(lo), nil
+	}
+	hi := 2 * lo
+	for needs(hi) > instances {
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1e-9*hi {
+		mid := (lo + hi) / 2
+		if needs(mid) <= instances {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return set(hi), nil
 }

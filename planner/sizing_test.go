@@ -109,8 +109,92 @@ func TestInstancesForErlangCUsesSlots(t *testing.T) {
 	c.Fleet.ServiceTime = 5 * time.Second
 	c.Fleet.Slots = 4
 	c.SLO = SLO{Latency: 10 * time.Second, Quantile: 0.99}
+	c.TargetUtilisation = 1
 	// 12 servers (see TestErlangCServers) in slots of 4.
 	if got := c.InstancesFor(2); got != 3 {
 		t.Errorf("InstancesFor(2 req/s) = %d, want 3 instances of 4 slots", got)
+	}
+	// At most 50% busy: 2 req/s of 0.8 req/s instances need 5.
+	c.TargetUtilisation = 0.5
+	if got := c.InstancesFor(2); got != 5 {
+		t.Errorf("InstancesFor(2 req/s) at 50%% = %d, want 5: the utilisation cap", got)
+	}
+}
+
+// MissShare is Erlang C's tail at the SLO: with 12 servers of 5 s for 2
+// req/s (a = 10), P(wait > 10 s) = C(12, 10)·exp(−2·10/5), C(12, 10) =
+// 0.449 (python3, the factorial form of TestErlangC: 0.4493882...).
+func TestMissShare(t *testing.T) {
+	c := DefaultConfig()
+	c.Fleet.ServiceTime = 5 * time.Second
+	c.Fleet.Slots = 4
+	c.SLO.Latency = 10 * time.Second
+	cases := []struct {
+		rate      float64
+		instances int
+		want      float64
+	}{
+		{2, 3, ErlangC(12, 10) * math.Exp(-4)},
+		{0, 3, 0},
+		{2, 0, 1},
+		{2.4, 3, 1}, // a = 12 servers' worth: unstable
+	}
+	for _, tc := range cases {
+		if got := c.MissShare(tc.rate, tc.instances); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("MissShare(%v, %d) = %v, want %v", tc.rate, tc.instances, got, tc.want)
+		}
+	}
+	if math.Abs(ErlangC(12, 10)-0.4493882) > 1e-6 {
+		t.Errorf("ErlangC(12, 10) = %v, want 0.4493882", ErlangC(12, 10))
+	}
+	// Without a service time: the share beyond the throughput.
+	c.Fleet.ServiceTime, c.Fleet.RPSPerInstance = 0, 10
+	if got := c.MissShare(40, 3); math.Abs(got-0.25) > 1e-12 {
+		t.Errorf("MissShare without a service time = %v, want 0.25", got)
+	}
+}
+
+// SizeForPeak makes the peak need exactly the instances asked for: with
+// utilisation sizing by the formula, with Erlang C by bisection, where a
+// long service time makes the SLO, not the utilisation, the binding limit.
+func TestSizeForPeak(t *testing.T) {
+	cases := []struct {
+		name   string
+		sizing string
+		peak   float64
+		slots  int
+	}{
+		{"utilisation", SizingUtilisation, 1291, 1},
+		{"erlang-c, short requests: the utilisation cap binds", SizingErlangC, 21.8, 1},
+		{"erlang-c, long requests: the SLO binds", SizingErlangC, 0.121, 1},
+		{"erlang-c, four slots", SizingErlangC, 0.121, 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Sizing, c.Fleet.Slots = tc.sizing, tc.slots
+			sized, err := c.SizeForPeak(tc.peak, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sized.InstancesFor(tc.peak); got != 20 {
+				t.Errorf("the peak needs %d instances, want 20", got)
+			}
+			weaker := sized
+			weaker.Fleet.RPSPerInstance *= 0.99
+			weaker.Fleet.ServiceTime = time.Duration(float64(sized.Fleet.ServiceTime) / 0.99)
+			if got := weaker.InstancesFor(tc.peak); got <= 20 {
+				t.Errorf("1%% weaker instances still serve the peak on %d: not the weakest", got)
+			}
+			if s := sized.Fleet.ServiceTime.Seconds() * sized.Fleet.RPSPerInstance; math.Abs(s-float64(max(tc.slots, 1))) > 1e-6 {
+				t.Errorf("service time × req/s = %v, want the %d slots", s, tc.slots)
+			}
+			if tc.sizing == SizingUtilisation && math.Abs(sized.Fleet.RPSPerInstance-tc.peak/16) > 1e-9 {
+				t.Errorf("utilisation: %v req/s, want peak/(20·0.8)", sized.Fleet.RPSPerInstance)
+			}
+		})
+	}
+	if _, err := DefaultConfig().SizeForPeak(0, 20); err == nil {
+		t.Error("a zero peak was sized")
 	}
 }

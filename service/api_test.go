@@ -84,7 +84,9 @@ func TestAPIViews(t *testing.T) {
 	r := newRig(t, 2, nil)
 	start := r.clock.Now()
 	r.writeDemand(t, start.Add(-15*24*time.Hour), start, noisyDaily)
-	r.tickEvery(t, 10*time.Minute, 12, noisyDaily)
+	// Past one refit_every (3h), so a later refit has scored the first's
+	// forecasts.
+	r.tickEvery(t, 10*time.Minute, 24, noisyDaily)
 	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{Gatherer: r.reg, Notice: "test"}))
 	defer srv.Close()
 
@@ -148,7 +150,7 @@ func TestAPIViews(t *testing.T) {
 	var hist HistoryView
 	_, body, _ = fetch(t, srv, "/api/v1/pools/gpu/history")
 	json.Unmarshal(body, &hist)
-	if len(hist.Samples) != 12 || time.Duration(hist.Bucket) != 5*time.Minute {
+	if len(hist.Samples) != 24 || time.Duration(hist.Bucket) != 5*time.Minute {
 		t.Errorf("history: %d samples in buckets of %v, want one per 10-minute tick", len(hist.Samples), hist.Bucket)
 	}
 	for i, s := range hist.Samples {
@@ -408,19 +410,20 @@ func TestReadyBootingAndCapacityShort(t *testing.T) {
 	r.svc = svc
 	high := func(time.Time) float64 { return 150 } // 15 instances' worth
 	r.writeDemand(t, r.clock.Now().Add(-10*time.Minute), r.clock.Now(), high)
-	// The reactive rules scale out at minute 5 (utilisation high for
-	// scale_out_for) and again every cooldown; the fleet's first instances
-	// are up at minute 25.
+	// The warm-up holds the peak seen so far: at minute 1 the pool asks
+	// for the 19 instances 150 req/s needs (capacity is read before the
+	// change, so the boot shows from the next tick); they boot for the
+	// fleet's 20 minutes.
 	steps := []struct {
 		minute, ready, booting int
 		short                  float64
 		alert                  bool
 	}{
-		{1, 2, 0, 0, false},     // nothing asked for yet
-		{5, 2, 0, 0, false},     // scaling out (capacity is read before the change): short from now
-		{15, 2, 8, 600, false},  // as long as boot_delay: not yet
-		{16, 2, 12, 660, true},  // longer than boot_delay since minute 15, for 1m: firing
-		{25, 6, 12, 1200, true}, // the first 4 are up, the rest still boot
+		{1, 2, 0, 0, false},     // asked for now: short from here
+		{5, 2, 17, 240, false},  // booting
+		{11, 2, 17, 600, false}, // as long as boot_delay: not yet
+		{12, 2, 17, 660, true},  // longer than boot_delay: firing
+		{25, 19, 0, 0, false},   // all up: nothing short
 	}
 	elapsed := 0
 	for _, s := range steps {

@@ -71,9 +71,6 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	default:
 		step = p.ctl.Decide(now, obs, current)
 	}
-	if mode != spec.ModePaused && !holding && !p.spec.ScaleInOnForecast && step.Desired < current {
-		step = p.holdScaleIn(step, current, p.ctl.State().Reactive)
-	}
 
 	var res actuator.Result
 	outcome := OutcomeNotApplied
@@ -101,26 +98,6 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	s.record(p, decision{now: now, mode: mode, capa: capa, known: known, step: step,
 		res: res, outcome: outcome, obs: obs, holding: holding})
 	return errors.Join(errs...)
-}
-
-// holdScaleIn applies scale_in_on_forecast: false. A step below current
-// is then kept at current unless the reactive rules scaled in at this
-// decision (they saw the idle spell), and even then it drops by their
-// scale_in_step only.
-func (p *pool) holdScaleIn(step planner.Step, current int, r planner.ReactiveState) planner.Step {
-	if p.spec.ScaleInOnForecast || step.Desired >= current {
-		return step
-	}
-	if r.LastAction.Equal(step.At) && !r.LastOut.Equal(step.At) {
-		floor := current - p.plan.Reactive.ScaleInStep
-		if step.Desired < floor {
-			step.Desired = floor
-			step.Reason = fmt.Sprintf("%s (scale_in_on_forecast is false: -%d)", step.Reason, p.plan.Reactive.ScaleInStep)
-		}
-		return step
-	}
-	return planner.Step{At: step.At, Desired: current,
-		Reason: fmt.Sprintf("hold %d: scale_in_on_forecast is false and the reactive rules see no idle spell (%s)", current, step.Reason)}
 }
 
 // resume clears the reactive rules' condition clocks when a paused pool

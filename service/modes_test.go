@@ -100,37 +100,6 @@ func TestStatusJSON(t *testing.T) {
 	}
 }
 
-// With scale_in_on_forecast: false the forecast alone does not lower the
-// pool; the reactive rules' idle spell does, one scale_in_step at a time.
-func TestScaleInOnForecast(t *testing.T) {
-	p := &pool{spec: testSpec("p", func(p *spec.Pool) { p.ScaleInOnForecast = false })}
-	p.plan, _ = p.spec.Planner()
-	now := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
-	forecastDrop := planFor(now, 10, "forecast: 95 req/s")
-	tests := []struct {
-		name     string
-		on       bool
-		step     plannerStep
-		reactive reactiveClocks
-		want     int
-	}{
-		{"allowed: the forecast scales in", true, forecastDrop, reactiveClocks{}, 10},
-		{"refused: no idle spell", false, forecastDrop, reactiveClocks{}, 20},
-		{"refused: the reactive rules scaled out now", false, forecastDrop, reactiveClocks{out: now, action: now}, 20},
-		{"idle spell: one step down", false, forecastDrop, reactiveClocks{action: now}, 19},
-		{"rising is never held", false, planFor(now, 25, "forecast"), reactiveClocks{}, 25},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p.spec.ScaleInOnForecast = tt.on
-			got := p.holdScaleIn(tt.step, 20, tt.reactive.state())
-			if got.Desired != tt.want {
-				t.Errorf("desired %d (%s), want %d", got.Desired, got.Reason, tt.want)
-			}
-		})
-	}
-}
-
 // A restart keeps the pool's memory: the last change (so min_interval
 // still holds and nothing is repeated), the refit in force with its gate,
 // and the next refit time.

@@ -108,10 +108,19 @@ type Pool struct {
 	TargetUtilisation float64       `yaml:"target_utilisation"`
 	// BootDelay is boot plus model load: the pre-warm lead time.
 	BootDelay time.Duration `yaml:"boot_delay"`
-	// SLOLatency and SLOQuantile: the latency objective; the plan sizes
-	// at the forecast's SLOQuantile.
+	// SLOLatency and SLOQuantile: the latency objective, the share of
+	// requests that must wait at most SLOLatency.
 	SLOLatency  time.Duration `yaml:"slo_latency"`
 	SLOQuantile float64       `yaml:"slo_quantile"`
+	// ForecastQuantile is the quantile of the forecast's error the plan
+	// sizes for: where calibration starts, or, with Calibrate false, where
+	// it stays. It is not the SLO's quantile: a per-step P99 over-provisions
+	// a per-request 99%.
+	ForecastQuantile float64 `yaml:"forecast_quantile"`
+	// Calibrate moves ForecastQuantile walk-forward until the estimated
+	// share of requests within slo_latency matches slo_quantile
+	// (planner.Calibration).
+	Calibrate bool `yaml:"calibrate"`
 	// ScaleInOnForecast false keeps the forecast from lowering the pool on
 	// its own: a scale-in then needs the reactive rules' idle evidence.
 	ScaleInOnForecast bool `yaml:"scale_in_on_forecast"`
@@ -189,6 +198,14 @@ type Reactive struct {
 	MaxStep             int           `yaml:"max_step"`
 	ScaleOutCooldown    time.Duration `yaml:"scale_out_cooldown"`
 	ScaleInCooldown     time.Duration `yaml:"scale_in_cooldown"`
+	// SLORule makes the latency SLO a trigger of its own: scale out when
+	// the observed demand would keep more requests than the SLO allows
+	// waiting past it, never scale in below what it needs (default true).
+	SLORule bool `yaml:"slo_rule"`
+	// ReturnToPlanAfter gives a reactive scale-out back to the forecast
+	// plan once the load has fitted the plan for this long (default 2m;
+	// 0: never).
+	ReturnToPlanAfter time.Duration `yaml:"return_to_plan_after"`
 }
 
 // Gate sets when the forecast is trusted (planner.Gating): after
@@ -236,6 +253,8 @@ func DefaultPool() Pool {
 		BootDelay:         pc.Fleet.BootDelay,
 		SLOLatency:        pc.SLO.Latency,
 		SLOQuantile:       pc.SLO.Quantile,
+		ForecastQuantile:  pc.ForecastQuantile,
+		Calibrate:         !pc.Calibration.Off,
 		ScaleInOnForecast: true,
 		TimeZone:          "UTC",
 		Prices: Prices{OnDemandPerHour: pc.Prices.OnDemandPerHour, ReservedPerHour: pc.Prices.ReservedPerHour,
@@ -244,7 +263,8 @@ func DefaultPool() Pool {
 			ScaleOutQueue: r.ScaleOutQueue, ScaleOutQueueFor: r.ScaleOutQueueFor,
 			ScaleInUtilisation: r.ScaleInUtilisation, ScaleInFor: r.ScaleInFor,
 			ScaleOutStep: r.ScaleOutStep, ScaleInStep: r.ScaleInStep, MaxStep: r.MaxStep,
-			ScaleOutCooldown: r.ScaleOutCooldown, ScaleInCooldown: r.ScaleInCooldown},
+			ScaleOutCooldown: r.ScaleOutCooldown, ScaleInCooldown: r.ScaleInCooldown,
+			SLORule: !r.IgnoreSLO, ReturnToPlanAfter: r.ReturnAfter()},
 		Gate: Gate{MinSeasons: pc.Gating.MinSeasons, Tolerance: pc.Gating.Tolerance, Window: pc.Gating.Window},
 		Forecast: Forecast{Step: fs.Step, RefitEvery: fs.RefitEvery, Horizon: fs.Horizon, History: fs.History,
 			Periods: slices.Clone(fs.Periods)},
@@ -434,13 +454,19 @@ func (p Pool) Planner() (planner.Config, error) {
 	c.SLO = planner.SLO{Latency: p.SLOLatency, Quantile: p.SLOQuantile}
 	c.Sizing = p.Sizing
 	c.TargetUtilisation = p.TargetUtilisation
-	c.ForecastQuantile = p.SLOQuantile
+	c.ForecastQuantile = p.ForecastQuantile
+	c.Calibration.Off = !p.Calibrate
+	c.HoldForecastScaleIn = !p.ScaleInOnForecast
 	r := p.Reactive
 	c.Reactive = planner.Reactive{ScaleOutUtilisation: r.ScaleOutUtilisation, ScaleOutFor: r.ScaleOutFor,
 		ScaleOutQueue: r.ScaleOutQueue, ScaleOutQueueFor: r.ScaleOutQueueFor,
 		ScaleInUtilisation: r.ScaleInUtilisation, ScaleInFor: r.ScaleInFor,
 		ScaleOutStep: r.ScaleOutStep, ScaleInStep: r.ScaleInStep, MaxStep: r.MaxStep,
-		ScaleOutCooldown: r.ScaleOutCooldown, ScaleInCooldown: r.ScaleInCooldown}
+		ScaleOutCooldown: r.ScaleOutCooldown, ScaleInCooldown: r.ScaleInCooldown,
+		IgnoreSLO: !r.SLORule, ReturnToPlanAfter: r.ReturnToPlanAfter}
+	if r.ReturnToPlanAfter == 0 {
+		c.Reactive.ReturnToPlanAfter = -1 // the planner's "never"
+	}
 	c.Gating = planner.Gating{MinSeasons: p.Gate.MinSeasons, Tolerance: p.Gate.Tolerance, Window: p.Gate.Window}
 	loc, err := p.Location()
 	if err != nil {

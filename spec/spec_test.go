@@ -84,10 +84,11 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 		Fleet:  planner.Fleet{ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, MinInstances: 2, MaxInstances: 40},
 		Prices: planner.Prices{OnDemandPerHour: 3.2, ReservedPerHour: 2.1, ReservedInstances: 4, SpotPerHour: 1.1},
 		SLO:    planner.SLO{Latency: 5 * time.Second, Quantile: 0.95},
-		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.95,
+		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.9, HoldForecastScaleIn: true,
 		Reactive: planner.Reactive{ScaleOutUtilisation: 0.9, ScaleOutFor: 3 * time.Minute, ScaleOutQueue: 20,
 			ScaleOutQueueFor: time.Minute, ScaleInUtilisation: 0.2, ScaleInFor: 30 * time.Minute, ScaleOutStep: 2,
-			ScaleInStep: 1, MaxStep: 6, ScaleOutCooldown: 4 * time.Minute, ScaleInCooldown: 20 * time.Minute},
+			ScaleInStep: 1, MaxStep: 6, ScaleOutCooldown: 4 * time.Minute, ScaleInCooldown: 20 * time.Minute,
+			ReturnToPlanAfter: 5 * time.Minute},
 		Gating: planner.Gating{MinSeasons: 3, Tolerance: 1.1, Window: 7 * 24 * time.Hour},
 	}
 	want.Windows, _ = planner.ParseWindows("weekdays 09:45-12:00 at least 6\ndaily 00:00-24:00 at least 2", shanghai)

@@ -209,6 +209,7 @@ func (p Pool) checkSizing(c *checker, at func(string) string) {
 	c.durations(at("boot_delay"), p.BootDelay, 0, maxDay)
 	c.durations(at("slo_latency"), p.SLOLatency, 0, time.Hour)
 	c.floats(at("slo_quantile"), p.SLOQuantile, 0.5, 1, false, true)
+	c.floats(at("forecast_quantile"), p.ForecastQuantile, planner.DefaultMinQuantile, planner.DefaultMaxQuantile, false, false)
 	switch p.Sizing {
 	case planner.SizingUtilisation:
 		if p.RPSPerInstance == 0 && p.ServiceTime == 0 {
@@ -257,7 +258,8 @@ func (r Reactive) check(c *checker, path string) {
 		key string
 		d   time.Duration
 	}{{"scale_out_for", r.ScaleOutFor}, {"scale_out_queue_for", r.ScaleOutQueueFor}, {"scale_in_for", r.ScaleInFor},
-		{"scale_out_cooldown", r.ScaleOutCooldown}, {"scale_in_cooldown", r.ScaleInCooldown}} {
+		{"scale_out_cooldown", r.ScaleOutCooldown}, {"scale_in_cooldown", r.ScaleInCooldown},
+		{"return_to_plan_after", r.ReturnToPlanAfter}} {
 		c.durations(path+"."+d.key, d.d, 0, maxDay)
 	}
 	c.ints(path+".scale_out_step", r.ScaleOutStep, 1, maxInstances)

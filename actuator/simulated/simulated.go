@@ -3,6 +3,8 @@ package simulated
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
@@ -15,13 +17,32 @@ import (
 // Name is the back-end's registered name.
 const Name = "simulated"
 
-// Options configure a Fleet.
+// Options configure a Fleet. The zero value of every field is a fleet whose
+// instances boot at once, stop at once and are all on demand.
 type Options struct {
 	// Now is the clock. Nil: time.Now.
 	Now func() time.Time
-	// BootDelay is the time from launch until an instance is ready to
+	// BootDelay is the mean time from launch until an instance is ready to
 	// serve (a GPU node boots and loads its model: minutes).
 	BootDelay time.Duration
+	// BootSpread is the standard deviation of each instance's boot time,
+	// drawn from a log-normal distribution with mean BootDelay; 0: every
+	// boot takes exactly BootDelay.
+	BootSpread time.Duration
+	// Drain is how long a removed ready instance stays billed, serving no
+	// new requests, while it finishes the ones in flight; 0: it stops at
+	// once.
+	Drain time.Duration
+	// OnDemandBase is how many instances of a pool are always on demand;
+	// SpotShare, in [0, 1], is the share of the instances above it that are
+	// launched as spot instances.
+	OnDemandBase int
+	SpotShare    float64
+	// InterruptionsPerHour is each ready spot instance's interruption rate.
+	InterruptionsPerHour float64
+	// Rand draws boot times and interruptions; nil: a fixed seed, so runs
+	// are reproducible. The fleet serialises its use.
+	Rand *rand.Rand
 }
 
 // Instance is one simulated machine.
@@ -30,27 +51,70 @@ type Instance struct {
 	Pool       string
 	LaunchedAt time.Time
 	ReadyAt    time.Time
+	// Spot is true for an interruptible instance.
+	Spot bool
+	// interruptAt is when a spot instance will be interrupted (zero:
+	// never).
+	interruptAt time.Time
+}
+
+// Usage is what a pool has consumed so far: the billed instance-time of
+// on-demand and spot instances (booting and draining ones included) and the
+// spot interruptions.
+type Usage struct {
+	OnDemand, Spot time.Duration
+	Interruptions  int
+}
+
+// Billed is the pool's billed instance-time, spot and on demand.
+func (u Usage) Billed() time.Duration { return u.OnDemand + u.Spot }
+
+// Counts are a pool's instances by state.
+type Counts struct {
+	// Booting instances are billed and not yet serving; Ready ones serve;
+	// Draining ones finish their in-flight requests after removal.
+	Booting, Ready, Draining int
+	// Desired is the size the pool is asked to keep (booting and ready).
+	Desired int
 }
 
 // Fleet is a set of simulated pools. It is safe for concurrent use.
 type Fleet struct {
-	now       func() time.Time
-	bootDelay time.Duration
+	opts Options
 
 	mu    sync.Mutex
 	pools map[string]*pool
 	seq   int
+	rng   *rand.Rand
 }
 
 type pool struct {
+	name      string
 	min, max  int
 	desired   int
-	instances []Instance // in launch order
+	instances []Instance // booting and ready, in launch order
+	draining  []drain
 	schedule  planner.Schedule
-	billed    time.Duration // instance-time of removed instances
+	used      Usage // of instances no longer running
+	// running sums the launch times (since origin) of the instances
+	// running (booting, ready and draining), per kind, so billing reads in
+	// O(1): billed = n·now − Σ launch.
+	running [2]struct {
+		n         int64
+		launchSum time.Duration
+	}
+	origin time.Time
+	// interrupts counts the instances with an interruption scheduled.
+	interrupts int
 	// asOf is when the pool was last reconciled; a scheduled step found
 	// due later takes effect at its own time, but never before asOf.
 	asOf time.Time
+}
+
+// drain is a removed instance finishing its in-flight work until until.
+type drain struct {
+	Instance
+	until time.Time
 }
 
 var _ actuator.Actuator = (*Fleet)(nil)
@@ -60,7 +124,12 @@ func New(opts Options) *Fleet {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Fleet{now: opts.Now, bootDelay: opts.BootDelay, pools: map[string]*pool{}}
+	opts.SpotShare = math.Min(math.Max(opts.SpotShare, 0), 1)
+	rng := opts.Rand
+	if rng == nil {
+		rng = rand.New(rand.NewPCG(1, 2))
+	}
+	return &Fleet{opts: opts, pools: map[string]*pool{}, rng: rng}
 }
 
 // AddPool adds a pool with ready instances already running and bounds
@@ -68,10 +137,10 @@ func New(opts Options) *Fleet {
 func (f *Fleet) AddPool(name string, ready, min, max int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := f.now()
-	p := &pool{min: min, max: max, desired: ready, asOf: now}
+	now := f.opts.Now()
+	p := &pool{name: name, min: min, max: max, desired: ready, asOf: now, origin: now}
 	for range ready {
-		p.instances = append(p.instances, f.launch(name, now, now))
+		f.launch(p, now, now)
 	}
 	f.pools[name] = p
 }
@@ -79,8 +148,9 @@ func (f *Fleet) AddPool(name string, ready, min, max int) {
 // Name returns "simulated".
 func (f *Fleet) Name() string { return Name }
 
-// Capacity reports the pool's instances (booting and ready), desired size
-// and bounds. An unknown pool is actuator.ErrRejected.
+// Capacity reports the pool's instances (booting and ready; draining ones
+// no longer count), desired size and bounds. An unknown pool is
+// actuator.ErrRejected.
 func (f *Fleet) Capacity(ctx context.Context, name string) (actuator.Capacity, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -88,7 +158,7 @@ func (f *Fleet) Capacity(ctx context.Context, name string) (actuator.Capacity, e
 	if err != nil {
 		return actuator.Capacity{}, err
 	}
-	return actuator.Capacity{Current: len(p.instances), Ready: p.ready(f.now()), ReadyKnown: true,
+	return actuator.Capacity{Current: len(p.instances), Ready: p.counts(f.opts.Now()).Ready, ReadyKnown: true,
 		Desired: p.desired, Min: p.min, Max: p.max}, nil
 }
 
@@ -105,7 +175,7 @@ func (f *Fleet) SetDesired(ctx context.Context, name string, desired int, reason
 		return fmt.Errorf("simulated: pool %q: desired %d outside [%d, %d]: %w", name, desired, p.min, p.max, actuator.ErrRejected)
 	}
 	p.desired = desired
-	f.reconcile(name, p, f.now())
+	f.reconcile(p, f.opts.Now())
 	return nil
 }
 
@@ -118,30 +188,32 @@ func (f *Fleet) PublishSchedule(ctx context.Context, name string, steps planner.
 	if err != nil {
 		return err
 	}
-	now := f.now()
+	now := f.opts.Now()
 	p.schedule = slices.Clone(steps)
 	p.asOf = later(now, p.asOf) // steps already past take effect now, not back-dated
-	f.applyDue(name, p, now)
+	f.advance(p, now)
 	return nil
 }
 
-// Release removes the instance and lowers its pool's desired size by one
-// so it is not replaced. An unknown instance is actuator.ErrRejected.
+// Release removes the instance at once (an idle instance has nothing in
+// flight) and lowers its pool's desired size by one so it is not replaced.
+// An unknown instance is actuator.ErrRejected.
 func (f *Fleet) Release(ctx context.Context, instanceID, reason string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := f.now()
+	now := f.opts.Now()
 	for _, name := range f.sortedPools() {
 		p := f.pools[name]
-		f.applyDue(name, p, now)
+		f.advance(p, now)
 		for i, in := range p.instances {
 			if in.ID == instanceID {
-				p.billed += now.Sub(in.LaunchedAt)
+				p.unschedule(in)
+				p.stop(in, now)
 				p.instances = slices.Delete(p.instances, i, i+1)
 				if p.desired > p.min {
 					p.desired--
 				}
-				f.reconcile(name, p, now)
+				f.reconcile(p, now)
 				return nil
 			}
 		}
@@ -149,7 +221,7 @@ func (f *Fleet) Release(ctx context.Context, instanceID, reason string) error {
 	return fmt.Errorf("simulated: instance %q not found: %w", instanceID, actuator.ErrRejected)
 }
 
-// Instances returns the pool's instances in launch order.
+// Instances returns the pool's booting and ready instances in launch order.
 func (f *Fleet) Instances(name string) []Instance {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -160,42 +232,55 @@ func (f *Fleet) Instances(name string) []Instance {
 	return slices.Clone(p.instances)
 }
 
-// Ready counts the pool's instances whose boot delay has passed.
+// Ready counts the pool's instances whose boot has finished.
 func (f *Fleet) Ready(name string) int {
+	return f.Counts(name).Ready
+}
+
+// Counts returns the pool's instances by state (all zero for an unknown
+// pool).
+func (f *Fleet) Counts(name string) Counts {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p, err := f.pool(name)
 	if err != nil {
-		return 0
+		return Counts{}
 	}
-	return p.ready(f.now())
+	return p.counts(f.opts.Now())
 }
 
-// ready counts the instances whose boot delay has passed at now.
-func (p *pool) ready(now time.Time) int {
-	n := 0
+// counts returns the pool's instances by state at now.
+func (p *pool) counts(now time.Time) Counts {
+	c := Counts{Draining: len(p.draining), Desired: p.desired}
 	for _, in := range p.instances {
-		if !now.Before(in.ReadyAt) {
-			n++
+		if now.Before(in.ReadyAt) {
+			c.Booting++
+		} else {
+			c.Ready++
 		}
 	}
-	return n
+	return c
 }
 
-// Billed is the instance-time the pool has used so far (launch to removal,
-// or to now for running instances): what the cloud would bill.
-func (f *Fleet) Billed(name string) time.Duration {
+// Billed is the instance-time the pool has used so far (launch to the end
+// of its drain, or to now for running instances): what the cloud would
+// bill.
+func (f *Fleet) Billed(name string) time.Duration { return f.Usage(name).Billed() }
+
+// Usage returns the pool's billed instance-time by kind and its spot
+// interruptions so far.
+func (f *Fleet) Usage(name string) Usage {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p, err := f.pool(name)
 	if err != nil {
-		return 0
+		return Usage{}
 	}
-	now, total := f.now(), p.billed
-	for _, in := range p.instances {
-		total += now.Sub(in.LaunchedAt)
-	}
-	return total
+	now := f.opts.Now().Sub(p.origin)
+	u := p.used
+	u.OnDemand += time.Duration(p.running[0].n)*now - p.running[0].launchSum
+	u.Spot += time.Duration(p.running[1].n)*now - p.running[1].launchSum
+	return u
 }
 
 // Factory returns an actuator.Factory that adds each configured pool to
@@ -216,31 +301,82 @@ func (f *Fleet) Factory() actuator.Factory {
 	}
 }
 
-// pool looks a pool up after applying the steps that fell due. f.mu held.
+// pool looks a pool up after applying the events that fell due. f.mu held.
 func (f *Fleet) pool(name string) (*pool, error) {
 	p, ok := f.pools[name]
 	if !ok {
 		return nil, fmt.Errorf("simulated: pool %q not found: %w", name, actuator.ErrRejected)
 	}
-	f.applyDue(name, p, f.now())
+	f.advance(p, f.opts.Now())
 	return p, nil
 }
 
-// applyDue applies, in order, every scheduled step whose time has come,
-// each at its own time (or at the pool's last reconcile, if later), so
-// instances a step launched and a later step removed are billed for the
-// time between them even when nobody looked at the fleet in between.
-func (f *Fleet) applyDue(name string, p *pool, now time.Time) {
-	for len(p.schedule) > 0 && !p.schedule[0].At.After(now) {
-		st := p.schedule[0]
-		p.schedule = p.schedule[1:]
-		d := max(st.Desired, p.min)
-		if p.max > 0 {
-			d = min(d, p.max)
+// advance applies, in time order and each at its own time, every event due
+// by now: scheduled steps, the ends of drains and spot interruptions (the
+// group replaces an interrupted instance at once). So instances a step
+// launched and a later step removed are billed for the time between them
+// even when nobody looked at the fleet in between.
+func (f *Fleet) advance(p *pool, now time.Time) {
+	for {
+		kind, at, k := p.nextEvent(now)
+		switch kind {
+		case eventNone:
+			return
+		case eventStep:
+			st := p.schedule[0]
+			p.schedule = p.schedule[1:]
+			d := max(st.Desired, p.min)
+			if p.max > 0 {
+				d = min(d, p.max)
+			}
+			p.desired = d
+			f.reconcile(p, later(st.At, p.asOf))
+		case eventDrained:
+			p.stop(p.draining[k].Instance, at)
+			p.draining = slices.Delete(p.draining, k, k+1)
+		case eventInterrupted:
+			p.unschedule(p.instances[k])
+			p.stop(p.instances[k], at)
+			p.used.Interruptions++
+			p.instances = slices.Delete(p.instances, k, k+1)
+			f.reconcile(p, later(at, p.asOf))
 		}
-		p.desired = d
-		f.reconcile(name, p, later(st.At, p.asOf))
 	}
+}
+
+type eventKind int
+
+const (
+	eventNone eventKind = iota
+	eventStep
+	eventDrained
+	eventInterrupted
+)
+
+// nextEvent returns the earliest event due by now (eventNone when none):
+// its kind, its time and, for drains and interruptions, the index of the
+// instance concerned.
+func (p *pool) nextEvent(now time.Time) (eventKind, time.Time, int) {
+	kind, at, k := eventNone, now, -1
+	consider := func(e eventKind, t time.Time, i int) {
+		if !t.After(now) && (kind == eventNone || t.Before(at)) {
+			kind, at, k = e, t, i
+		}
+	}
+	if len(p.schedule) > 0 {
+		consider(eventStep, p.schedule[0].At, 0)
+	}
+	for i, d := range p.draining {
+		consider(eventDrained, d.until, i)
+	}
+	if p.interrupts > 0 {
+		for i, in := range p.instances {
+			if !in.interruptAt.IsZero() {
+				consider(eventInterrupted, in.interruptAt, i)
+			}
+		}
+	}
+	return kind, at, k
 }
 
 func later(a, b time.Time) time.Time {
@@ -250,23 +386,126 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// reconcile launches or removes instances to match desired, removing
-// booting instances before ready ones and newest first.
-func (f *Fleet) reconcile(name string, p *pool, now time.Time) {
+// reconcile launches or removes instances at now to match desired. It
+// removes booting instances first, then ready spot ones, then ready
+// on-demand ones, newest first each; a removed ready instance drains for
+// Options.Drain.
+func (f *Fleet) reconcile(p *pool, now time.Time) {
 	p.asOf = later(now, p.asOf)
 	for len(p.instances) < p.desired {
-		p.instances = append(p.instances, f.launch(name, now, now.Add(f.bootDelay)))
+		f.launch(p, now, now.Add(f.bootTime()))
 	}
 	for len(p.instances) > p.desired {
-		last := p.instances[len(p.instances)-1]
-		p.billed += now.Sub(last.LaunchedAt)
-		p.instances = p.instances[:len(p.instances)-1]
+		k := p.victim(now)
+		in := p.instances[k]
+		p.instances = slices.Delete(p.instances, k, k+1)
+		p.unschedule(in)
+		if f.opts.Drain > 0 && !now.Before(in.ReadyAt) {
+			in.interruptAt = time.Time{} // a draining instance is on its way out
+			p.draining = append(p.draining, drain{Instance: in, until: now.Add(f.opts.Drain)})
+			continue
+		}
+		p.stop(in, now)
 	}
 }
 
-func (f *Fleet) launch(pool string, at, readyAt time.Time) Instance {
+// victim picks the instance a scale-in removes.
+func (p *pool) victim(now time.Time) int {
+	rank := func(in Instance) int {
+		switch {
+		case now.Before(in.ReadyAt):
+			return 0 // booting: serves nobody yet
+		case in.Spot:
+			return 1
+		}
+		return 2
+	}
+	best := len(p.instances) - 1
+	for i := len(p.instances) - 2; i >= 0; i-- {
+		if rank(p.instances[i]) < rank(p.instances[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+// launch adds an instance launched at at and ready at readyAt: spot while
+// the pool's spot instances are below SpotShare of those above the
+// on-demand base.
+func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 	f.seq++
-	return Instance{ID: fmt.Sprintf("sim-%s-%04d", pool, f.seq), Pool: pool, LaunchedAt: at, ReadyAt: readyAt}
+	in := Instance{ID: fmt.Sprintf("sim-%s-%04d", p.name, f.seq), Pool: p.name, LaunchedAt: at, ReadyAt: readyAt}
+	if f.opts.SpotShare > 0 {
+		spots := 0
+		for _, x := range p.instances {
+			if x.Spot {
+				spots++
+			}
+		}
+		want := int(math.Round(f.opts.SpotShare * float64(max(p.desired-f.opts.OnDemandBase, 0))))
+		if spots < want {
+			in.Spot = true
+			if rate := f.opts.InterruptionsPerHour; rate > 0 {
+				in.interruptAt = readyAt.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(time.Hour)))
+			}
+		}
+	}
+	p.instances = append(p.instances, in)
+	p.start(in)
+}
+
+// bootTime draws one instance's boot time: BootDelay, or a log-normal draw
+// with that mean and BootSpread as its standard deviation.
+func (f *Fleet) bootTime() time.Duration {
+	mean, sd := f.opts.BootDelay.Seconds(), f.opts.BootSpread.Seconds()
+	if sd <= 0 || mean <= 0 {
+		return f.opts.BootDelay
+	}
+	sigma2 := math.Log1p(sd * sd / (mean * mean))
+	mu := math.Log(mean) - sigma2/2
+	return time.Duration(math.Exp(mu+math.Sqrt(sigma2)*f.rng.NormFloat64()) * float64(time.Second))
+}
+
+// start and stop keep the running sums as an instance starts and stops
+// billing (stop also bills it, up to end).
+func (p *pool) start(in Instance) {
+	r := &p.running[kind(in)]
+	r.n++
+	r.launchSum += in.LaunchedAt.Sub(p.origin)
+	if !in.interruptAt.IsZero() {
+		p.interrupts++
+	}
+}
+
+func (p *pool) stop(in Instance, end time.Time) {
+	r := &p.running[kind(in)]
+	r.n--
+	r.launchSum -= in.LaunchedAt.Sub(p.origin)
+	p.used.add(in, end)
+}
+
+// unschedule forgets in's interruption, which will not happen.
+func (p *pool) unschedule(in Instance) {
+	if !in.interruptAt.IsZero() {
+		p.interrupts--
+	}
+}
+
+func kind(in Instance) int {
+	if in.Spot {
+		return 1
+	}
+	return 0
+}
+
+// add bills in from its launch to end.
+func (u *Usage) add(in Instance, end time.Time) {
+	d := max(end.Sub(in.LaunchedAt), 0)
+	if in.Spot {
+		u.Spot += d
+	} else {
+		u.OnDemand += d
+	}
 }
 
 func (f *Fleet) sortedPools() []string {

@@ -3,6 +3,9 @@ package simulated_test
 import (
 	"context"
 	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -128,5 +131,107 @@ func TestFleetBillsStepsNobodyLookedAt(t *testing.T) {
 	}
 	if n := len(f.Instances("gpu")); n != 3 {
 		t.Errorf("instances = %d, want 3", n)
+	}
+}
+
+// A removed ready instance drains: it no longer counts or serves, and is
+// billed for the drain; a booting one stops at once.
+func TestFleetDrainsOnScaleIn(t *testing.T) {
+	clock := actuatortest.NewClock(t0)
+	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 10 * time.Minute, Drain: 2 * time.Minute})
+	f.AddPool("gpu", 3, 0, 10)
+	ctx := context.Background()
+	if err := f.SetDesired(ctx, "gpu", 4, "up"); err != nil { // one booting
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	if err := f.SetDesired(ctx, "gpu", 1, "down"); err != nil {
+		t.Fatal(err)
+	}
+	got := f.Counts("gpu")
+	if want := (simulated.Counts{Ready: 1, Draining: 2, Desired: 1}); got != want {
+		t.Fatalf("right after scale-in: %+v, want %+v", got, want)
+	}
+	clock.Advance(5 * time.Minute)
+	if got := f.Counts("gpu"); got.Draining != 0 {
+		t.Errorf("still %d draining after the drain time", got.Draining)
+	}
+	// 3 ready: 1 for 6 m, 2 for 1 m + 2 m of drain; the booting one 1 m.
+	want := 6*time.Minute + 2*3*time.Minute + time.Minute
+	if got := f.Billed("gpu"); got != want {
+		t.Errorf("billed %v, want %v", got, want)
+	}
+}
+
+// Boot times drawn with a spread keep the mean, vary, and repeat with the
+// same seed.
+func TestFleetBootSpread(t *testing.T) {
+	run := func(seed uint64) []time.Duration {
+		clock := actuatortest.NewClock(t0)
+		f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 10 * time.Minute, BootSpread: 3 * time.Minute,
+			Rand: rand.New(rand.NewPCG(seed, 0))})
+		f.AddPool("gpu", 0, 0, 5000)
+		if err := f.SetDesired(context.Background(), "gpu", 4000, "up"); err != nil {
+			t.Fatal(err)
+		}
+		var out []time.Duration
+		for _, in := range f.Instances("gpu") {
+			out = append(out, in.ReadyAt.Sub(in.LaunchedAt))
+		}
+		return out
+	}
+	a, b, c := run(1), run(1), run(2)
+	var sum, sq float64
+	for _, d := range a {
+		sum += d.Minutes()
+		sq += d.Minutes() * d.Minutes()
+	}
+	mean := sum / float64(len(a))
+	sd := math.Sqrt(sq/float64(len(a)) - mean*mean)
+	if math.Abs(mean-10) > 0.2 || math.Abs(sd-3) > 0.3 {
+		t.Errorf("boot times: mean %.2f min, sd %.2f; want 10 and 3", mean, sd)
+	}
+	if !slices.Equal(a, b) || slices.Equal(a, c) {
+		t.Error("boot times do not repeat with the seed, or do not change with it")
+	}
+}
+
+// Spot instances above the on-demand base are interrupted at their rate
+// and replaced at once by the group; scale-in removes spot ones first.
+func TestFleetSpotInterruptions(t *testing.T) {
+	clock := actuatortest.NewClock(t0)
+	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 10 * time.Minute, OnDemandBase: 2, SpotShare: 0.5,
+		InterruptionsPerHour: 0.5, Rand: rand.New(rand.NewPCG(7, 0))})
+	f.AddPool("gpu", 0, 0, 20)
+	ctx := context.Background()
+	if err := f.SetDesired(ctx, "gpu", 10, "up"); err != nil {
+		t.Fatal(err)
+	}
+	spots := 0
+	for _, in := range f.Instances("gpu") {
+		if in.Spot {
+			spots++
+		}
+	}
+	if spots != 4 { // half of the 8 above the base of 2
+		t.Fatalf("%d spot instances, want 4", spots)
+	}
+	for range 48 * 60 {
+		clock.Advance(time.Minute)
+		if c := f.Counts("gpu"); c.Booting+c.Ready != 10 {
+			t.Fatalf("%s: %d instances, want the group to keep 10", clock.Now(), c.Booting+c.Ready)
+		}
+	}
+	// 4 spot instances for 48 h at 0.5/h, minus time rebooting: ~90.
+	if n := f.Usage("gpu").Interruptions; n < 60 || n > 120 {
+		t.Errorf("%d interruptions, want about 90", n)
+	}
+	if err := f.SetDesired(ctx, "gpu", 6, "down"); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range f.Instances("gpu") {
+		if in.Spot && !clock.Now().Before(in.ReadyAt) {
+			t.Errorf("ready spot instance %s kept while on-demand ones were removed", in.ID)
+		}
 	}
 }

@@ -1,0 +1,261 @@
+package backtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/planner"
+)
+
+// This file holds the measurements behind issue 8's closing note. They are
+// tests that skip unless asked for, since they replay the shared traces
+// many times (minutes each):
+//
+//	# each policy change, applied one after the other from the old policies
+//	PREWARM_MEASURE=all go test ./backtest -run TestMeasure -v -timeout 30m
+//	# the defaults with one change undone at a time
+//	PREWARM_MEASURE=all PREWARM_ABLATE=1 go test ./backtest -run TestMeasure -v -timeout 30m
+//	# the search for the defaults, on the first half of each trace only
+//	PREWARM_TUNE=1 go test ./backtest -run TestTune -v -timeout 60m
+//
+// PREWARM_MEASURE names a trace (nyc, alibaba, bursty) or "all";
+// PREWARM_VARIANTS, PREWARM_WINDOWS (all,1st,2nd) and PREWARM_POLICIES
+// narrow what runs. Every line printed is one policy's figures on one
+// scored window: "1st" is the first half of the trace, "2nd" the second.
+
+// variant is a named change to the configuration.
+type variant struct {
+	name string
+	set  func(*Config)
+}
+
+func measureTraces(t *testing.T) []Trace {
+	nyc := loadTrace(t, "nyc_taxi.csv", 30*time.Minute)
+	ali := loadTrace(t, "alibaba_sd_requests_hourly.csv", time.Hour)
+	burst := burstyTrace()
+	burst.Name = "bursty"
+	return []Trace{nyc, ali, burst}
+}
+
+// baseFor is barConfig (the CLI's defaults and --peak-instances 20) with
+// another sizing.
+func baseFor(t *testing.T, tr Trace, sizing string) Config {
+	cfg := barConfig(tr, 20)
+	if sizing != cfg.Planner.Sizing {
+		c := cfg.Planner
+		c.Sizing = sizing
+		sized, err := c.SizeForPeak(tr.Peak(), 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Planner = sized
+	}
+	return cfg
+}
+
+func TestMeasure(t *testing.T) {
+	sel := os.Getenv("PREWARM_MEASURE")
+	if sel == "" {
+		t.Skip("set PREWARM_MEASURE to a trace or all: replays the traces many times")
+	}
+	policies := strings.Split(os.Getenv("PREWARM_POLICIES"), ",")
+	if policies[0] == "" {
+		policies = []string{PolicyHybrid}
+	}
+	variants := measureVariants()
+	for _, tr := range measureTraces(t) {
+		if sel != "all" && !strings.Contains(tr.Name, sel) {
+			continue
+		}
+		mid := tr.Start.Add(tr.End().Sub(tr.Start) / 2).Truncate(24 * time.Hour)
+		var b *bench
+		sizing := ""
+		for _, v := range variants {
+			if only := os.Getenv("PREWARM_VARIANTS"); only != "" && !strings.Contains(only, v.name) {
+				continue
+			}
+			probe := baseFor(t, tr, planner.SizingErlangC)
+			v.set(&probe)
+			if b == nil || probe.Planner.Sizing != sizing || probe.Forecast.IntervalLevel != b.cfg.Forecast.IntervalLevel {
+				sizing = probe.Planner.Sizing
+				var err error
+				pc := baseFor(t, tr, sizing)
+				pc.Forecast.IntervalLevel = probe.Forecast.IntervalLevel
+				if b, err = prepare(context.Background(), tr, pc, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := baseFor(t, tr, sizing)
+			cfg = cfg.withDefaults(tr)
+			v.set(&cfg)
+			for _, win := range []struct {
+				name        string
+				from, until time.Time
+			}{{"all", time.Time{}, time.Time{}}, {"1st", time.Time{}, mid}, {"2nd", mid, time.Time{}}} {
+				if w := os.Getenv("PREWARM_WINDOWS"); w != "" && !strings.Contains(w, win.name) {
+					continue
+				}
+				c := cfg
+				c.ScoreFrom, c.ScoreUntil = win.from, win.until
+				rep, err := b.run(context.Background(), policies, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rep.Policies {
+					fmt.Printf("%-8s %-28s %-4s %-10s cost %6.1f%% x%5.2f orc  SLO %8.4f%%  afterD1 %8.4f%%  p99w %6.1f  GPUh %9.1f act %5d q=%v\n",
+						shortName(tr.Name), v.name, win.name, r.Name, 100*r.CostVsStatic, r.CostVsOracle, 100*r.SLOAttainment,
+						100*r.SLOAttainmentAfterWarmUp, r.P99WaitS, r.GPUHours, r.Actions, r.ForecastMinutes)
+				}
+			}
+		}
+	}
+}
+
+func shortName(s string) string {
+	if i := strings.IndexAny(s, "_."); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// steps are the changes, applied cumulatively from the old policies.
+var steps = []struct {
+	name string
+	set  func(*Config)
+}{
+	{"0-before", func(c *Config) {
+		p := &c.Planner
+		p.Sizing = planner.SizingUtilisation
+		p.SLO.Quantile, p.ForecastQuantile = 0.99, 0.99
+		p.Calibration.Off = true
+		p.Bounds.FromInterval = true
+		p.Bounds.PeakHeadroom = -1
+		p.Bounds.NoWarmUpPeak = true
+		p.Bounds.WarmUpWidening = 1
+		p.Reactive.ReturnToPlanAfter = -1
+		p.Reactive.IgnoreSLO = true
+		c.Forecast.IntervalLevel = 0.98
+	}},
+	{"1-slo995", func(c *Config) {
+		c.Planner.SLO.Quantile, c.Planner.ForecastQuantile = 0.995, 0.995
+		c.Forecast.IntervalLevel = 0.99
+	}},
+	{"2-erlangc", func(c *Config) { c.Planner.Sizing = planner.SizingErlangC }},
+	{"2b-slo-rule", func(c *Config) { c.Planner.Reactive.IgnoreSLO = false }},
+	{"3-calibrated", func(c *Config) {
+		c.Planner.ForecastQuantile, c.Planner.Calibration.Off = planner.DefaultConfig().ForecastQuantile, false
+	}},
+	{"4-slot-errors", func(c *Config) { c.Planner.Bounds.FromInterval = false; c.Forecast.IntervalLevel = 0.8 }},
+	{"5-peak-cap", func(c *Config) { c.Planner.Bounds.PeakHeadroom = 0 }},
+	{"6-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = 0 }},
+	{"7-warmup", func(c *Config) { c.Planner.Bounds.NoWarmUpPeak = false; c.Planner.Bounds.WarmUpWidening = 0 }},
+}
+
+// ablations are the defaults with one change undone each.
+var ablations = []variant{
+	{"D-defaults", func(c *Config) {}},
+	{"D-no-calibration", func(c *Config) { c.Planner.Calibration.Off = true }},
+	{"D-no-slot-errors", func(c *Config) { c.Planner.Bounds.FromInterval = true }},
+	{"D-no-peak-cap", func(c *Config) { c.Planner.Bounds.PeakHeadroom = -1 }},
+	{"D-no-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = -1 }},
+	{"D-no-warmup", func(c *Config) { c.Planner.Bounds.NoWarmUpPeak = true; c.Planner.Bounds.WarmUpWidening = 1 }},
+	{"D-no-slo-rule", func(c *Config) { c.Planner.Reactive.IgnoreSLO = true }},
+	{"D-utilisation", func(c *Config) { c.Planner.Sizing = planner.SizingUtilisation }},
+}
+
+func measureVariants() []variant {
+	if os.Getenv("PREWARM_ABLATE") != "" {
+		return ablations
+	}
+	var out []variant
+	for k := range steps {
+		out = append(out, variant{name: steps[k].name, set: func(c *Config) {
+			for _, s := range steps[:k+1] {
+				s.set(c)
+			}
+		}})
+	}
+	return out
+}
+
+// TestTune searches the defaults one knob at a time on the first half of
+// each trace (the second half is never scored): the cheapest setting, by
+// mean cost relative to the oracle, whose hybrid reaches 99.5% after its
+// first day on every trace.
+func TestTune(t *testing.T) {
+	if os.Getenv("PREWARM_TUNE") == "" {
+		t.Skip("set PREWARM_TUNE: replays the traces' first halves about 40 times")
+	}
+	type prepared struct {
+		b   *bench
+		mid time.Time
+	}
+	var benches []prepared
+	for _, tr := range measureTraces(t) {
+		b, err := prepare(context.Background(), tr, baseFor(t, tr, planner.SizingErlangC), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		benches = append(benches, prepared{b, tr.Start.Add(tr.End().Sub(tr.Start) / 2).Truncate(24 * time.Hour)})
+	}
+	knobs := []struct {
+		name   string
+		values []float64
+		set    func(*Config, float64)
+	}{
+		{"rate", []float64{0.0001, 0.0002, 0.0004, 0.0008}, func(c *Config, v float64) { c.Planner.Calibration.Rate = v }},
+		{"start_q", []float64{0.8, 0.9, 0.95}, func(c *Config, v float64) { c.Planner.ForecastQuantile = v }},
+		{"spread", []float64{-1, 1, 2}, func(c *Config, v float64) { c.Planner.Bounds.SlotSpread = int(v) }},
+		{"min_errors", []float64{3, 6, 12}, func(c *Config, v float64) { c.Planner.Bounds.MinErrors = int(v) }},
+		{"headroom", []float64{1.0, 1.1, 1.25}, func(c *Config, v float64) { c.Planner.Bounds.PeakHeadroom = v }},
+		{"return_min", []float64{2, 5, 10}, func(c *Config, v float64) {
+			c.Planner.Reactive.ReturnToPlanAfter = time.Duration(v) * time.Minute
+		}},
+		{"widening", []float64{1.5, 2, 3}, func(c *Config, v float64) { c.Planner.Bounds.WarmUpWidening = v }},
+	}
+	chosen := map[string]float64{"rate": 0.0002, "start_q": 0.9, "spread": 1, "min_errors": 6, "headroom": 1.1, "return_min": 5, "widening": 2}
+	score := func(sel map[string]float64) (float64, bool, string) {
+		total, ok := 0.0, true
+		var line []string
+		for _, p := range benches {
+			c := p.b.cfg
+			for _, k := range knobs {
+				k.set(&c, sel[k.name])
+			}
+			c.ScoreUntil = p.mid
+			rep, err := p.b.run(context.Background(), []string{PolicyHybrid}, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rep.Policies[0]
+			total += r.CostVsOracle
+			ok = ok && r.SLOAttainmentAfterWarmUp >= 0.995
+			line = append(line, fmt.Sprintf("%s %.3fx %.2f%% %.3f%%", shortName(rep.Trace), r.CostVsOracle, 100*r.CostVsStatic, 100*r.SLOAttainmentAfterWarmUp))
+		}
+		return total / float64(len(benches)), ok, strings.Join(line, " | ")
+	}
+	for round := range 2 {
+		for _, k := range knobs {
+			best, bestScore := chosen[k.name], 0.0
+			for _, v := range k.values {
+				sel := map[string]float64{}
+				for n, x := range chosen {
+					sel[n] = x
+				}
+				sel[k.name] = v
+				s, ok, line := score(sel)
+				fmt.Printf("round %d %-10s %-7g mean %.3fx ok=%v  %s\n", round, k.name, v, s, ok, line)
+				if ok && (bestScore == 0 || s < bestScore-1e-9) {
+					best, bestScore = v, s
+				}
+			}
+			chosen[k.name] = best
+			fmt.Printf("round %d chose %s = %g\n", round, k.name, best)
+		}
+	}
+	fmt.Println("chosen", chosen)
+}

@@ -1,0 +1,141 @@
+package control
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/planner"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// planFor turns one forecast of refit r (method 0: the model, 1: the
+// profile) into a capacity plan: each step's upper bound is the point
+// forecast plus the calibrated quantile of the controller's recent errors
+// at the step's slot of the day (or the forecaster's own interval,
+// rescaled and widened, while the slot has too few), capped at the need
+// of the recent peak, then planner.ForecastPlan pre-warms it.
+func (c *Controller) planFor(r Refit, d planner.DemandForecast, method int) planner.Schedule {
+	f := d.Forecast
+	q := r.Quantile
+	bounded := planner.DemandForecast{Start: d.Start, Step: d.Step}
+	bounded.Forecast.Method, bounded.Forecast.Level = f.Method, 2*q-1
+	bounded.Forecast.Mean = f.Mean
+	bounded.Forecast.Upper = make([]float64, len(f.Mean))
+	capRate := math.Inf(1)
+	if r.Peak > 0 {
+		capRate = r.Peak * c.plan.Bounds.Headroom()
+	}
+	for i, m := range f.Mean {
+		at := d.Start.Add(time.Duration(i) * d.Step)
+		bounded.Forecast.Upper[i] = math.Min(math.Max(m+c.width(at, f, i, method, q), 0), capRate)
+	}
+	plan, err := planner.ForecastPlan(d.Start, bounded, c.plan)
+	if err != nil { // a forecast with no steps: nothing to plan
+		return nil
+	}
+	return plan
+}
+
+// width is how far above the point forecast the bound of step i (at at)
+// lies: the q-quantile of the recent errors of the same slot of the day,
+// or, with fewer than Bounds.Enough() of them, the forecaster's own
+// interval width rescaled from Settings.IntervalLevel to q and widened by
+// Bounds.Widening().
+func (c *Controller) width(at time.Time, f model.Forecast, i, method int, q float64) float64 {
+	b := c.plan.Bounds
+	if !b.FromInterval {
+		if pool := c.slotErrors(at, method); len(pool) >= b.Enough() {
+			return conformalQuantile(pool, q)
+		}
+	}
+	if i >= len(f.Upper) || math.IsNaN(f.Upper[i]) || math.IsNaN(f.Mean[i]) {
+		return 0
+	}
+	w := math.Max(f.Upper[i]-f.Mean[i], 0) * zScore(q) / zScore((1+c.settings.IntervalLevel)/2)
+	if !b.FromInterval {
+		w *= b.Widening()
+	}
+	return w
+}
+
+// slotErrors returns, sorted, the remembered errors of one method at the
+// same position of the shortest season as at (the time of day), and
+// Bounds.Spread() steps either side, over Bounds.Window().
+func (c *Controller) slotErrors(at time.Time, method int) []float64 {
+	season := int64(1)
+	if len(c.periods) > 0 {
+		season = int64(c.periods[0])
+	}
+	spread := int64(c.plan.Bounds.Spread())
+	cycles := int64(c.plan.Bounds.Window()/c.settings.Step) / season
+	pool := make([]float64, 0, cycles*(2*spread+1))
+	at0 := c.step(at)
+	for k := int64(1); k <= cycles; k++ {
+		base := at0 - k*season
+		for j := -spread; j <= spread; j++ {
+			if e, ok := c.errors.get(base + j); ok && !math.IsNaN(e[method]) {
+				pool = append(pool, e[method])
+			}
+		}
+	}
+	slices.Sort(pool)
+	return pool
+}
+
+// conformalQuantile returns the q-quantile of the sorted sample x as split
+// conformal prediction takes it, the ⌈(n+1)·q⌉-th smallest value, so a new
+// error falls at or below it with probability at least q. Beyond the
+// sample's reach ((n+1)·q > n) the upper tail is taken to be exponential,
+// with the scale the sample's own median-to-90% spread gives
+// (Q(0.9) − Q(0.5) = s·ln 5 for an exponential): the bound keeps growing
+// with q instead of stopping at the largest error seen.
+func conformalQuantile(x []float64, q float64) float64 {
+	n := len(x)
+	k := int(math.Ceil(float64(n+1)*q)) - 1
+	if k < n {
+		return x[max(k, 0)]
+	}
+	at := func(p float64) float64 { return x[min(n-1, max(0, int(math.Ceil(float64(n+1)*p))-1))] }
+	scale := math.Max(at(0.9)-at(0.5), 0) / math.Log(5)
+	return x[n-1] + scale*math.Log(1/(float64(n+1)*(1-q)))
+}
+
+// zScore is the standard normal quantile.
+func zScore(p float64) float64 { return distuv.UnitNormal.Quantile(p) }
+
+// calibrate moves the forecast quantile after one observed interval: the
+// share of its requests that waited past the SLO on the instances that
+// were ready (planner.Config.MissShare of the observed demand on the
+// fewest instances the pool was asked for over the boot delay before), set
+// against the target and weighted by the interval's demand over its recent
+// mean (planner.Calibration). Only intervals served under a plan of the
+// refit in force count: the quantile sizes plans.
+func (c *Controller) calibrate(obs planner.Observation) {
+	cal := c.plan.Calibration
+	if cal.Off || obs.Span <= 0 {
+		return
+	}
+	day := 24 * time.Hour
+	alpha := -math.Expm1(-obs.Span.Seconds() / day.Seconds())
+	if c.meanDemand <= 0 {
+		c.meanDemand = obs.DemandRPS
+	} else {
+		c.meanDemand += alpha * (obs.DemandRPS - c.meanDemand)
+	}
+	if _, ok := c.PlanStep(obs.At.Add(-obs.Span)); !ok || c.meanDemand <= 0 {
+		return
+	}
+	ready, ok := c.readyEstimate(obs.At.Add(-obs.Span), obs.At)
+	if !ok {
+		return
+	}
+	miss := c.plan.MissShare(obs.DemandRPS, ready)
+	tail := 1 - c.plan.CalibrationTarget()
+	w := obs.DemandRPS / c.meanDemand
+	lp := math.Log(1-c.quantile) - cal.StepRate()*obs.Span.Minutes()*w*(miss-tail)/tail
+	qlo, qhi := cal.Range()
+	lo, hi := math.Log(1-qhi), math.Log(1-qlo)
+	c.quantile = 1 - math.Exp(math.Min(math.Max(lp, lo), hi))
+}
