@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: all build test test-short bench lint demo fmt tools fuzz
+.PHONY: all build test test-short bench lint demo fmt tools fuzz fuzz-check
 
 all: build
 
@@ -24,8 +24,8 @@ test-short:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## lint: formatting and go vet
-lint:
+## lint: formatting, go vet, and the fuzz target list (fuzz-check)
+lint: fuzz-check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet $(PKGS)
 
@@ -38,9 +38,12 @@ demo:
 FUZZTIME ?= 20s
 FUZZMINTIME ?= 2s
 FUZZ_TARGETS = \
-	./actuator:FuzzParseConfig \
+	./actuator/keda:FuzzScalerMetadata \
+	./actuator/kubescale:FuzzScaleReply \
 	./actuator/releasehook:FuzzHandlerBody \
 	./actuator/volcengine:FuzzParseCredentials \
+	./actuator/volcengine:FuzzReplies \
+	./cmd/forecaster:FuzzServeConfig \
 	./collector/buffer:FuzzParseCursor \
 	./collector/buffer:FuzzSpoolCursor \
 	./collector/buffer:FuzzSpoolRecover \
@@ -55,13 +58,28 @@ FUZZ_TARGETS = \
 	./model/holtwinters:FuzzForecaster \
 	./planner:FuzzParseWindows \
 	./redact:FuzzRedactNeverLeaksRaw \
+	./spec:FuzzParse \
 	./store:FuzzCanonicalTags \
 	./store/influx:FuzzCollect \
 	./store/influx:FuzzFluxString \
+	./store/prometheus:FuzzParseSpec \
 	./store/remote:FuzzClientReply \
 	./store/remote:FuzzDecodeSamples \
 	./store/remote:FuzzParseQuery
-fuzz:
+## fuzz-check: every FUZZ_TARGETS entry is a fuzz function of its package (go test -fuzz passes
+## silently when it matches none), and every fuzz function in the tree is listed
+fuzz-check:
+	@status=0; \
+	for t in $(FUZZ_TARGETS); do \
+		grep -qs "^func $${t#*:}(" $${t%%:*}/*_test.go || { echo "FUZZ_TARGETS: $$t: no such fuzz target"; status=1; }; \
+	done; \
+	for f in $$(grep -rls --include='*_test.go' --exclude-dir=.cache '^func Fuzz' .); do \
+		for n in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			case " $(FUZZ_TARGETS) " in *" $$(dirname $$f):$$n "*) ;; *) echo "FUZZ_TARGETS lacks $$(dirname $$f):$$n"; status=1;; esac; \
+		done; \
+	done; \
+	exit $$status
+fuzz: fuzz-check
 	@for t in $(FUZZ_TARGETS); do \
 		echo "== $${t#*:} ($${t%%:*})"; \
 		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINTIME) "$${t%%:*}" || exit 1; \

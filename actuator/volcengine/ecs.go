@@ -105,14 +105,14 @@ func (a *Actuator) stopInstance(ctx context.Context, instanceID, mode, clientTok
 		StoppedMode: volcengine.String(mode),
 		ClientToken: volcengine.String(clientToken),
 	})
-	requestID, err := send(ctx, "StopInstances", req)
+	requestID, err := a.send(ctx, "StopInstances", req)
 	if err != nil {
 		return requestID, err
 	}
 	for _, d := range out.OperationDetails {
 		if d != nil && d.Error != nil && volcengine.StringValue(d.Error.Code) != "" {
-			code := volcengine.StringValue(d.Error.Code)
-			return requestID, &APIError{Action: "StopInstances", Code: code, Message: volcengine.StringValue(d.Error.Message),
+			code := a.red.Snippet(volcengine.StringValue(d.Error.Code), 128)
+			return requestID, &APIError{Action: "StopInstances", Code: code, Message: a.red.Snippet(volcengine.StringValue(d.Error.Message), maxMessageBytes),
 				RequestID: requestID, HTTPStatus: 200, Kind: classify(0, code)}
 		}
 	}
@@ -146,7 +146,7 @@ func (a *Actuator) Start(ctx context.Context, instanceIDs ...string) error {
 		InstanceIds: volcengine.StringSlice(instanceIDs),
 		ClientToken: volcengine.String(token(ctx, "start")),
 	})
-	requestID, err := send(ctx, "StartInstances", req)
+	requestID, err := a.send(ctx, "StartInstances", req)
 	report(ctx, requestID)
 	if err != nil {
 		return err
@@ -154,9 +154,9 @@ func (a *Actuator) Start(ctx context.Context, instanceIDs ...string) error {
 	var errs []error
 	for _, d := range out.OperationDetails {
 		if d != nil && d.Error != nil && volcengine.StringValue(d.Error.Code) != "" {
-			code := volcengine.StringValue(d.Error.Code)
-			errs = append(errs, fmt.Errorf("instance %s: %w", volcengine.StringValue(d.InstanceId),
-				&APIError{Action: "StartInstances", Code: code, Message: volcengine.StringValue(d.Error.Message),
+			code := a.red.Snippet(volcengine.StringValue(d.Error.Code), 128)
+			errs = append(errs, fmt.Errorf("instance %s: %w", a.red.Snippet(volcengine.StringValue(d.InstanceId), 128),
+				&APIError{Action: "StartInstances", Code: code, Message: a.red.Snippet(volcengine.StringValue(d.Error.Message), maxMessageBytes),
 					RequestID: requestID, HTTPStatus: 200, Kind: classify(0, code)}))
 		}
 	}

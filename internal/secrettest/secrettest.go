@@ -94,8 +94,22 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s holds secret %q as %q %d times", f.Output, f.Secret, f.Form, f.Count)
 }
 
-// Find returns every occurrence of every spelling of every secret in the
-// outputs (name → text), sorted by output name. Nothing found: nil.
+// Fragments lists the raw prefixes and suffixes of a secret that are at
+// least half of it (and at least 8 bytes): what is left when a message
+// quoting a request is shortened before it is redacted, which the
+// redactor, knowing only whole secrets, cannot mask.
+func Fragments(secret string) []string {
+	var out []string
+	for n := max(8, (len(secret)+1)/2); n < len(secret); n++ {
+		out = append(out, secret[:n], secret[len(secret)-n:])
+	}
+	return out
+}
+
+// Find returns every occurrence of every spelling (and raw fragment, see
+// Fragments) of every secret in the outputs (name → text), sorted by
+// output name. A fragment is reported only where no longer form of the
+// secret explains it. Nothing found: nil.
 func Find(outputs map[string]string, secrets []string) []Finding {
 	names := make([]string, 0, len(outputs))
 	for name := range outputs {
@@ -108,6 +122,15 @@ func Find(outputs map[string]string, secrets []string) []Finding {
 			for _, form := range Spellings(secret) {
 				if n := strings.Count(outputs[name], form); n > 0 {
 					found = append(found, Finding{Output: name, Secret: secret, Form: form, Count: n})
+				}
+			}
+			// The whole secret removed, what is left of it.
+			rest := strings.ReplaceAll(outputs[name], secret, "")
+			fragments := Fragments(secret)
+			for i := len(fragments) - 1; i >= 0; i-- { // longest first
+				if n := strings.Count(rest, fragments[i]); n > 0 {
+					found = append(found, Finding{Output: name, Secret: secret, Form: fragments[i], Count: n})
+					rest = strings.ReplaceAll(rest, fragments[i], "")
 				}
 			}
 		}

@@ -23,6 +23,8 @@ func TestFindEverySpelling(t *testing.T) {
 		{"offset 1 in base64", base64.StdEncoding.EncodeToString([]byte("a" + secret + "tail"))},
 		{"offset 2 in base64", base64.URLEncoding.EncodeToString([]byte("ab" + secret + "tail"))},
 		{"basic password", base64.StdEncoding.EncodeToString([]byte("user:" + secret))},
+		{"cut after most of it", "Authorization: Bearer " + secret[:len(secret)-3] + "..."},
+		{"cut before the start", "..." + secret[4:] + " refused"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if found := Find(map[string]string{"out": tt.text}, []string{secret}); len(found) == 0 {
@@ -30,7 +32,7 @@ func TestFindEverySpelling(t *testing.T) {
 			}
 		})
 	}
-	if found := Find(map[string]string{"out": "nothing secret here [REDACTED]"}, []string{secret}); found != nil {
+	if found := Find(map[string]string{"out": "nothing secret here [REDACTED] s3cr3t/ (a short piece)"}, []string{secret}); found != nil {
 		t.Errorf("found %v in a clean text", found)
 	}
 }
