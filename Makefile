@@ -12,7 +12,8 @@ build:
 	$(GO) build -o bin/forecaster ./cmd/forecaster
 	$(GO) build -o bin/collector ./cmd/collector
 
-## test: vet, then every test, with a real InfluxDB built and started by scripts/test.sh
+## test: lint, staticcheck, every test with a real InfluxDB and Prometheus started by scripts/test.sh,
+## then the race detector on the concurrent packages (RACE_PKGS overrides them)
 test:
 	./scripts/test.sh $(PKGS)
 
