@@ -44,10 +44,20 @@ install_staticcheck() {
   rmdir "$tmp" 2>/dev/null || true
 }
 
-echo "== lint"
+# phase NAME prints a phase's header, with the time the previous one took,
+# so a CI log shows where its minutes went.
+phase_start=$SECONDS
+took() { if [ -n "${phase_name:-}" ]; then echo "   ($phase_name took $((SECONDS - phase_start)) s)"; fi; }
+phase() {
+  took
+  phase_name="$1" phase_start=$SECONDS
+  echo "== $1"
+}
+
+phase "lint"
 make --no-print-directory lint PKGS="${pkgs[*]}"
 
-echo "== staticcheck $staticcheck_version"
+phase "staticcheck $staticcheck_version"
 install_staticcheck
 "$staticcheck" "${pkgs[@]}"
 
@@ -55,7 +65,7 @@ stops=()
 trap 'for s in "${stops[@]}"; do $s || true; done' EXIT
 
 if [ -x scripts/influxd.sh ]; then
-  echo "== influxd"
+  phase "influxd"
   # influxd.sh start prints KEY=VALUE lines to export (PREWARM_INFLUXD,
   # PREWARM_INFLUX_URL) and leaves the server running until `stop`.
   while IFS= read -r line; do export "${line?}"; done < <(scripts/influxd.sh start)
@@ -64,7 +74,7 @@ if [ -x scripts/influxd.sh ]; then
 fi
 
 if [ -x scripts/prometheus.sh ]; then
-  echo "== prometheus"
+  phase "prometheus"
   # prometheus.sh start installs Prometheus 2.x (apt-get) when missing and
   # prints PREWARM_PROMETHEUS, PREWARM_PROMTOOL and PREWARM_PROMETHEUS_URL.
   while IFS= read -r line; do export "${line?}"; done < <(scripts/prometheus.sh start)
@@ -72,13 +82,15 @@ if [ -x scripts/prometheus.sh ]; then
   export PREWARM_REQUIRE_PROMETHEUS=1
 fi
 
-echo "== go test"
+phase "go test"
 go test -count=1 -timeout 30m "${pkgs[@]}"
 
 if [ -n "$race_pkgs" ]; then
   # -short: the long replays and real-process runs above add nothing
   # under the race detector but minutes; the concurrent code runs anyway.
-  echo "== go test -race -short"
+  phase "go test -race -short"
   # shellcheck disable=SC2086 # a list of package patterns
   go test -count=1 -race -short -timeout 20m $race_pkgs
 fi
+took
+echo "== all passed in $SECONDS s"
