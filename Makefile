@@ -34,8 +34,9 @@ lint: fuzz-check
 demo:
 	$(GO) run ./cmd/forecaster demo
 
-## fuzz: run each fuzz target below for FUZZTIME (default 20s), one after the other; FUZZMINTIME bounds
-## the minimization of each new input (Go's default, 60s, can eat the whole run on large inputs)
+## fuzz: run each fuzz target below for FUZZTIME (default 20s), one after the other, and print the
+## executions per target (scripts/fuzz.sh); FUZZMINTIME bounds the minimization of each new input (Go's
+## default, 60s, can eat the whole run on large inputs)
 FUZZTIME ?= 20s
 FUZZMINTIME ?= 2s
 FUZZ_TARGETS = \
@@ -81,7 +82,4 @@ fuzz-check:
 	done; \
 	exit $$status
 fuzz: fuzz-check
-	@for t in $(FUZZ_TARGETS); do \
-		echo "== $${t#*:} ($${t%%:*})"; \
-		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINTIME) "$${t%%:*}" || exit 1; \
-	done
+	./scripts/fuzz.sh $(FUZZTIME) $(FUZZMINTIME) $(FUZZ_TARGETS)
