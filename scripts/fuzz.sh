@@ -21,7 +21,7 @@ for t in "$@"; do
     out="$(mktemp)"
     rc=0
     go test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzztime" -fuzzminimizetime="$mintime" "$pkg" 2>&1 | tee "$out" || rc=$?
-    execs="$(grep -o 'execs: [0-9]*' "$out" | tail -1 | cut -d' ' -f2)"
+    execs="$(grep -o 'execs: [0-9]*' "$out" | tail -1 | cut -d' ' -f2 || true)"
     if [ "$rc" -eq 0 ]; then
       summary+=("$(printf '%-22s %-26s %10s execs' "$name" "$pkg" "${execs:-?}")")
       rm -f "$out"
