@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: all build test test-short bench lint demo demo-replay fmt tools fuzz
+.PHONY: all build test test-short bench lint demo demo-replay fmt tools fuzz fuzz-check
 
 all: build
 
@@ -12,7 +12,8 @@ build:
 	$(GO) build -o bin/forecaster ./cmd/forecaster
 	$(GO) build -o bin/collector ./cmd/collector
 
-## test: vet, then every test, with a real InfluxDB built and started by scripts/test.sh
+## test: lint, staticcheck, every test with a real InfluxDB and Prometheus started by scripts/test.sh,
+## then the race detector on the concurrent packages (RACE_PKGS overrides them)
 test:
 	./scripts/test.sh $(PKGS)
 
@@ -24,8 +25,8 @@ test-short:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## lint: formatting and go vet
-lint:
+## lint: formatting, go vet, and the fuzz target list (fuzz-check)
+lint: fuzz-check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet $(PKGS)
 
@@ -39,14 +40,18 @@ demo:
 demo-replay:
 	$(GO) run ./cmd/forecaster demo
 
-## fuzz: run each fuzz target below for FUZZTIME (default 20s), one after the other; FUZZMINTIME bounds
-## the minimization of each new input (Go's default, 60s, can eat the whole run on large inputs)
+## fuzz: run each fuzz target below for FUZZTIME (default 20s), one after the other, and print the
+## executions per target (scripts/fuzz.sh); FUZZMINTIME bounds the minimization of each new input (Go's
+## default, 60s, can eat the whole run on large inputs)
 FUZZTIME ?= 20s
 FUZZMINTIME ?= 2s
 FUZZ_TARGETS = \
-	./actuator:FuzzParseConfig \
+	./actuator/keda:FuzzScalerMetadata \
+	./actuator/kubescale:FuzzScaleReply \
 	./actuator/releasehook:FuzzHandlerBody \
 	./actuator/volcengine:FuzzParseCredentials \
+	./actuator/volcengine:FuzzReplies \
+	./cmd/forecaster:FuzzServeConfig \
 	./collector/buffer:FuzzParseCursor \
 	./collector/buffer:FuzzSpoolCursor \
 	./collector/buffer:FuzzSpoolRecover \
@@ -61,14 +66,26 @@ FUZZ_TARGETS = \
 	./model/holtwinters:FuzzForecaster \
 	./planner:FuzzParseWindows \
 	./redact:FuzzRedactNeverLeaksRaw \
+	./spec:FuzzParse \
 	./store:FuzzCanonicalTags \
 	./store/influx:FuzzCollect \
 	./store/influx:FuzzFluxString \
+	./store/prometheus:FuzzParseSpec \
 	./store/remote:FuzzClientReply \
 	./store/remote:FuzzDecodeSamples \
 	./store/remote:FuzzParseQuery
-fuzz:
-	@for t in $(FUZZ_TARGETS); do \
-		echo "== $${t#*:} ($${t%%:*})"; \
-		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINTIME) "$${t%%:*}" || exit 1; \
-	done
+## fuzz-check: every FUZZ_TARGETS entry is a fuzz function of its package (go test -fuzz passes
+## silently when it matches none), and every fuzz function in the tree is listed
+fuzz-check:
+	@status=0; \
+	for t in $(FUZZ_TARGETS); do \
+		grep -qs "^func $${t#*:}(" $${t%%:*}/*_test.go || { echo "FUZZ_TARGETS: $$t: no such fuzz target"; status=1; }; \
+	done; \
+	for f in $$(grep -rls --include='*_test.go' --exclude-dir=.cache '^func Fuzz' .); do \
+		for n in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			case " $(FUZZ_TARGETS) " in *" $$(dirname $$f):$$n "*) ;; *) echo "FUZZ_TARGETS lacks $$(dirname $$f):$$n"; status=1;; esac; \
+		done; \
+	done; \
+	exit $$status
+fuzz: fuzz-check
+	./scripts/fuzz.sh $(FUZZTIME) $(FUZZMINTIME) $(FUZZ_TARGETS)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/prewarm/prewarm/store"
 )
 
 // ArrivalOptions says how to turn a per-request log (one row per request)
@@ -20,8 +22,11 @@ type ArrivalOptions struct {
 	// Step is the counting interval. Default: 1 minute.
 	Step time.Duration
 	// SkipBad skips rows with an unparsable time or (with SumColumn) a bad
-	// value, listing them in the Report, instead of failing.
+	// value, listing them in the Report, instead of failing (--skip-bad).
 	SkipBad bool
+	// AllowOutliers keeps SumColumn values above MaxValue, listing them in
+	// Report.Outliers, instead of refusing their rows (--allow-outliers).
+	AllowOutliers bool
 }
 
 // DefaultArrivalStep is the counting interval when ArrivalOptions.Step is 0.
@@ -43,8 +48,8 @@ func LoadArrivals(path string, opts ArrivalOptions) (Series, error) {
 // LLM trace "TIMESTAMP,ContextTokens,GeneratedTokens", Alibaba's per-event
 // "timestamp_anon,value,container_ip") and returns the number of requests
 // (or the sum of opts.SumColumn) in each interval [Start+k·Step,
-// Start+(k+1)·Step), Start being the first arrival truncated to a multiple
-// of Step. Intervals without a request are 0, not NaN: the log covers its
+// Start+(k+1)·Step), Start being the window of the first arrival on the
+// store's grid (store.WindowStart: multiples of Step from the Unix epoch). Intervals without a request are 0, not NaN: the log covers its
 // whole span. The first and last intervals are usually partial.
 //
 // Rows need not be sorted; rows earlier than a previous one are listed in
@@ -57,7 +62,7 @@ func ReadArrivals(r io.Reader, name string, opts ArrivalOptions) (Series, Report
 	}
 	rep := Report{File: name, Step: step, Aggregate: AggregateSum}
 	if step < 0 {
-		return Series{}, rep, fmt.Errorf("%s: step %v must be positive", name, step)
+		return Series{}, rep, fmt.Errorf("%s: --step %v must be positive", name, step)
 	}
 	rr, err := newRowReader(r, name, "TIMESTAMP,ContextTokens", &rep)
 	if err != nil {
@@ -100,6 +105,13 @@ func ReadArrivals(r io.Reader, name string, opts ArrivalOptions) (Series, Report
 				rr.bad(line, rep.ValueColumn, problem)
 				continue
 			}
+			if problem = outlierProblem(v, 0); problem != "" {
+				if !opts.AllowOutliers {
+					rr.bad(line, rep.ValueColumn, problem+outlierHint)
+					continue
+				}
+				rep.Outliers = append(rep.Outliers, Outlier{Line: line, Value: v, Problem: problem})
+			}
 		}
 		order.observe(t, line, &rep)
 		samples = append(samples, sample{t: t, v: v, line: line})
@@ -123,8 +135,8 @@ func ReadArrivals(r io.Reader, name string, opts ArrivalOptions) (Series, Report
 }
 
 // countPerStep sums the (unsorted, non-empty) samples' values into steps
-// of the given length from the first arrival (truncated to a multiple of
-// step, except for an index), 0 where no request arrived.
+// of the given length from the first arrival's window on the store's grid
+// (from the first arrival itself for an index), 0 where no request arrived.
 func countPerStep(samples []sample, step time.Duration, index bool) (Series, error) {
 	first, last := samples[0].t, samples[0].t
 	for _, sm := range samples {
@@ -138,13 +150,13 @@ func countPerStep(samples []sample, step time.Duration, index bool) (Series, err
 	if err := checkSpan(first, last); err != nil {
 		return Series{}, err
 	}
-	start := first.Truncate(step)
+	start := store.WindowStart(first, step)
 	if index {
 		start = first
 	}
 	n := last.Sub(start) / step
 	if n >= maxSparseSteps && int(n) >= 100*len(samples) {
-		return Series{}, fmt.Errorf("%d rows span %v, %d steps of %v; check the timestamps or set a coarser step", len(samples), last.Sub(start), n, step)
+		return Series{}, fmt.Errorf("%d rows span %v, %d steps of %v; check the timestamps or set a coarser --step", len(samples), last.Sub(start), n, step)
 	}
 	s := Series{Start: start, Step: step, Values: make([]float64, int(n)+1), Index: index}
 	for _, sm := range samples {

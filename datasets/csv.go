@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prewarm/prewarm/store"
 )
 
 // CSVOptions says how to read a time-series CSV file. The zero value reads a
@@ -30,7 +32,8 @@ type CSVOptions struct {
 	// Step is the series' step. 0 infers it as the median spacing between
 	// distinct timestamps and snaps each row to the nearest step. A step set
 	// here buckets rows into [Start+k·Step, Start+(k+1)·Step) with Start the
-	// first timestamp truncated to a multiple of Step; a Step finer than the
+	// window of the first timestamp on the store's grid (store.WindowStart:
+	// multiples of Step from the Unix epoch); a Step finer than the
 	// file's median spacing is an error. For a file indexed 0, 1, 2, ...
 	// Step is the duration of one index unit (default 1 min).
 	Step time.Duration
@@ -39,9 +42,13 @@ type CSVOptions struct {
 	// Default: "sum" when Counts is set, else "mean".
 	Aggregate string
 	// SkipBad skips bad rows (unparsable time, missing, NaN, infinite,
-	// negative or non-numeric value, wrong field count) and lists them in the
-	// Report instead of failing.
+	// negative or non-numeric value, wrong field count, an absurd value)
+	// and lists them in the Report instead of failing (--skip-bad).
 	SkipBad bool
+	// AllowOutliers keeps values beyond MaxValue or MaxMedianRatio × the
+	// median, listing them in Report.Outliers, instead of refusing their
+	// rows (--allow-outliers).
+	AllowOutliers bool
 }
 
 // DefaultIndexUnit is the duration of one index unit in a file indexed
@@ -101,7 +108,7 @@ func ReadCSV(r io.Reader, name string, opts CSVOptions) (Series, Report, error) 
 		return Series{}, rep, fmt.Errorf("%s: %w", name, err)
 	}
 	if opts.Step < 0 {
-		return Series{}, rep, fmt.Errorf("%s: step %v must not be negative", name, opts.Step)
+		return Series{}, rep, fmt.Errorf("%s: --step %v must not be negative", name, opts.Step)
 	}
 
 	rr, err := newRowReader(r, name, "timestamp,value", &rep)
@@ -146,6 +153,8 @@ func ReadCSV(r io.Reader, name string, opts CSVOptions) (Series, Report, error) 
 		order.observe(t, line, &rep)
 		samples = append(samples, sample{t: t, v: v, line: line})
 	}
+	samples, refused := screenOutliers(samples, rep.ValueColumn, opts.AllowOutliers, rr)
+	rejectedTimes = append(rejectedTimes, refused...)
 	rep.Accepted = len(samples)
 	if err := badRowsError(&rep, opts.SkipBad); err != nil {
 		return Series{}, rep, err
@@ -180,8 +189,12 @@ func pickColumns(header []string, opts CSVOptions) (ti, vi int, err error) {
 		}
 		return ti, vi, nil
 	}
-	if len(header) != 2 {
-		return 0, 0, fmt.Errorf("choose the value column (ValueColumn, --value-column): the columns are %s", quoteAll(header))
+	switch len(header) {
+	case 1:
+		return 0, 0, fmt.Errorf("the header has one column, %s: want a time column and a value column separated by a comma, e.g. \"timestamp,value\"", quoteAll(header))
+	case 2:
+	default:
+		return 0, 0, fmt.Errorf("choose the value column with --value-column: the columns are %s", quoteAll(header))
 	}
 	return ti, 1 - ti, nil
 }
@@ -293,19 +306,19 @@ func chooseGrid(sorted []sample, rejectedTimes []time.Time, step time.Duration, 
 		// Index times are already multiples of the step.
 	case step > 0:
 		if spacing := medianSpacing(sorted, rejectedTimes); spacing > step {
-			return grid{}, fmt.Errorf("step %v is finer than the file's spacing %v (median): loading only aggregates rows, it never invents data; use a step of at least %v", step, spacing, spacing)
+			return grid{}, fmt.Errorf("--step %v is finer than the file's spacing %v (median): loading only aggregates rows, it never invents data; use --step %v or more", step, spacing, spacing)
 		}
-		g.start = first.Truncate(step)
+		g.start = store.WindowStart(first, step)
 	default:
 		g.step = medianSpacing(sorted, rejectedTimes)
 		if g.step <= 0 {
-			return grid{}, fmt.Errorf("cannot infer the step: all %d rows share the timestamp %s; set the step", len(sorted), first.Format(time.RFC3339))
+			return grid{}, fmt.Errorf("cannot infer the step: all %d rows share the timestamp %s; set --step", len(sorted), first.Format(time.RFC3339))
 		}
 		g.snap = true
 	}
 	steps := last.Sub(g.start) / g.step
 	if steps >= maxSparseSteps && int(steps) >= 100*len(sorted) {
-		return grid{}, fmt.Errorf("%d rows span %v, %d steps of %v: more than 99%% of the series would be gaps; check the timestamps or set a coarser step", len(sorted), last.Sub(g.start), steps, g.step)
+		return grid{}, fmt.Errorf("%d rows span %v, %d steps of %v: more than 99%% of the series would be gaps; check the timestamps or set a coarser --step", len(sorted), last.Sub(g.start), steps, g.step)
 	}
 	return g, nil
 }

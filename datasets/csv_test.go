@@ -150,35 +150,35 @@ func TestReadCSVBad(t *testing.T) {
 		badLines []int     // rows listed with SkipBad
 		skipped  []float64 // values loaded with SkipBad; nil: SkipBad fails too
 	}{
-		{file: "non_numeric.bad.csv", err: `non_numeric.bad.csv:3: value: value "abc" is not a number; fix the file or set SkipBad to skip and report bad rows`,
+		{file: "non_numeric.bad.csv", err: `non_numeric.bad.csv:3: value: value "abc" is not a number; fix the file, or use --skip-bad to skip the bad rows and list them`,
 			badLines: []int{3}, skipped: []float64{1, nan, 3}},
-		{file: "nan.bad.csv", err: `nan.bad.csv:3: value: value is NaN; fix the file or set SkipBad to skip and report bad rows`,
+		{file: "nan.bad.csv", err: `nan.bad.csv:3: value: value is NaN; fix the file, or use --skip-bad to skip the bad rows and list them`,
 			badLines: []int{3}, skipped: []float64{1, nan, 3}},
-		{file: "inf.bad.csv", err: `inf.bad.csv:3: value: value "+Inf" is infinite; fix the file or set SkipBad to skip and report bad rows`,
+		{file: "inf.bad.csv", err: `inf.bad.csv:3: value: value "+Inf" is infinite; fix the file, or use --skip-bad to skip the bad rows and list them`,
 			badLines: []int{3}, skipped: []float64{1, nan, 3}},
 		// A row rejected for its value leaves a gap (its time still counts
 		// when inferring the step); one rejected for its time cannot.
-		{file: "negative.bad.csv", err: `negative.bad.csv:4: value: negative value -3; fix the file or set SkipBad to skip and report bad rows`,
+		{file: "negative.bad.csv", err: `negative.bad.csv:4: value: negative value -3; fix the file, or use --skip-bad to skip the bad rows and list them`,
 			badLines: []int{4}, skipped: []float64{1, 2, nan, 4}},
-		{file: "bad_time.bad.csv", err: `bad_time.bad.csv:3: timestamp: cannot parse timestamp "yesterday": want RFC 3339, "2006-01-02 15:04:05", Unix seconds or an integer index; fix the file or set SkipBad to skip and report bad rows`,
+		{file: "bad_time.bad.csv", err: `bad_time.bad.csv:3: timestamp: cannot parse timestamp "yesterday": want RFC 3339, "2006-01-02 15:04:05", Unix seconds or an integer index; fix the file, or use --skip-bad to skip the bad rows and list them`,
 			badLines: []int{3}, skipped: []float64{1, 3}},
-		{file: "short_row.bad.csv", err: `short_row.bad.csv:3: row has 1 columns, the header has 2; fix the file or set SkipBad to skip and report bad rows`,
+		{file: "short_row.bad.csv", err: `short_row.bad.csv:3: row has 1 columns, the header has 2; fix the file, or use --skip-bad to skip the bad rows and list them`,
 			badLines: []int{3}, skipped: []float64{1, 3}},
-		{file: "empty_value.bad.csv", err: `empty_value.bad.csv:3: value: missing value; fix the file or set SkipBad to skip and report bad rows`,
+		{file: "empty_value.bad.csv", err: `empty_value.bad.csv:3: value: missing value; fix the file, or use --skip-bad to skip the bad rows and list them`,
 			badLines: []int{3}, skipped: []float64{1, nan, 3}},
-		{file: "mixed_time.bad.csv", err: `mixed_time.bad.csv:4: timestamp: timestamp "2023-11-14 22:15:00" is date-time but the file uses Unix seconds; fix the file or set SkipBad to skip and report bad rows`,
+		{file: "mixed_time.bad.csv", err: `mixed_time.bad.csv:4: timestamp: timestamp "2023-11-14 22:15:00" is date-time but the file uses Unix seconds; fix the file, or use --skip-bad to skip the bad rows and list them`,
 			badLines: []int{4}, skipped: []float64{1, 2, nan, 4}},
 		// Line 4 is blank (skipped, not a row); the line numbers stay the file's.
-		{file: "several.bad.csv", err: `several.bad.csv:3: value: value "x" is not a number (and 2 more bad rows); fix the file or set SkipBad to skip and report bad rows`,
+		{file: "several.bad.csv", err: `several.bad.csv:3: value: value "x" is not a number (and 2 more bad rows); fix the file, or use --skip-bad to skip the bad rows and list them`,
 			badLines: []int{3, 5, 6}, skipped: []float64{1, nan, nan, nan, nan, 6, 7, 8}},
 		{file: "no_header.bad.csv", err: `no_header.bad.csv:1: the first line looks like data ("2024-01-01 00:00:00", "1"): the file needs a header line naming its columns, e.g. "timestamp,value"`},
 		{file: "empty.bad.csv", err: `empty.bad.csv: empty file: want a header line such as "timestamp,value"`},
 		{file: "header_only.bad.csv", err: `header_only.bad.csv: no usable data rows (0 read, 0 bad)`},
-		{file: "wide_no_column.bad.csv", err: `wide_no_column.bad.csv:1: choose the value column (ValueColumn, --value-column): the columns are "timestamp", "a", "b"`},
+		{file: "wide_no_column.bad.csv", err: `wide_no_column.bad.csv:1: choose the value column with --value-column: the columns are "timestamp", "a", "b"`},
 		{file: "wide_no_column.bad.csv", opts: CSVOptions{ValueColumn: "c"}, err: `wide_no_column.bad.csv:1: no value column "c"; the columns are "timestamp", "a", "b"`},
 		{file: "wide_no_column.bad.csv", opts: CSVOptions{ValueColumn: "a", TimeColumn: "when"}, err: `wide_no_column.bad.csv:1: no time column "when"; the columns are "timestamp", "a", "b"`},
-		{file: "one_timestamp.bad.csv", err: `one_timestamp.bad.csv: cannot infer the step: all 2 rows share the timestamp 2024-01-01T00:00:00Z; set the step`},
-		{file: "two_column.good.csv", opts: CSVOptions{Step: time.Minute}, err: `two_column.good.csv: step 1m0s is finer than the file's spacing 5m0s (median): loading only aggregates rows, it never invents data; use a step of at least 5m0s`},
+		{file: "one_timestamp.bad.csv", err: `one_timestamp.bad.csv: cannot infer the step: all 2 rows share the timestamp 2024-01-01T00:00:00Z; set --step`},
+		{file: "two_column.good.csv", opts: CSVOptions{Step: time.Minute}, err: `two_column.good.csv: --step 1m0s is finer than the file's spacing 5m0s (median): loading only aggregates rows, it never invents data; use --step 5m0s or more`},
 		{file: "two_column.good.csv", opts: CSVOptions{Aggregate: "median"}, err: `two_column.good.csv: unknown aggregate "median": want mean, sum or max`},
 	}
 	for _, tt := range tests {
@@ -290,8 +290,12 @@ func TestResample(t *testing.T) {
 		{step: time.Hour, agg: AggregateMax, start: "2024-01-01T00:00:00Z", values: []float64{5, 7}},
 		{step: 10 * time.Minute, agg: AggregateSum, start: "2024-01-01T00:10:00Z", values: []float64{1, 2, nan, 4, 5, 6, 7}},
 		// 25 min is not a multiple of 10 min: samples go whole to the bucket
-		// their start falls in: [00:50, 01:15) holds 00:50, 01:00 and 01:10.
-		{step: 25 * time.Minute, agg: AggregateSum, start: "2024-01-01T00:00:00Z", values: []float64{3, 4, 18}},
+		// their start falls in. 25 min does not divide a day either, so the
+		// buckets are those of the store's epoch grid, not the hour's:
+		// 2024-01-01 00:00 is 28,401,120 min after the epoch, 20 past a
+		// multiple of 25, so buckets start at 23:40, 00:05, 00:30, 00:55:
+		// [00:55, 01:20) holds 01:00 and 01:10.
+		{step: 25 * time.Minute, agg: AggregateSum, start: "2024-01-01T00:05:00Z", values: []float64{3, 9, 13}},
 		{step: 5 * time.Minute, agg: AggregateSum, err: "resample x: step 5m0s is finer than the series' step 10m0s; upsampling is not supported"},
 		{step: 0, agg: AggregateSum, err: "resample x: step 0s must be positive"},
 		{step: time.Hour, agg: "p99", err: `unknown aggregate "p99": want mean, sum or max`},
@@ -347,8 +351,8 @@ func TestReadArrivals(t *testing.T) {
 			step: time.Minute, values: []float64{154, 55, 0, 2}, ooo: []int{5}},
 		{file: "arrivals.good.csv", opts: ArrivalOptions{Step: 2 * time.Minute}, start: "2023-11-16T18:14:00Z",
 			step: 2 * time.Minute, values: []float64{3, 1, 1}, ooo: []int{5}},
-		{file: "arrivals.bad.csv", err: `arrivals.bad.csv:4: row has 2 columns, the header has 3 (and 1 more bad rows); fix the file or set SkipBad to skip and report bad rows`, badLines: []int{4, 5}},
-		{file: "arrivals.bad.csv", opts: ArrivalOptions{SumColumn: "ContextTokens"}, err: `arrivals.bad.csv:3: ContextTokens: value "many" is not a number (and 2 more bad rows); fix the file or set SkipBad to skip and report bad rows`, badLines: []int{3, 4, 5}},
+		{file: "arrivals.bad.csv", err: `arrivals.bad.csv:4: row has 2 columns, the header has 3 (and 1 more bad rows); fix the file, or use --skip-bad to skip the bad rows and list them`, badLines: []int{4, 5}},
+		{file: "arrivals.bad.csv", opts: ArrivalOptions{SumColumn: "ContextTokens"}, err: `arrivals.bad.csv:3: ContextTokens: value "many" is not a number (and 2 more bad rows); fix the file, or use --skip-bad to skip the bad rows and list them`, badLines: []int{3, 4, 5}},
 		{file: "arrivals.bad.csv", opts: ArrivalOptions{SumColumn: "ContextTokens", SkipBad: true}, start: "2023-11-16T18:15:00Z",
 			step: time.Minute, values: []float64{374}, badLines: []int{3, 4, 5}},
 		{file: "arrivals.bad.csv", opts: ArrivalOptions{SumColumn: "Tokens"}, err: `arrivals.bad.csv:1: no column to sum "Tokens"; the columns are "TIMESTAMP", "ContextTokens", "GeneratedTokens"`},

@@ -21,11 +21,35 @@
 // Loading never drops data silently. Everything it had to do to turn a file
 // into a regular series is listed in a [Report] with line numbers: gaps
 // (filled with NaN), duplicate timestamps (merged by the aggregate), off-grid
-// rows merged into a neighbouring step, out-of-order rows (sorted) and bad
-// rows (rejected). A bad row is an error naming "file:line: column: problem"
-// unless [CSVOptions].SkipBad is set, in which case it is skipped and listed
-// in the report. [Resample] moves a series to a coarser step (mean, sum or
-// max); nothing here ever upsamples.
+// rows merged into a neighbouring step, out-of-order rows (sorted), bad
+// rows (rejected) and outliers kept. A bad row is an error naming
+// "file:line: column: problem" unless [CSVOptions].SkipBad is set
+// (--skip-bad), in which case it is skipped and listed in the report.
+// [Report.Notice] is the one text every command prints about what loading
+// did, empty for a clean file.
+//
+// Input honesty: a file that is not comma-separated UTF-8 text (separated
+// by semicolons, tabs or '|', UTF-16 with or without a byte-order mark,
+// another 8-bit encoding, gzip, an .xlsx workbook) is refused with what it
+// looks like and what to do; a UTF-8 byte-order mark is skipped. A value
+// above [MaxValue] (1e12) or more than [MaxMedianRatio] (1000) times the
+// median of the file's positive values is taken for a unit or typing
+// error and refused naming its line, unless [CSVOptions].AllowOutliers
+// (--allow-outliers) keeps it. Messages name the command-line flags
+// (--value-column, --step, --skip-bad, --allow-outliers), never Go fields.
+//
+// One time grid: a step chosen by the caller, [Resample] and arrival
+// counts put their windows where the store does ([store.WindowStart]:
+// multiples of the step from the Unix epoch). For steps that divide a day
+// this is the grid of time.Truncate, which counts from year 1; for others
+// (a week, 25 min) the windows now line up with the store's (a week starts
+// on Thursday, 1970-01-01's weekday). Timestamps outside 1678-2261, which
+// the grid cannot hold, are bad rows.
+//
+// [StepsIn], [DaysSpan] and [CheckCells] bound what a command allocates
+// from its flags before it allocates ([MaxSteps], [MaxDays], [MaxCells]),
+// with messages naming the flags. [Resample] moves a series to a coarser
+// step (mean, sum or max); nothing here ever upsamples.
 //
 // The recorded traces live outside the repository; [Locate] finds the shared
 // folder ($PREWARM_DATASETS, else ../shared/datasets next to the repository

@@ -46,7 +46,7 @@ func ExampleReadCSV_badRow() {
 	s, rep, _ := datasets.ReadCSV(strings.NewReader(trace), "demand.csv", datasets.CSVOptions{SkipBad: true})
 	fmt.Println(s.Values, rep.Bad[0].Line)
 	// Output:
-	// demand.csv:3: value: negative value -4; fix the file or set SkipBad to skip and report bad rows
+	// demand.csv:3: value: negative value -4; fix the file, or use --skip-bad to skip the bad rows and list them
 	// true
 	// [1 NaN 3] 3
 }

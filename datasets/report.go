@@ -3,8 +3,10 @@ package datasets
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // ErrBadRow is matched (errors.Is) by every error about a rejected input row.
@@ -20,12 +22,17 @@ type RowError struct {
 }
 
 // Error formats the row error as "file:line: column: problem", the form
-// editors and CI logs link to.
+// editors and CI logs link to. A column name that is not plain printable
+// text is quoted, so a message never carries the file's raw bytes.
 func (e *RowError) Error() string {
 	if e.Column == "" {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Problem)
 	}
-	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Column, e.Problem)
+	column := e.Column
+	if strings.IndexFunc(column, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		column = strconv.Quote(column)
+	}
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, column, e.Problem)
 }
 
 // Is makes errors.Is(err, ErrBadRow) true for a *RowError.
@@ -46,7 +53,7 @@ func (e *BadRowsError) Error() string {
 	if n := len(e.Rows) - 1; n > 0 {
 		msg += fmt.Sprintf(" (and %d more bad rows)", n)
 	}
-	return msg + "; fix the file or set SkipBad to skip and report bad rows"
+	return msg + "; fix the file, or use --skip-bad to skip the bad rows and list them"
 }
 
 // Unwrap returns each bad row as an error, so errors.As finds a *RowError.
@@ -114,12 +121,30 @@ type Report struct {
 	Merged     []Duplicate
 	OutOfOrder []OutOfOrder
 	Bad        []RowError
+	// Outliers lists the values beyond MaxValue or MaxMedianRatio × the
+	// median that CSVOptions.AllowOutliers kept (without it their rows
+	// are bad rows).
+	Outliers []Outlier
 }
 
-// Clean reports whether the file needed no repair: no gaps, duplicates,
-// out-of-order or bad rows.
+// Clean reports whether the file needed no repair and held nothing to
+// flag: no gaps, duplicates, off-grid, out-of-order or bad rows, no
+// outliers kept.
 func (r Report) Clean() bool {
-	return r.Missing == 0 && len(r.Duplicates) == 0 && len(r.Merged) == 0 && len(r.OutOfOrder) == 0 && len(r.Bad) == 0
+	return r.Missing == 0 && len(r.Duplicates) == 0 && len(r.Merged) == 0 && len(r.OutOfOrder) == 0 && len(r.Bad) == 0 &&
+		len(r.Outliers) == 0
+}
+
+// Notice is what every command prints (to stderr) about a file it loaded:
+// "" for a clean file, else "PROGRAM: FILE needed repairs:" and the
+// report (String), so that no duplicate merged, row re-ordered, gap
+// filled, row skipped or outlier kept goes unsaid. program names the
+// command, e.g. "forecaster backtest".
+func (r Report) Notice(program string) string {
+	if r.Clean() {
+		return ""
+	}
+	return fmt.Sprintf("%s: the input needed repairs:\n%s\n", program, r)
 }
 
 // String summarises the report in a few lines, listing at most three
@@ -170,6 +195,16 @@ func (r Report) String() string {
 				break
 			}
 			fmt.Fprintf(&b, " %d", o.Line)
+		}
+	}
+	if n := len(r.Outliers); n > 0 {
+		fmt.Fprintf(&b, "\n  outliers kept (--allow-outliers): %d; lines", n)
+		for i, o := range r.Outliers {
+			if i == 3 {
+				b.WriteString(", ...")
+				break
+			}
+			fmt.Fprintf(&b, " %d (%g)", o.Line, o.Value)
 		}
 	}
 	if n := len(r.Bad); n > 0 {

@@ -20,8 +20,13 @@ type rowReader struct {
 }
 
 // newRowReader reads the header line; example names a typical header for
-// the error on an empty file.
+// the error on an empty file. A file that is not comma-separated UTF-8
+// text is refused first with what it looks like (see sniff).
 func newRowReader(r io.Reader, name, example string, rep *Report) (*rowReader, error) {
+	r, err := sniff(r, name)
+	if err != nil {
+		return nil, err
+	}
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // a short row is reported as a bad row, not a read error
 	cr.LazyQuotes = true
@@ -37,7 +42,6 @@ func newRowReader(r io.Reader, name, example string, rep *Report) (*rowReader, e
 	for i := range header {
 		header[i] = strings.TrimSpace(header[i])
 	}
-	header[0] = strings.TrimPrefix(header[0], "\uFEFF") // a byte-order mark
 	return &rowReader{name: name, cr: cr, header: header, rep: rep}, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/prewarm/prewarm/store"
 )
 
 // Series is a regularly spaced time series: Values[i] is the value of the
@@ -117,9 +119,10 @@ func (a *aggregator) value(kind string) float64 {
 
 // Resample returns s on a coarser step: each output value aggregates (mean,
 // sum or max) the input values whose start time falls in
-// [out.Start + k·step, out.Start + (k+1)·step). The output starts at
-// s.Start truncated to a multiple of step (so hourly buckets begin on the
-// hour, in UTC). NaN inputs are ignored; a bucket with no data is NaN.
+// [out.Start + k·step, out.Start + (k+1)·step). The output starts at the
+// window holding s.Start on the store's grid (store.WindowStart: multiples
+// of step from the Unix epoch, so hourly buckets begin on the hour, in UTC,
+// and a series resampled here lines up with what the store aggregates). NaN inputs are ignored; a bucket with no data is NaN.
 //
 // Use "sum" for counts per step (requests per row) and "mean" for rates. A
 // step that is not a multiple of s.Step is allowed: each input sample is
@@ -138,7 +141,7 @@ func Resample(s Series, step time.Duration, agg string) (Series, error) {
 	if step < s.Step {
 		return Series{}, fmt.Errorf("resample %s: step %v is finer than the series' step %v; upsampling is not supported", s.Name, step, s.Step)
 	}
-	out := Series{Name: s.Name, Start: s.Start.Truncate(step), Step: step, Index: s.Index}
+	out := Series{Name: s.Name, Start: store.WindowStart(s.Start, step), Step: step, Index: s.Index}
 	if len(s.Values) == 0 {
 		return out, nil
 	}

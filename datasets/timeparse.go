@@ -72,8 +72,20 @@ func (p *timeParser) parse(s string) (time.Time, error) {
 	} else if kind != p.kind {
 		return time.Time{}, fmt.Errorf("timestamp %q is %v but the file uses %v", s, kind, p.kind)
 	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return time.Time{}, fmt.Errorf("timestamp %q is outside %s to %s, the span of the time grid", s, minTime.Format(time.DateOnly), maxTime.Format(time.DateOnly))
+	}
 	return t, nil
 }
+
+// minTime and maxTime bound the timestamps accepted: the times whose Unix
+// nanoseconds an int64 holds (1677-09-21 to 2262-04-11), the range of the
+// store's time grid (store.WindowStart), less a year on each side so a
+// window never leaves it.
+var (
+	minTime = time.Unix(0, math.MinInt64).UTC().AddDate(1, 0, 0)
+	maxTime = time.Unix(0, math.MaxInt64).UTC().AddDate(-1, 0, 0)
+)
 
 func (p *timeParser) parseAny(s string) (timeKind, time.Time, error) {
 	if looksNumeric(s) {

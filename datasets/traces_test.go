@@ -93,7 +93,7 @@ func TestLoadTraces(t *testing.T) {
 func TestLoadTracesNeedsValueColumn(t *testing.T) {
 	dir := tracesDir(t)
 	_, err := LoadCSV(filepath.Join(dir, "alibaba_sd_gpu_util.csv"), CSVOptions{})
-	want := `alibaba_sd_gpu_util.csv:1: choose the value column (ValueColumn, --value-column): the columns are "timestamp_anon", "pods_reporting", "mean_gpu_util_pct", "sum_gpu_util_pct", "pods_util_gt0"`
+	want := `alibaba_sd_gpu_util.csv:1: choose the value column with --value-column: the columns are "timestamp_anon", "pods_reporting", "mean_gpu_util_pct", "sum_gpu_util_pct", "pods_util_gt0"`
 	if err == nil || !endsWith(err.Error(), want) {
 		t.Fatalf("error %v, want one ending in %s", err, want)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Mask replaces every spelling of a secret.
@@ -151,4 +152,26 @@ func (w *writer) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// Snippet returns s with every secret masked, then on one line (control
+// characters become spaces) and cut to at most maxBytes at a character
+// boundary, "..." marking the cut. Use it for an upstream's text quoted in
+// an error: shortening before redacting could cut a secret in half,
+// leaving a piece that no redactor recognises.
+func (r *Redactor) Snippet(s string, maxBytes int) string {
+	s = strings.Map(func(c rune) rune {
+		if c < ' ' || c == 0x7f || c == utf8.RuneError {
+			return ' '
+		}
+		return c
+	}, r.String(s))
+	if len(s) <= maxBytes {
+		return s
+	}
+	cut := max(maxBytes, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -102,3 +102,23 @@ func FuzzRedactNeverLeaksRaw(f *testing.F) {
 		}
 	})
 }
+
+// Snippet redacts before it shortens: a secret that straddles the cut
+// leaves no piece behind, and the result is one line of at most the
+// length asked for (plus "...").
+func TestSnippetRedactsBeforeCutting(t *testing.T) {
+	r := New(secret)
+	for cut := 0; cut < 40; cut++ {
+		text := strings.Repeat("x", cut) + "Bearer " + secret + "\nmore text"
+		got := r.Snippet(text, 20)
+		if strings.Contains(got, secret[:4]) || strings.Contains(got, "\n") || len(got) > 20+len("...") {
+			t.Fatalf("Snippet(%q, 20) = %q", text, got)
+		}
+	}
+	if got := r.Snippet("héllo wörld", 2); got != "h..." {
+		t.Errorf("cut inside a character: %q", got)
+	}
+	if got := (*Redactor)(nil).Snippet("short", 10); got != "short" {
+		t.Errorf("nil redactor: %q", got)
+	}
+}

@@ -1,22 +1,73 @@
 #!/usr/bin/env bash
-# Runs prewarm's whole test suite: lint, then go test with a real InfluxDB
-# 1.8 (built once with `go install`) and a real Prometheus 2.x (apt-get
-# installed when missing), each started on a free loopback port with a
-# throw-away data dir and stopped on exit, and headless Chromium (apt-get
-# installed when missing) for the status page. Usage: scripts/test.sh [PACKAGES...]
+# Runs prewarm's whole test suite: lint (gofmt, go vet, the fuzz target
+# list), staticcheck at a pinned version (go install'ed into .cache/bin
+# once), go test with a real InfluxDB 1.8 (built once with `go install`)
+# and a real Prometheus 2.x (apt-get installed when missing), each started
+# on a free loopback port with a throw-away data dir and stopped on exit,
+# and headless Chromium (apt-get installed when missing) for the status page
+# and the reports, then go test -race -short on the packages with concurrent
+# code.
+#
+# Usage: scripts/test.sh [PACKAGES...]
+# RACE_PKGS overrides the race-tested packages (default: the concurrent
+# ones below when PACKAGES is ./..., none otherwise; "" for none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root="$PWD"
 pkgs=("${@:-./...}")
 [ ${#pkgs[@]} -eq 0 ] && pkgs=(./...)
 
-echo "== lint"
+# The packages whose code runs goroutines that share state: the collector
+# and its buffer, the service, the actuators (Safe's breakers, the KEDA
+# gRPC server), the stores, and the collector binary's real-process tests.
+default_race="./collector/... ./service/... ./actuator/... ./store/... ./cmd/collector"
+if [ "${pkgs[*]}" = "./..." ]; then
+  race_pkgs="${RACE_PKGS-$default_race}"
+else
+  race_pkgs="${RACE_PKGS-}"
+fi
+
+staticcheck_version="v0.8.2"
+staticcheck="$root/.cache/bin/staticcheck"
+
+# install_staticcheck puts staticcheck $staticcheck_version in .cache/bin
+# unless that version is there already. Outside our module, so go.mod and
+# go.sum are never touched.
+install_staticcheck() {
+  if [ -x "$staticcheck" ] && "$staticcheck" -version 2>/dev/null | grep -qF "(${staticcheck_version#v})"; then
+    return
+  fi
+  echo "installing staticcheck $staticcheck_version into .cache/bin (once)"
+  mkdir -p "$root/.cache/bin"
+  local tmp
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && GOWORK=off GOFLAGS=-mod=mod GOBIN="$root/.cache/bin" \
+    go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version")
+  rmdir "$tmp" 2>/dev/null || true
+}
+
+# phase NAME prints a phase's header, with the time the previous one took,
+# so a CI log shows where its minutes went.
+phase_start=$SECONDS
+took() { if [ -n "${phase_name:-}" ]; then echo "   ($phase_name took $((SECONDS - phase_start)) s)"; fi; }
+phase() {
+  took
+  phase_name="$1" phase_start=$SECONDS
+  echo "== $1"
+}
+
+phase "lint"
 make --no-print-directory lint PKGS="${pkgs[*]}"
+
+phase "staticcheck $staticcheck_version"
+install_staticcheck
+"$staticcheck" "${pkgs[@]}"
 
 stops=()
 trap 'for s in "${stops[@]}"; do $s || true; done' EXIT
 
 if [ -x scripts/influxd.sh ]; then
-  echo "== influxd"
+  phase "influxd"
   # influxd.sh start prints KEY=VALUE lines to export (PREWARM_INFLUXD,
   # PREWARM_INFLUX_URL) and leaves the server running until `stop`.
   while IFS= read -r line; do export "${line?}"; done < <(scripts/influxd.sh start)
@@ -25,7 +76,7 @@ if [ -x scripts/influxd.sh ]; then
 fi
 
 if [ -x scripts/prometheus.sh ]; then
-  echo "== prometheus"
+  phase "prometheus"
   # prometheus.sh start installs Prometheus 2.x (apt-get) when missing and
   # prints PREWARM_PROMETHEUS, PREWARM_PROMTOOL and PREWARM_PROMETHEUS_URL.
   while IFS= read -r line; do export "${line?}"; done < <(scripts/prometheus.sh start)
@@ -34,12 +85,22 @@ if [ -x scripts/prometheus.sh ]; then
 fi
 
 if [ -x scripts/chromium.sh ]; then
-  echo "== chromium"
+  phase "chromium"
   # chromium.sh env installs Chromium (apt-get) when missing and prints
   # PREWARM_CHROMIUM; the status page tests then fail rather than skip.
   while IFS= read -r line; do export "${line?}"; done < <(scripts/chromium.sh env)
   export PREWARM_REQUIRE_CHROMIUM=1
 fi
 
-echo "== go test"
+phase "go test"
 go test -count=1 -timeout 30m "${pkgs[@]}"
+
+if [ -n "$race_pkgs" ]; then
+  # -short: the long replays and real-process runs above add nothing
+  # under the race detector but minutes; the concurrent code runs anyway.
+  phase "go test -race -short"
+  # shellcheck disable=SC2086 # a list of package patterns
+  go test -count=1 -race -short -timeout 20m $race_pkgs
+fi
+took
+echo "== all passed in $SECONDS s"

@@ -48,6 +48,11 @@ type Config struct {
 	// HTTPClient, with the API server's CA. Nil: http.DefaultClient.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
+	// Redactor masks the secrets it knows (the token) in the API server's
+	// messages before they are shortened for an error, so that a reply
+	// quoting the request cannot leave half a token in one. Nil: the
+	// token alone, as each request reads it.
+	Redactor *redact.Redactor
 }
 
 // Scaler sizes one workload. It is safe for concurrent use.
@@ -88,6 +93,9 @@ func New(pool string, cfg Config) (*Scaler, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Redactor == nil {
+		cfg.Redactor = redact.New()
 	}
 	scale := base.JoinPath("apis", "apps", "v1", "namespaces", cfg.Namespace, cfg.Resource, cfg.Workload, "scale")
 	return &Scaler{pool: pool, cfg: cfg, scale: scale.String(), client: cfg.HTTPClient,
@@ -157,15 +165,11 @@ func NewFactory(getenv func(string) string, logger *slog.Logger, redactor *redac
 				if err != nil {
 					return "", fmt.Errorf("reading the token file: %w", err)
 				}
-				token := strings.TrimSpace(string(b))
-				if redactor != nil {
-					redactor.Add(token)
-				}
-				return token, nil
+				return strings.TrimSpace(string(b)), nil
 			}
 		}
 		return New(pool.Name, Config{APIServer: api, Namespace: ns, Workload: opt("workload", pool.Name),
-			Resource: opt("resource", "deployments"), Token: token, HTTPClient: client, Logger: logger})
+			Resource: opt("resource", "deployments"), Token: token, HTTPClient: client, Logger: logger, Redactor: redactor})
 	}
 }
 
@@ -187,6 +191,10 @@ func (s *Scaler) Capacity(ctx context.Context, pool string) (actuator.Capacity, 
 	var sc scaleObject
 	if err := s.do(ctx, http.MethodGet, nil, &sc); err != nil {
 		return actuator.Capacity{}, err
+	}
+	if sc.Spec.Replicas < 0 || sc.Status.Replicas < 0 {
+		return actuator.Capacity{}, fmt.Errorf("kubescale: GET %s/%s/%s/scale: %w: negative replicas in the reply (spec %d, status %d)",
+			s.cfg.Namespace, s.cfg.Resource, s.cfg.Workload, actuator.ErrRejected, sc.Spec.Replicas, sc.Status.Replicas)
 	}
 	return actuator.Capacity{Current: sc.Status.Replicas, Desired: sc.Spec.Replicas}, nil
 }
@@ -238,6 +246,8 @@ func (s *Scaler) do(ctx context.Context, method string, body []byte, out any) er
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
+		// Known to the redactor before it can be echoed back.
+		s.cfg.Redactor.Add(token)
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := s.client.Do(req)
@@ -253,7 +263,7 @@ func (s *Scaler) do(ctx context.Context, method string, body []byte, out any) er
 		return fmt.Errorf("%s: reading the reply: %w: %v", what, actuator.ErrTransient, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: HTTP %d: %s: %w", what, resp.StatusCode, statusMessage(data), classify(resp.StatusCode))
+		return fmt.Errorf("%s: HTTP %d: %s: %w", what, resp.StatusCode, statusMessage(data, s.cfg.Redactor), classify(resp.StatusCode))
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
@@ -274,23 +284,26 @@ func classify(code int) error {
 	return actuator.ErrRejected
 }
 
-// statusMessage extracts the message of a Kubernetes Status reply.
-func statusMessage(data []byte) string {
+// maxMessageBytes bounds the API server's message quoted in an error.
+const maxMessageBytes = 512
+
+// statusMessage extracts the message of a Kubernetes Status reply (or the
+// reply itself when it is none), redacted, then on one line of at most
+// maxMessageBytes (redact.Snippet: redacting first, so that a cut never
+// leaves half a token).
+func statusMessage(data []byte, red *redact.Redactor) string {
 	var st struct {
 		Message string `json:"message"`
 		Reason  string `json:"reason"`
 	}
-	if json.Unmarshal(data, &st) == nil && st.Message != "" {
-		if st.Reason != "" {
-			return st.Reason + ": " + st.Message
-		}
-		return st.Message
-	}
 	msg := strings.TrimSpace(string(data))
-	if len(msg) > 200 {
-		msg = msg[:200] + "..."
+	if json.Unmarshal(data, &st) == nil && st.Message != "" {
+		msg = st.Message
+		if st.Reason != "" {
+			msg = st.Reason + ": " + st.Message
+		}
 	}
-	return msg
+	return red.Snippet(msg, maxMessageBytes)
 }
 
 // redactURLError keeps a transport error's cause without the full URL's

@@ -12,6 +12,13 @@
 // instance belongs to a configured pool, calls the actuator's Release and
 // answers JSON: 200 released (or ignored, for the collector's alert and
 // resolved events), 400 bad request, 401 bad token, 403 instance
-// not in a configured pool, 405 wrong method, 502 the cloud API failed,
-// 503 circuit open, 501 the back-end cannot release.
+// not in a configured pool, 405 wrong method, 429 too many wrong tokens
+// (with Retry-After), 502 the cloud API failed, 503 circuit open, 501 the
+// back-end cannot release.
+//
+// Wrong tokens are rate-limited per client address (10, then one per 6 s)
+// and from all addresses together (100, then 10 a second): beyond a limit
+// the token is not even checked, so a guesser gets no more tries than
+// that. Refusals are logged one by one for the first 5 of each minute, then
+// counted in one line.
 package releasehook

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -53,6 +54,21 @@ type Config struct {
 	Timeout time.Duration
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+	// PerClient and Global bound wrong bearer tokens, per client address
+	// and from all addresses together (token buckets; defaults
+	// DefaultPerClient, DefaultGlobal). Beyond a limit requests are
+	// answered 429 with Retry-After before their token is checked, the
+	// right token included: under a flood of wrong tokens from many
+	// addresses releases wait too, and nothing is released that should
+	// not be.
+	PerClient, Global Limit
+	// LogFirst refusals (wrong token, rate-limited) are logged one by one
+	// per LogEvery, then one line counts the rest (defaults
+	// DefaultLogFirst, DefaultLogEvery).
+	LogFirst int
+	LogEvery time.Duration
+	// Now is the clock of the limits; default time.Now.
+	Now func() time.Time
 }
 
 // Request is the body the handler accepts: a release request or a
@@ -95,6 +111,8 @@ type Handler struct {
 	cfg       Config
 	tokenHash [32]byte
 	log       *slog.Logger
+	limits    *authLimiter
+	refusals  *sampledLog
 }
 
 // New checks cfg and returns the handler.
@@ -111,7 +129,30 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Handler{cfg: cfg, tokenHash: sha256.Sum256([]byte(cfg.Token)), log: cfg.Logger.With("component", "releasehook")}, nil
+	if cfg.PerClient == (Limit{}) {
+		cfg.PerClient = DefaultPerClient
+	}
+	if cfg.Global == (Limit{}) {
+		cfg.Global = DefaultGlobal
+	}
+	for name, l := range map[string]Limit{"PerClient": cfg.PerClient, "Global": cfg.Global} {
+		if l.Burst < 1 || l.Every <= 0 {
+			return nil, fmt.Errorf("releasehook: %s limit %+v: want a burst of at least 1 and a positive interval", name, l)
+		}
+	}
+	if cfg.LogFirst <= 0 {
+		cfg.LogFirst = DefaultLogFirst
+	}
+	if cfg.LogEvery <= 0 {
+		cfg.LogEvery = DefaultLogEvery
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger.With("component", "releasehook")
+	return &Handler{cfg: cfg, tokenHash: sha256.Sum256([]byte(cfg.Token)), log: log,
+		limits:   newAuthLimiter(cfg.PerClient, cfg.Global, cfg.Now),
+		refusals: &sampledLog{log: log, first: cfg.LogFirst, every: cfg.LogEvery, suppressedAddresses: map[string]bool{}}}, nil
 }
 
 // LoadToken returns the bearer token from the environment (EnvToken) or,
@@ -162,9 +203,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusMethodNotAllowed, Reply{Outcome: "error", Error: "use POST"})
 		return
 	}
+	client := clientAddr(r)
+	if wait, global := h.limits.blocked(client); wait > 0 {
+		who := "from " + client
+		if global {
+			who = "from all addresses"
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
+		h.refusals.warn(client, "release refused: too many wrong bearer tokens", "remote", client, "global", global, "retry_after", retryAfter(wait))
+		reply(http.StatusTooManyRequests, Reply{Outcome: "error",
+			Error: fmt.Sprintf("too many wrong bearer tokens %s: retry after %d s", who, retryAfter(wait))})
+		return
+	}
 	if !h.authorized(r) {
+		h.limits.fail(client)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="prewarm"`)
-		h.log.Warn("release refused: missing or wrong bearer token", "remote", r.RemoteAddr)
+		h.refusals.warn(client, "release refused: missing or wrong bearer token", "remote", client)
 		reply(http.StatusUnauthorized, Reply{Outcome: "error", Error: "missing or wrong bearer token"})
 		return
 	}

@@ -38,6 +38,14 @@ func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity
 		return actuator.Capacity{}, err
 	}
 	total, stopped := volcengine.Int32Value(g.TotalInstanceCount), volcengine.Int32Value(g.StoppedInstanceCount)
+	lo, hi := volcengine.Int32Value(g.MinInstanceNumber), volcengine.Int32Value(g.MaxInstanceNumber)
+	if total < 0 || stopped < 0 || lo < 0 || hi < 0 {
+		// A count no group can have: a broken reply, not a size to act on.
+		return actuator.Capacity{}, &APIError{Action: "DescribeScalingGroups", Code: codeMalformedResponse,
+			Message: fmt.Sprintf("scaling group %s: negative counts in the reply (TotalInstanceCount %d, StoppedInstanceCount %d, MinInstanceNumber %d, MaxInstanceNumber %d)",
+				pool, total, stopped, lo, hi),
+			HTTPStatus: 200, Kind: actuator.ErrTransient}
+	}
 	c := actuator.Capacity{
 		Current: int(max(total-stopped, 0)),
 		Min:     int(volcengine.Int32Value(g.MinInstanceNumber)),
@@ -54,7 +62,7 @@ func (a *Actuator) describeGroup(ctx context.Context, id string) (*autoscaling.S
 	req, out := a.as.DescribeScalingGroupsRequest(&autoscaling.DescribeScalingGroupsInput{
 		ScalingGroupIds: volcengine.StringSlice([]string{id}),
 	})
-	requestID, err := send(ctx, "DescribeScalingGroups", req)
+	requestID, err := a.send(ctx, "DescribeScalingGroups", req)
 	report(ctx, requestID)
 	if err != nil {
 		return nil, err
@@ -83,7 +91,7 @@ func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, rea
 		ScalingGroupId:       volcengine.String(pool),
 		DesireInstanceNumber: volcengine.Int32(int32(desired)),
 	})
-	requestID, err := send(ctx, "ModifyScalingGroup", req)
+	requestID, err := a.send(ctx, "ModifyScalingGroup", req)
 	report(ctx, requestID)
 	if err != nil {
 		return err
@@ -129,7 +137,7 @@ func (a *Actuator) Activities(ctx context.Context, pool string, limit int) ([]Ac
 			PageNumber:     volcengine.Int32(page),
 			PageSize:       volcengine.Int32(int32(min(pageSize, limit))),
 		})
-		if _, err := send(ctx, "DescribeScalingActivities", req); err != nil {
+		if _, err := a.send(ctx, "DescribeScalingActivities", req); err != nil {
 			return out, err
 		}
 		for _, act := range resp.ScalingActivities {
@@ -268,7 +276,7 @@ func (a *Actuator) ownPolicies(ctx context.Context, pool string) ([]ScheduledPol
 			PageNumber:        volcengine.Int32(page),
 			PageSize:          volcengine.Int32(pageSize),
 		})
-		if _, err := send(ctx, "DescribeScalingPolicies", req); err != nil {
+		if _, err := a.send(ctx, "DescribeScalingPolicies", req); err != nil {
 			return nil, err
 		}
 		for _, p := range resp.ScalingPolicies {
@@ -308,7 +316,7 @@ func (a *Actuator) createPolicy(ctx context.Context, pool, name string, p Schedu
 			LaunchTime: volcengine.String(p.LaunchTime.UTC().Format(launchTimeLayout)),
 		},
 	})
-	requestID, err := send(ctx, "CreateScalingPolicy", req)
+	requestID, err := a.send(ctx, "CreateScalingPolicy", req)
 	report(ctx, requestID)
 	if err != nil {
 		return "", err
@@ -323,13 +331,13 @@ func (a *Actuator) createPolicy(ctx context.Context, pool, name string, p Schedu
 
 func (a *Actuator) enablePolicy(ctx context.Context, id string) error {
 	req, _ := a.as.EnableScalingPolicyRequest(&autoscaling.EnableScalingPolicyInput{ScalingPolicyId: volcengine.String(id)})
-	_, err := send(ctx, "EnableScalingPolicy", req)
+	_, err := a.send(ctx, "EnableScalingPolicy", req)
 	return err
 }
 
 func (a *Actuator) deletePolicy(ctx context.Context, id string) error {
 	req, _ := a.as.DeleteScalingPolicyRequest(&autoscaling.DeleteScalingPolicyInput{ScalingPolicyId: volcengine.String(id)})
-	_, err := send(ctx, "DeleteScalingPolicy", req)
+	_, err := a.send(ctx, "DeleteScalingPolicy", req)
 	return err
 }
 
@@ -359,7 +367,7 @@ func (a *Actuator) InScalingGroup(ctx context.Context, group, instanceID string)
 		ScalingGroupId: volcengine.String(group),
 		InstanceIds:    volcengine.StringSlice([]string{instanceID}),
 	})
-	if _, err := send(ctx, "DescribeScalingInstances", req); err != nil {
+	if _, err := a.send(ctx, "DescribeScalingInstances", req); err != nil {
 		return false, err
 	}
 	for _, in := range out.ScalingInstances {

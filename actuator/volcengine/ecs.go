@@ -51,7 +51,7 @@ func (a *Actuator) Stop(ctx context.Context, instanceID, reason string) (StopRes
 	}
 	requestID, err := a.stopInstance(ctx, instanceID, StopCharging, token(ctx, "sc"))
 	var apiErr *APIError
-	if err != nil && errors.As(err, &apiErr) && errors.Is(err, actuator.ErrRejected) && refusesStopCharging(apiErr.Code, apiErr.Message) {
+	if err != nil && errors.As(err, &apiErr) && errors.Is(err, actuator.ErrRejected) && refusesStopCharging(apiErr.Code) {
 		if a.opts.NoStopChargingFallback {
 			return res, fmt.Errorf("%w (falling back to KeepCharging is disabled)", err)
 		}
@@ -75,20 +75,26 @@ func (a *Actuator) Stop(ctx context.Context, instanceID, reason string) (StopRes
 	return res, nil
 }
 
-// refusesStopCharging recognises the refusal of StoppedMode=StopCharging.
-// The code is not published (the StopInstances error table lists only
-// InvalidStoppedMode.Malformed for a bad value); since prewarm always sends
-// the valid literal "StopCharging", any rejection whose code or message is
-// about the stopped mode or economical mode is taken as a refusal. See
+// refusesStopCharging recognises the refusal of StoppedMode=StopCharging
+// by the error code alone (ResponseMetadata.Error.Code, or the
+// per-instance OperationDetails code), never by the message: a gateway or
+// an error page may quote the request, which always contains
+// "StoppedMode=StopCharging", and a message match would then stop the
+// instance with KeepCharging, leaving it billed. The refusal's code is not
+// published (the StopInstances error table lists only
+// InvalidStoppedMode.Malformed, for a bad value); since prewarm always
+// sends the valid literal, any code naming the stopped mode or economical
+// mode (InvalidStoppedMode.*, UnsupportedOperation.StoppedMode,
+// OperationDenied.StopCharging, ...) is taken as one. See
 // docs/volcengine.md.
-func refusesStopCharging(code, message string) bool {
-	c, m := strings.ToLower(code), strings.ToLower(message)
-	for _, s := range []string{"stoppedmode", "stopcharging"} {
-		if strings.Contains(c, s) || strings.Contains(m, s) {
+func refusesStopCharging(code string) bool {
+	c := strings.ToLower(code)
+	for _, s := range []string{"stoppedmode", "stopcharging", "economical"} {
+		if strings.Contains(c, s) {
 			return true
 		}
 	}
-	return strings.Contains(m, "economical mode") || strings.Contains(m, "stopped mode") || strings.Contains(message, "节省停机")
+	return false
 }
 
 // stopInstance calls StopInstances for one instance and turns its
@@ -99,14 +105,14 @@ func (a *Actuator) stopInstance(ctx context.Context, instanceID, mode, clientTok
 		StoppedMode: volcengine.String(mode),
 		ClientToken: volcengine.String(clientToken),
 	})
-	requestID, err := send(ctx, "StopInstances", req)
+	requestID, err := a.send(ctx, "StopInstances", req)
 	if err != nil {
 		return requestID, err
 	}
 	for _, d := range out.OperationDetails {
 		if d != nil && d.Error != nil && volcengine.StringValue(d.Error.Code) != "" {
-			code := volcengine.StringValue(d.Error.Code)
-			return requestID, &APIError{Action: "StopInstances", Code: code, Message: volcengine.StringValue(d.Error.Message),
+			code := a.red.Snippet(volcengine.StringValue(d.Error.Code), 128)
+			return requestID, &APIError{Action: "StopInstances", Code: code, Message: a.red.Snippet(volcengine.StringValue(d.Error.Message), maxMessageBytes),
 				RequestID: requestID, HTTPStatus: 200, Kind: classify(0, code)}
 		}
 	}
@@ -140,7 +146,7 @@ func (a *Actuator) Start(ctx context.Context, instanceIDs ...string) error {
 		InstanceIds: volcengine.StringSlice(instanceIDs),
 		ClientToken: volcengine.String(token(ctx, "start")),
 	})
-	requestID, err := send(ctx, "StartInstances", req)
+	requestID, err := a.send(ctx, "StartInstances", req)
 	report(ctx, requestID)
 	if err != nil {
 		return err
@@ -148,9 +154,9 @@ func (a *Actuator) Start(ctx context.Context, instanceIDs ...string) error {
 	var errs []error
 	for _, d := range out.OperationDetails {
 		if d != nil && d.Error != nil && volcengine.StringValue(d.Error.Code) != "" {
-			code := volcengine.StringValue(d.Error.Code)
-			errs = append(errs, fmt.Errorf("instance %s: %w", volcengine.StringValue(d.InstanceId),
-				&APIError{Action: "StartInstances", Code: code, Message: volcengine.StringValue(d.Error.Message),
+			code := a.red.Snippet(volcengine.StringValue(d.Error.Code), 128)
+			errs = append(errs, fmt.Errorf("instance %s: %w", a.red.Snippet(volcengine.StringValue(d.InstanceId), 128),
+				&APIError{Action: "StartInstances", Code: code, Message: a.red.Snippet(volcengine.StringValue(d.Error.Message), maxMessageBytes),
 					RequestID: requestID, HTTPStatus: 200, Kind: classify(0, code)}))
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/volcengine/volcengine-go-sdk/volcengine/volcengineerr"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/redact"
 )
 
 // APIError is a failed OpenAPI call: the provider's code, message and
@@ -103,13 +104,14 @@ func classify(status int, code string) error {
 // send runs an SDK request under ctx and turns any failure into an error
 // wrapping an actuator sentinel (or ctx's error when the caller gave up).
 // It returns the reply's RequestId, when one arrived, for audit.
-func send(ctx context.Context, action string, req *request.Request) (string, error) {
+func (a *Actuator) send(ctx context.Context, action string, req *request.Request) (string, error) {
 	req.SetContext(ctx)
 	err := req.Send()
 	requestID := req.RequestID
 	if md := req.Metadata; md.RequestId != "" {
 		requestID = md.RequestId
 	}
+	requestID = a.red.Snippet(requestID, 128) // the reply's words, like any other
 	if err == nil {
 		return requestID, nil
 	}
@@ -117,13 +119,17 @@ func send(ctx context.Context, action string, req *request.Request) (string, err
 	if req.HTTPResponse != nil {
 		status = req.HTTPResponse.StatusCode
 	}
-	return requestID, wrapSDKError(ctx, action, status, requestID, err)
+	return requestID, wrapSDKError(ctx, action, status, requestID, err, a.red)
 }
+
+// maxMessageBytes bounds the provider's message kept in an APIError.
+const maxMessageBytes = 1024
 
 // wrapSDKError classifies a failed SDK request: the caller's context
 // first, then an error envelope, then a reply that was no envelope, then no
-// reply at all.
-func wrapSDKError(ctx context.Context, action string, status int, requestID string, err error) error {
+// reply at all. The provider's message is redacted by red, then cut to
+// maxMessageBytes on one line.
+func wrapSDKError(ctx context.Context, action string, status int, requestID string, err error, red *redact.Redactor) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("volcengine %s: %w", action, ctxErr)
 	}
@@ -133,10 +139,10 @@ func wrapSDKError(ctx context.Context, action string, status int, requestID stri
 			status = s
 		}
 		if id := reqFail.RequestID(); id != "" {
-			requestID = id
+			requestID = red.Snippet(id, 128)
 		}
 		return &APIError{
-			Action: action, Code: reqFail.Code(), Message: reqFail.Message(),
+			Action: action, Code: red.Snippet(reqFail.Code(), 128), Message: red.Snippet(reqFail.Message(), maxMessageBytes),
 			RequestID: requestID, HTTPStatus: status, Kind: classify(status, reqFail.Code()),
 		}
 	}
@@ -163,6 +169,7 @@ func wrapSDKError(ctx context.Context, action string, status int, requestID stri
 			reason = orig.Error()
 		}
 	}
+	reason = red.Snippet(reason, maxMessageBytes)
 	timedOut := errors.As(err, &netErr) && netErr.Timeout()
 	if sdkErr != nil && sdkErr.OrigErr() != nil && errors.As(sdkErr.OrigErr(), &netErr) && netErr.Timeout() {
 		timedOut = true

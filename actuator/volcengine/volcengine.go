@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -16,9 +17,11 @@ import (
 	"github.com/volcengine/volcengine-go-sdk/volcengine"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/credentials"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/request"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/response"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/session"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/redact"
 )
 
 // Name is the back-end's registered name.
@@ -63,6 +66,10 @@ type Actuator struct {
 	opts   Options
 	log    *slog.Logger
 	region string
+	// red masks the keys in every reply before the SDK reads it: a
+	// gateway quoting the request quotes the access key (in the
+	// Authorization header), and the reply's text reaches errors.
+	red *redact.Redactor
 }
 
 var _ actuator.Actuator = (*Actuator)(nil)
@@ -91,10 +98,12 @@ func New(cfg Config, opts Options) (*Actuator, error) {
 	if err != nil {
 		return nil, err
 	}
+	red := redact.New(cfg.AccessKey, cfg.SecretKey.Reveal())
 	as, ec := autoscaling.New(sess), ecs.New(sess)
+	guard := envelopeGuard(red)
 	for _, h := range []*request.Handlers{&as.Handlers, &ec.Handlers} {
-		h.Unmarshal.PushFrontNamed(envelopeGuard)
-		h.UnmarshalError.PushFrontNamed(envelopeGuard)
+		h.Unmarshal.PushFrontNamed(guard)
+		h.UnmarshalError.PushFrontNamed(guard)
 	}
 	return &Actuator{
 		as:     as,
@@ -102,6 +111,7 @@ func New(cfg Config, opts Options) (*Actuator, error) {
 		opts:   opts,
 		log:    opts.Logger.With("backend", Name, "region", cfg.Region),
 		region: cfg.Region,
+		red:    red,
 	}, nil
 }
 
@@ -142,36 +152,73 @@ func newSession(cfg Config, client *http.Client) (*session.Session, error) {
 	return sess, nil
 }
 
-// envelopeGuard runs before the SDK's unmarshallers. A reply that is not
-// JSON (a proxy's HTML error page, a truncated body) makes the SDK print
-// "Unmarshal err" on stdout and lose the HTTP status; the guard replaces
-// such a body with an error envelope (code MalformedResponse, the status
-// and the body's first bytes), which the SDK turns into a normal
-// RequestFailure that send classifies by status.
-var envelopeGuard = request.NamedHandler{Name: "prewarm.envelopeGuard", Fn: func(r *request.Request) {
-	if r.HTTPResponse == nil || r.HTTPResponse.Body == nil {
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(r.HTTPResponse.Body, 4<<20))
-	r.HTTPResponse.Body.Close()
-	if err == nil && json.Valid(body) {
-		r.HTTPResponse.Body = io.NopCloser(bytes.NewReader(body))
-		return
-	}
-	snippet := strings.Map(func(c rune) rune {
-		if c < ' ' || c == 0x7f {
-			return ' '
+// envelopeGuard returns the handler that runs before the SDK's
+// unmarshallers. It masks the keys red knows in every reply, so no field
+// the SDK reads (an error message, a per-instance error) can carry them.
+// A reply the SDK cannot decode (a proxy's HTML error page, a truncated
+// body, JSON of another shape) makes the SDK print "Unmarshal err" on
+// stdout, which is serve --once's JSON, and lose the HTTP status; the
+// guard replaces such a body with an error envelope (code
+// MalformedResponse, the status and the body's first bytes, redacted
+// before they are cut), which the SDK turns into a normal RequestFailure
+// that send classifies by status.
+func envelopeGuard(red *redact.Redactor) request.NamedHandler {
+	return request.NamedHandler{Name: "prewarm.envelopeGuard", Fn: func(r *request.Request) {
+		if r.HTTPResponse == nil || r.HTTPResponse.Body == nil {
+			return
 		}
-		return c
-	}, string(body[:min(len(body), 80)]))
-	envelope, _ := json.Marshal(map[string]any{"ResponseMetadata": map[string]any{
-		"Error": map[string]string{
-			"Code":    codeMalformedResponse,
-			"Message": fmt.Sprintf("the reply (HTTP %d) is not an OpenAPI envelope: %q", r.HTTPResponse.StatusCode, snippet),
-		},
-	}})
-	r.HTTPResponse.Body = io.NopCloser(bytes.NewReader(envelope))
-}}
+		body, err := io.ReadAll(io.LimitReader(r.HTTPResponse.Body, 4<<20))
+		r.HTTPResponse.Body.Close()
+		body = red.Bytes(body)
+		if err == nil && json.Valid(body) && sdkDecodes(r, body) {
+			r.HTTPResponse.Body = io.NopCloser(bytes.NewReader(body))
+			return
+		}
+		envelope, _ := json.Marshal(map[string]any{"ResponseMetadata": map[string]any{
+			"Error": map[string]string{
+				"Code": codeMalformedResponse,
+				"Message": fmt.Sprintf("the reply (HTTP %d) is not an OpenAPI envelope: %q", r.HTTPResponse.StatusCode,
+					red.Snippet(string(body), 80)),
+			},
+		}})
+		r.HTTPResponse.Body = io.NopCloser(bytes.NewReader(envelope))
+	}}
+}
+
+// sdkDecodes reports whether the SDK's query-protocol unmarshallers
+// (volcenginequery.Unmarshal and UnmarshalError) will decode body without
+// an error or a panic, by the same steps: the envelope, then, on success,
+// its Result into the call's output type. A failure must carry
+// ResponseMetadata.Error: UnmarshalError dereferences it (SDK v1.1.35
+// panics on {"ResponseMetadata":{}} with a 4xx), and without
+// ResponseMetadata it loses the error.
+func sdkDecodes(r *request.Request, body []byte) bool {
+	var env response.VolcengineResponse
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&env) != nil || json.Unmarshal(body, &response.VolcengineResponse{}) != nil {
+		return false
+	}
+	failed := r.HTTPResponse.StatusCode >= 300 ||
+		env.ResponseMetadata != nil && env.ResponseMetadata.Error != nil && env.ResponseMetadata.Error.Code != ""
+	if failed {
+		return env.ResponseMetadata != nil && env.ResponseMetadata.Error != nil
+	}
+	if !r.DataFilled() {
+		return true
+	}
+	result, err := json.Marshal(env.Result)
+	if err != nil {
+		return false
+	}
+	out := reflect.New(reflect.TypeOf(r.Data).Elem()).Interface()
+	if json.Unmarshal(result, out) == nil {
+		return true
+	}
+	dec = json.NewDecoder(bytes.NewReader(result))
+	dec.UseNumber()
+	return dec.Decode(out) == nil
+}
 
 // transport hides the *http.Transport type from the SDK (see newSession).
 type transport struct{ http.RoundTripper }

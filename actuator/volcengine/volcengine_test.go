@@ -347,9 +347,9 @@ func TestReleaseFallsBackToKeepCharging(t *testing.T) {
 			s.Fail("StopInstances", volcenginetest.Reply{Status: 400, Code: "InvalidStoppedMode.Unsupported",
 				Message: "The instance type ecs.ini2 does not support the stopped mode."})
 		}},
-		{"Chinese message", func(s *volcenginetest.Server) {
+		{"code naming StopCharging, Chinese message", func(s *volcenginetest.Server) {
 			s.AddInstance(volcenginetest.Instance{ID: "i-local"})
-			s.Fail("StopInstances", volcenginetest.Reply{Status: 400, Code: "OperationDenied", Message: "该实例规格不支持节省停机"})
+			s.Fail("StopInstances", volcenginetest.Reply{Status: 400, Code: "OperationDenied.StopCharging", Message: "该实例规格不支持节省停机"})
 		}},
 	}
 	for _, tc := range cases {
@@ -387,6 +387,34 @@ func TestReleaseFallsBackToKeepCharging(t *testing.T) {
 			t.Errorf("err = %v after %d calls, want ErrRejected after 1", err, len(f.srv.Calls("StopInstances")))
 		}
 	})
+
+	// The code decides, never the message: an error quoting the request
+	// (which holds StoppedMode=StopCharging), or a message about economical
+	// mode under an unrelated code, stops nothing with KeepCharging.
+	for _, tc := range []struct {
+		name  string
+		reply volcenginetest.Reply
+	}{
+		{"an envelope echoing the request", volcenginetest.Reply{Status: 400, Code: "InvalidParameter", Message: "the request was refused", Echo: true}},
+		{"a message quoting the query", volcenginetest.Reply{Status: 400, Code: "InvalidParameter", Message: "GET /?Action=StopInstances&StoppedMode=StopCharging: bad signature"}},
+		{"a message about economical mode under another code", volcenginetest.Reply{Status: 400, Code: "OperationDenied", Message: "该实例规格不支持节省停机 (economical mode, stopped mode)"}},
+		{"an HTML page echoing the request", volcenginetest.Reply{Status: 403, Body: "<html>403 StoppedMode=StopCharging</html>", Echo: true}},
+	} {
+		reply := tc.reply
+		t.Run("no fallback on "+tc.name, func(t *testing.T) {
+			f := newFixture(t, volcengine.Options{})
+			f.srv.AddInstance(volcenginetest.Instance{ID: "i-local"})
+			f.srv.Fail("StopInstances", reply)
+			_, err := f.act.Stop(context.Background(), "i-local", "idle")
+			calls := f.srv.Calls("StopInstances")
+			if !errors.Is(err, actuator.ErrRejected) || len(calls) != 1 {
+				t.Errorf("err = %v after %d StopInstances calls, want ErrRejected after 1 (no KeepCharging fallback)", err, len(calls))
+			}
+			if in, _ := f.srv.Instance("i-local"); in.Status != "RUNNING" {
+				t.Errorf("instance = %+v, want it left running", in)
+			}
+		})
+	}
 
 	t.Run("other rejections do not fall back", func(t *testing.T) {
 		f := newFixture(t, volcengine.Options{})

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/prewarm/prewarm/internal/buildinfo"
+	"github.com/prewarm/prewarm/internal/cli"
 )
 
 func main() {
@@ -20,16 +21,20 @@ func main() {
 		fmt.Println("collector", buildinfo.Read())
 		return
 	}
+	args, debug := cli.StripDebug(os.Args[1:], os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := cli.Guard(func() error { return run(ctx, args, os.Stdout, os.Stderr) })
 	stop()
 	if err == nil {
 		return
 	}
+	if code, internal := cli.Report(os.Stderr, "collector", err, debug); internal {
+		os.Exit(code)
+	}
 	fmt.Fprintln(os.Stderr, "collector:", err)
 	var uerr *usageError
 	if errors.As(err, &uerr) {
-		os.Exit(2)
+		os.Exit(cli.ExitUsage)
 	}
-	os.Exit(1)
+	os.Exit(cli.ExitFailure)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prewarm/prewarm/internal/secrettest"
 )
 
 // echoUpstream stands in for InfluxDB and every webhook receiver: it
@@ -29,15 +30,7 @@ func echoUpstream(t *testing.T, hits *atomic.Int64) *httptest.Server {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		body, _ := io.ReadAll(r.Body)
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s %s\n", r.Method, r.URL.String())
-		for k, v := range r.Header {
-			fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(v, ","))
-		}
-		b.Write(body)
-		dump := b.String()
-		echo := dump + "\n" + url.QueryEscape(dump) + "\n" + base64.StdEncoding.EncodeToString([]byte(dump))
+		echo := secrettest.Echo(r, nil)
 		quoted, _ := json.Marshal(echo)
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/api/v2/write"):
@@ -57,19 +50,6 @@ func echoUpstream(t *testing.T, hits *atomic.Int64) *httptest.Server {
 	}))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// spellingsOf lists the forms a secret must not appear in: raw,
-// URL-escaped (query and path), base64 in both alphabets, with and without
-// padding, and base64 of the Authorization header values that carry it.
-func spellingsOf(secret string) []string {
-	var out []string
-	for _, s := range []string{secret, "Token " + secret, "Bearer " + secret} {
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-			out = append(out, enc.EncodeToString([]byte(s)))
-		}
-	}
-	return append(out, secret, url.QueryEscape(secret), url.PathEscape(secret))
 }
 
 // The secrets test for the collector: with every secret set to a
@@ -149,17 +129,10 @@ webhooks:
 	if !strings.Contains(outputs["stderr"], "[REDACTED]") {
 		t.Errorf("nothing redacted: did the echo reach the log?\n%s", outputs["stderr"])
 	}
-	found := 0
-	for name, out := range outputs {
-		for _, secret := range all {
-			for _, form := range spellingsOf(secret) {
-				if n := strings.Count(out, form); n > 0 {
-					found += n
-					t.Errorf("%s holds secret %q as %q %d times", name, secret, form, n)
-				}
-			}
-		}
+	found := secrettest.Find(outputs, all)
+	for _, f := range found {
+		t.Error(f)
 	}
 	t.Logf("upstream requests: %d; secret occurrences in stdout, stderr, error and API answers: %d (%d bytes of log, %d of answers)",
-		hits.Load(), found, len(outputs["stderr"]), len(outputs["API answers"]))
+		hits.Load(), secrettest.Total(found), len(outputs["stderr"]), len(outputs["API answers"]))
 }

@@ -18,6 +18,7 @@ import (
 	_ "time/tzdata" // every time_zone is valid, also in an image without /usr/share/zoneinfo
 
 	"github.com/prewarm/prewarm/internal/buildinfo"
+	"github.com/prewarm/prewarm/internal/cli"
 )
 
 func main() {
@@ -54,8 +55,10 @@ func commands() []command {
 }
 
 // run executes the subcommand named by args[0] and returns the process exit
-// code: 0 on success, 2 on a usage error, 1 on any other failure.
+// code: 0 on success, 2 on a usage error, 1 on any other failure and on an
+// internal error (a panic: "internal error: ...", the stack with --debug).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	args, debug := cli.StripDebug(args, os.Getenv)
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stderr)
 		if len(args) == 0 {
@@ -71,7 +74,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, args[1:], stdout, stderr)
+		err := cli.Guard(func() error { return c.run(ctx, args[1:], stdout, stderr) })
+		if code, internal := cli.Report(stderr, "forecaster "+c.name, err, debug); internal {
+			return code
+		}
 		return exitCode(err, stderr, c.name)
 	}
 	fmt.Fprintf(stderr, "forecaster: unknown command %q\n\n", args[0])
@@ -103,5 +109,6 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'forecaster COMMAND --help' for a command's flags, 'forecaster --version' for the build.")
+	fmt.Fprintln(w, "\nRun 'forecaster COMMAND --help' for a command's flags, 'forecaster --version' for the build;")
+	fmt.Fprintln(w, "--debug with any command prints the stack of an internal error.")
 }

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/prewarm/prewarm/actuator"
 )
@@ -75,7 +76,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, ReadOnly: opts.ReadOnly})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("state file %s is locked by another process (is another forecaster serve running with it?): %w", path, err)
 		}
 		return nil, fmt.Errorf("state file %s: %w", path, err)

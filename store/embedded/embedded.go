@@ -90,7 +90,7 @@ func Open(path string, opts Options) (*Store, error) {
 		FreelistType:   bolt.FreelistMapType,
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("embedded store %s: file is locked by another process (is a collector already running?): %w", path, err)
 		}
 		return nil, fmt.Errorf("embedded store %s: %w", path, err)

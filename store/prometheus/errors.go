@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
+	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -55,7 +56,8 @@ func (e *StatusError) Unwrap() error {
 // "client error: 404" into a *StatusError that keeps the status.
 type statusClient struct {
 	api.Client
-	base string
+	base   string
+	redact *redact.Redactor // masks the token before a page is shortened
 }
 
 func (c statusClient) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
@@ -68,22 +70,20 @@ func (c statusClient) Do(ctx context.Context, req *http.Request) (*http.Response
 		code == http.StatusMethodNotAllowed, code == http.StatusNotImplemented: // v1 retries these two with GET
 		return resp, body, nil
 	}
-	return resp, body, &StatusError{URL: c.base, StatusCode: resp.StatusCode, Message: errorMessage(resp, body)}
+	return resp, body, &StatusError{URL: c.base, StatusCode: resp.StatusCode, Message: errorMessage(resp, body, c.redact)}
 }
 
 // errorMessage is the "error" field of an API error body, or the start of
-// the body, or the status text.
-func errorMessage(resp *http.Response, body []byte) string {
+// the body (redacted first: a cut could leave half a token), or the
+// status text.
+func errorMessage(resp *http.Response, body []byte, red *redact.Redactor) string {
 	var eb struct {
 		Error string `json:"error"`
 	}
 	if json.Unmarshal(body, &eb) == nil && eb.Error != "" {
 		return eb.Error
 	}
-	msg := strings.TrimSpace(string(body))
-	if len(msg) > 200 {
-		msg = msg[:200] + "..."
-	}
+	msg := red.Snippet(strings.TrimSpace(string(body)), 200)
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
 	}

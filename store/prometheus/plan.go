@@ -119,7 +119,7 @@ func selector(measurement string, match map[string]string) (string, error) {
 	b.WriteString(strconv.Quote(measurement))
 	keys := make([]string, 0, len(match))
 	for k := range match {
-		if !model.LabelName(k).IsValidLegacy() {
+		if !model.LegacyValidation.IsValidLabelName(k) {
 			return "", fmt.Errorf("%w: match: tag %q is not a Prometheus label name (letters, digits and '_', not starting with a digit)",
 				store.ErrInvalidQuery, k)
 		}

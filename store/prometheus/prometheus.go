@@ -115,7 +115,7 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus store %s: %w", base, err)
 	}
-	s.api = v1.NewAPI(statusClient{Client: ac, base: base})
+	s.api = v1.NewAPI(statusClient{Client: ac, base: base, redact: s.redact})
 	return s, nil
 }
 

@@ -191,7 +191,7 @@ func TestClientErrors(t *testing.T) {
 			http.NotFound(w, r)
 		}, wantMsg: "recent enough"},
 		{name: "403 permanent", handler: func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "forbidden by proxy", 403)
+			http.Error(w, "forbidden by proxy", http.StatusForbidden)
 		}, wantMsg: "forbidden by proxy"},
 		{name: "not our JSON", handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte(`{"series":[{"samples":[[1,2,3]]}]}`))

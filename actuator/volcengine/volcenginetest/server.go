@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/prewarm/prewarm/internal/secrettest"
 )
 
 // Default credentials and region the fake expects. Tests that check secrets
@@ -65,6 +67,10 @@ type Reply struct {
 	Body string
 	// Delay holds the reply back (to trigger client timeouts).
 	Delay time.Duration
+	// Echo appends the request (method, URL, headers, body; raw,
+	// URL-escaped and in base64) to Message, or to Body, as a gateway
+	// quoting the request it refused does: the secrets tests use it.
+	Echo bool
 }
 
 // Group is a scaling group of the model.
@@ -321,6 +327,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case <-time.After(f.Delay):
 			case <-r.Context().Done():
 				return
+			}
+		}
+		if f.Echo {
+			echo := secrettest.Echo(r, body)
+			if f.Body != "" {
+				f.Body += "\n" + echo
+			} else {
+				f.Message += ": " + echo
 			}
 		}
 		switch {

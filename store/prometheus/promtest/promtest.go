@@ -272,7 +272,7 @@ func OpenMetrics(points []store.Point) ([]byte, error) {
 		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) {
 			return nil, fmt.Errorf("%s: value %v is not finite", p.Measurement, p.Value)
 		}
-		if !model.IsValidLegacyMetricName(p.Measurement) {
+		if !model.LegacyValidation.IsValidMetricName(p.Measurement) {
 			return nil, fmt.Errorf("measurement %q is not a Prometheus metric name", p.Measurement)
 		}
 		labels, err := labelSet(p.Tags)
@@ -324,7 +324,7 @@ func labelSet(tags map[string]string) (string, error) {
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, k := range keys {
-		if !model.LabelName(k).IsValidLegacy() {
+		if !model.LegacyValidation.IsValidLabelName(k) {
 			return "", fmt.Errorf("tag %q is not a Prometheus label name", k)
 		}
 		if i > 0 {
