@@ -11,6 +11,8 @@ import (
 	"strings"
 	texttemplate "text/template"
 	"time"
+
+	"github.com/prometheus/common/model"
 )
 
 // Formats Render writes.
@@ -280,24 +282,12 @@ func groupThousands(s string) string {
 	return b.String()
 }
 
-// shortDur writes 7d, 1w, 30m, 1h30m.
+// shortDur writes 1w, 2d, 30m, 1h30m, 10s (Prometheus' notation).
 func shortDur(d Duration) string {
-	t := time.Duration(d)
-	day := 24 * time.Hour
-	switch {
-	case t >= day && t%(7*day) == 0:
-		return fmt.Sprintf("%dw", t/(7*day))
-	case t >= day && t%day == 0:
-		return fmt.Sprintf("%dd", t/day)
+	if d == 0 {
+		return "0"
 	}
-	s := t.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	return model.Duration(d).String()
 }
 
 func durations(ds []Duration) string {

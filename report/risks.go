@@ -172,8 +172,9 @@ func riskLosesToNaive(_ planner.Config, rep *Report, _ trend) (Risk, bool) {
 		Rule:  fmt.Sprintf("holdout MASE above %g × seasonal naive's", RuleNaiveRatio),
 		Title: "The model lost to seasonal naive on the last days",
 		Detail: fmt.Sprintf("Forecasting the last %d days from before them, the model's error (MASE %.2f) was %.0f%% larger than "+
-			"repeating the same time %s earlier (%.2f). Its forecast is no better a guide than last %s's demand.",
-			a.Origins, a.Model.MASE, 100*(a.MASERatio-1), periodWord(a.NaivePeriod), a.Naive.MASE, periodWord(a.NaivePeriod))}, true
+			"repeating the demand %s earlier (%.2f): its forecast is no better a guide than that, and the bands and the advice built on it "+
+			"are less sure than they look.",
+			a.Origins, a.Model.MASE, 100*(a.MASERatio-1), periodWord(a.NaivePeriod), a.Naive.MASE)}, true
 }
 
 func periodWord(d Duration) string {
