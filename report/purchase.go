@@ -79,13 +79,16 @@ type Cost struct {
 	// Current is the cost with today's baseline (Prices.ReservedInstances)
 	// and the rest on demand.
 	Current float64 `json:"current"`
-	// Recommended is reserved k* plus the burst split.
-	Recommended   float64 `json:"recommended"`
-	ReservedCost  float64 `json:"reserved_cost"`
-	BurstCost     float64 `json:"burst_cost"`
-	Saving        float64 `json:"saving"`
-	SavingShare   float64 `json:"saving_share"`
-	SavingPerWeek float64 `json:"saving_per_week"`
+	// Recommended is reserved k* plus the burst split, on the plan;
+	// ExpectedRecommended adds the expected hours above the plan (on
+	// demand): the budget if demand spreads across its band.
+	Recommended         float64 `json:"recommended"`
+	ExpectedRecommended float64 `json:"expected_recommended"`
+	ReservedCost        float64 `json:"reserved_cost"`
+	BurstCost           float64 `json:"burst_cost"`
+	Saving              float64 `json:"saving"`
+	SavingShare         float64 `json:"saving_share"`
+	SavingPerWeek       float64 `json:"saving_per_week"`
 	// Per1kRequests are the costs per 1,000 expected requests.
 	AllOnDemandPer1k float64 `json:"all_on_demand_per_1k_requests"`
 	RecommendedPer1k float64 `json:"recommended_per_1k_requests"`
@@ -249,6 +252,9 @@ func advise(c planner.Config, rep *Report, lambda float64) (Reserved, Burst, Cos
 	cost, burst := priceOnPlan(c, plan, res.Recommended, spotFor(c, lambda, plan.Peak), lambda)
 	cost.Horizon = Duration(plan.End.Sub(plan.Start))
 	cost.ExpectedGPUHours = expectedFleetHours(c, fc, plan)
+	// The hours the band adds above the plan are the reactive rules'
+	// scale-outs: on demand.
+	cost.ExpectedRecommended = cost.Recommended + math.Max(cost.ExpectedGPUHours-cost.GPUHours, 0)*pr.OnDemandPerHour
 	return res, burst, cost
 }
 

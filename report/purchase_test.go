@@ -201,8 +201,15 @@ func TestExpectedFleetTopsUpThePlan(t *testing.T) {
 	for i := range fc.Points {
 		fc.Points[i].Upper80, fc.Points[i].Upper95 = 14, 18
 	}
-	if got := expectedFleetHours(c, fc, p); !(got > 20) {
+	got := expectedFleetHours(c, fc, p)
+	if !(got > 20) {
 		t.Errorf("demand above the plan in its band: %v GPU-h, want more than 20", got)
+	}
+	// The same through advise: the hours above the plan priced on demand.
+	rep := &Report{Forecast: fc, Plan: p}
+	_, _, cost := advise(c, rep, 0)
+	if math.Abs(cost.ExpectedGPUHours-got) > 1e-9 || math.Abs(cost.ExpectedRecommended-(cost.Recommended+(got-20)*2.5)) > 1e-9 {
+		t.Errorf("cost %+v, expected %v GPU-h", cost, got)
 	}
 }
 

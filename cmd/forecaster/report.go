@@ -80,7 +80,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("--out: %w", err)
 	}
 	fmt.Fprintf(stdout, "%s: %s report of %s for the next %v: reserve %d, burst up to +%d, cost %.2f (%.0f%% below all on demand), %d risks\n",
-		*out, *format, in.Title, in.Horizon, rep.Reserved.Recommended, rep.Plan.Peak-rep.Reserved.Recommended,
+		*out, *format, in.Title, formatSpan(in.Horizon), rep.Reserved.Recommended, rep.Plan.Peak-rep.Reserved.Recommended,
 		rep.Cost.Recommended, 100*rep.Cost.SavingShare, len(rep.Risks))
 	return nil
 }

@@ -182,7 +182,12 @@ func TestReportConfigPool(t *testing.T) {
 		"--backtest-weeks", "1"); doc.Settings.Prices.OnDemand != 4 {
 		t.Errorf("--price 4 with --config: %v", doc.Settings.Prices.OnDemand)
 	}
-	code, _, errOut := runForecaster("report", "--config", config, "--pool", "sd", "--store", db, "--max", "5", "--gpu-rps", "3")
+	// plan reads the same pool the same way.
+	code, out, errOut := runForecaster("plan", "--config", config, "--pool", "sd", "--store", db, "--horizon", "6h", "--warm-up", "1d")
+	if code != 0 || !strings.Contains(out, "Capacity plan for sd: 6h0m0s") || !strings.Contains(out, "at 3.00/h") {
+		t.Errorf("plan --config: exit %d, %s\n%s", code, errOut, out)
+	}
+	code, _, errOut = runForecaster("report", "--config", config, "--pool", "sd", "--store", db, "--max", "5", "--gpu-rps", "3")
 	if code != 2 || !strings.Contains(errOut, "--gpu-rps, --max: the pool's config sets that") {
 		t.Errorf("fleet flags with --config: exit %d, %s", code, errOut)
 	}
