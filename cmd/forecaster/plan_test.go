@@ -61,7 +61,7 @@ func TestPlanJSON(t *testing.T) {
 	if !strings.HasPrefix(r.Gate, "model: model trusted: MAE") && !strings.HasPrefix(r.Gate, "profile: stepped back to seasonal profile: model MAE") {
 		t.Errorf("gate %q", r.Gate)
 	}
-	if r.Horizon != "1d" || r.WarmUp != "2w" || r.History != "4w" {
+	if r.Horizon != "1d" || r.WarmUp != "14d" || r.History != "28d" {
 		t.Errorf("horizon %q, warm-up %q, history %q", r.Horizon, r.WarmUp, r.History)
 	}
 }
@@ -117,11 +117,11 @@ func TestPlanFlagRanges(t *testing.T) {
 		want string
 	}{
 		{[]string{"--history", "-5h"}, `invalid argument "-5h" for "--history" flag`},
-		{[]string{"--history", "30m"}, `"--history" flag: 30m is out of range: must be between 1h0m0s and 366d`},
+		{[]string{"--history", "30m"}, `"--history" flag: 30m is out of range: must be between 1h and 366d`},
 		{[]string{"--history", "400d"}, `"--history" flag`},
 		{[]string{"--horizon", "-1h"}, `invalid argument "-1h" for "--horizon" flag`},
 		{[]string{"--horizon", "0"}, `"--horizon" flag: 0 is out of range`},
-		{[]string{"--horizon", "5w"}, `"--horizon" flag: 5w is out of range: must be between 1h0m0s and 4w`},
+		{[]string{"--horizon", "5w"}, `"--horizon" flag: 5w is out of range: must be between 1h and 28d`},
 		{[]string{"--warm-up", "91d"}, `"--warm-up" flag`},
 		{[]string{"--history", "banana"}, `want a duration such as 90m, 36h, 7d or 2w`},
 		{[]string{"--spot-price", "-1"}, "--spot-price -1: must be between 0 and 1e6"},

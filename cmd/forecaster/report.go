@@ -404,10 +404,14 @@ func parseSpan(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// formatSpan writes d in whole weeks or days when it is one, else as Go.
+// formatSpan writes d in whole days when it is some (7d, 28d), else in
+// Prometheus' notation (1h, 90m, 36h); 0 and negative ones as Go does.
 func formatSpan(d time.Duration) string {
-	if d > 0 && d%(24*time.Hour) == 0 {
-		return model.Duration(d).String()
+	switch {
+	case d <= 0 || d%time.Millisecond != 0:
+		return d.String()
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
-	return d.String()
+	return model.Duration(d).String()
 }
