@@ -90,6 +90,12 @@ if [ -x scripts/chromium.sh ]; then
   # PREWARM_CHROMIUM; the status page tests then fail rather than skip.
   while IFS= read -r line; do export "${line?}"; done < <(scripts/chromium.sh env)
   export PREWARM_REQUIRE_CHROMIUM=1
+  # The report's page test prints a PDF and renders it with poppler-utils.
+  if ! command -v pdftoppm >/dev/null 2>&1; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends poppler-utils >&2
+  fi
 fi
 
 phase "go test"

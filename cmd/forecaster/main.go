@@ -49,6 +49,7 @@ func commands() []command {
 		{"eval", "evaluate the forecasting methods out of sample (eval m4, eval traces)", runEval},
 		{"backtest", "replay recorded demand through scaling policies and compare cost and SLO", runBacktest},
 		{"plan", "print a capacity-planning report for a demand series", runPlan},
+		{"report", "write a capacity-planning report (HTML, Markdown or JSON): what to buy, what it costs, how sure we are", runReport},
 		{"import", "load a CSV export of a pool's demand into the store, so that its first plan is a forecast", runImport},
 		{"release", "release one instance through a cloud API (e.g. when a training job ends)", runRelease},
 	}

@@ -1,0 +1,417 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/spf13/pflag"
+
+	"github.com/prewarm/prewarm/backtest"
+	"github.com/prewarm/prewarm/report"
+	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/store"
+	"github.com/prewarm/prewarm/store/influx"
+)
+
+// runReport implements 'forecaster report'.
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("report", "--input FILE [--counts] --gpu-rps R [FLAGS] | --config FILE --pool NAME [--store SPEC]\n"+
+		"       [--horizon 7d] [--format html|md|json] [--out FILE]",
+		"Writes a capacity-planning report for one pool: the demand and its forecast with 80% and 95% bands,\n"+
+			"the seasons found, the model and its holdout accuracy against seasonal naive; the pre-warm plan hour\n"+
+			"by hour (the controller 'serve' runs, after replaying --warm-up of history through it), and the\n"+
+			"GPU-hours, cost and SLO attainment of static, reactive, hybrid and oracle over the last\n"+
+			"--backtest-weeks (the backtest 'forecaster backtest' runs); the reserved baseline that minimises the\n"+
+			"expected cost under the forecast, the on-demand/spot split above it and the saving; the peak the SLO\n"+
+			"needs and the headroom under max; and the risks, each a rule with its threshold (docs/report.md).\n"+
+			"HTML is one self-contained file that prints on A4; md is for tickets; json carries the same numbers.\n"+
+			"With --config the pool's settings are used (its demand from --store, or from --input); --price,\n"+
+			"--reserved-price, --reserved and --spot-price may still override its prices.", stderr)
+	var cf capacityFlags
+	cf.register(fs)
+	var rf reportFlags
+	rf.register(fs, 7*24*time.Hour)
+	rf.registerBacktest(fs)
+	format := fs.String("format", report.FormatHTML, "output format: html, md or json")
+	out := fs.String("out", "", "write the report to this file (default: standard output)")
+	weeks := fs.Int("backtest-weeks", 4, "weeks at the end of the history the backtest scores (1 to 52)")
+	title := fs.String("title", "", "the report's heading (default: the pool's name, or the input file's)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErrorf("unexpected arguments %q", fs.Args())
+	case !slices.Contains(report.Formats, *format):
+		return usageErrorf("--format %q: want one of %s", *format, strings.Join(report.Formats, ", "))
+	case *weeks < 1 || *weeks > report.MaxBacktestWeeks:
+		return usageErrorf("--backtest-weeks %d: must be between 1 and %d", *weeks, report.MaxBacktestWeeks)
+	}
+	in, err := rf.input(ctx, fs, &cf, *weeks, stderr)
+	if err != nil {
+		return err
+	}
+	if *title != "" {
+		in.Title = *title
+	}
+	in.BacktestWeeks = *weeks
+	in.BacktestCommand = backtestCommand(fs, in.Trace, *weeks)
+	rep, err := report.Build(ctx, in)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := report.Render(&buf, rep, *format); err != nil {
+		return err
+	}
+	if *out == "" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s: %s report of %s for the next %v: reserve %d, burst up to +%d, cost %.2f (%.0f%% below all on demand), %d risks\n",
+		*out, *format, in.Title, formatSpan(in.Horizon), rep.Reserved.Recommended, rep.Plan.Peak-rep.Reserved.Recommended,
+		rep.Cost.Recommended, 100*rep.Cost.SavingShare, len(rep.Risks))
+	return nil
+}
+
+// reportFlags are the flags 'report' and 'plan' add to capacityFlags: the
+// pool spec, the store, the horizon and warm-up, and the spot prices.
+type reportFlags struct {
+	config, pool, storeSpec func() string
+	influx                  influx.Config
+	horizon, warmUp         time.Duration
+	spotPrice, spotRate     float64
+	spotShare               float64
+	seed                    uint64
+}
+
+// capacityPriceFlags are the capacity flags that may override a pool's
+// config; demandFlags choose where its demand is read. The other capacity
+// flags are the config's to set.
+var (
+	capacityPriceFlags = []string{"price", "reserved-price", "reserved"}
+	demandFlags        = []string{"input", "value-column", "counts", "step"}
+)
+
+func (f *reportFlags) register(fs *pflag.FlagSet, horizon time.Duration) {
+	f.config = stringFlag(fs, "config", "", "the forecaster's configuration (docs/forecaster.yaml): use the settings of --pool from it")
+	f.pool = stringFlag(fs, "pool", "", "with --config: the pool to report on")
+	f.storeSpec = stringFlag(fs, "store", "embedded:prewarm.db", "with --config and no --input: the store the pool's demand is read from (as serve's --store; or --influx-url)")
+	if fs.Lookup("influx-url") == nil {
+		fs.StringVar(&f.influx.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
+		fs.StringVar(&f.influx.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
+		fs.StringVar(&f.influx.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
+	}
+	fs.Var(newSpanFlag(&f.horizon, horizon, report.MinHorizon, report.MaxHorizon), "horizon", "how far ahead to plan (1h to 28d; 36h, 7d and 2w work)")
+	fs.Var(newSpanFlag(&f.warmUp, 14*24*time.Hour, 0, report.MaxWarmUp), "warm-up",
+		"history replayed through the controller before the plan, so its gate and bounds are a running service's (0: a cold start, as serve's first refit; up to 90d)")
+	def := backtestSpotDefaults()
+	fs.Float64Var(&f.spotPrice, "spot-price", def.price, "spot price per instance-hour (0: no spot)")
+	fs.Float64Var(&f.spotRate, "spot-interruptions", def.rate, "interruptions per spot instance-hour the spot advice (and the backtest) assume (0 to 100)")
+}
+
+// registerBacktest adds the backtest's own spot flags ('report' only).
+func (f *reportFlags) registerBacktest(fs *pflag.FlagSet) {
+	fs.Float64Var(&f.spotShare, "spot-share", 0, "share of the backtest's instances above the reserved baseline on spot (as backtest's; the advice sets its own)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the backtest's spot interruptions and boot times")
+}
+
+// backtestSpotDefaults are the backtest's defaults for the spot flags, so
+// that the same flags mean the same on both commands.
+func backtestSpotDefaults() struct{ price, rate float64 } {
+	return struct{ price, rate float64 }{1.0, 0.05}
+}
+
+// stringFlag registers a string flag unless the flag set has it already
+// (capacityFlags may come to register --config and --pool itself), and
+// returns how to read its value once parsed.
+func stringFlag(fs *pflag.FlagSet, name, value, usage string) func() string {
+	if f := fs.Lookup(name); f != nil {
+		return f.Value.String
+	}
+	p := fs.String(name, value, usage)
+	return func() string { return *p }
+}
+
+func (f *reportFlags) check() error {
+	switch {
+	case !(f.spotPrice >= 0 && f.spotPrice <= 1e6):
+		return usageErrorf("--spot-price %v: must be between 0 and 1e6", f.spotPrice)
+	case !(f.spotRate >= 0 && f.spotRate <= 100):
+		return usageErrorf("--spot-interruptions %v: must be between 0 and 100 per instance-hour", f.spotRate)
+	case !(f.spotShare >= 0 && f.spotShare <= 1):
+		return usageErrorf("--spot-share %v: must be in [0, 1]", f.spotShare)
+	case f.pool() != "" && f.config() == "":
+		return usageErrorf("--pool goes with --config")
+	case f.config() != "" && f.pool() == "":
+		return usageErrorf("--config needs --pool NAME: the pool to report on")
+	}
+	return nil
+}
+
+// input builds the report's input from the flags: the demand and the
+// pool's settings from the capacity flags, or from --config.
+func (f *reportFlags) input(ctx context.Context, fs *pflag.FlagSet, cf *capacityFlags, weeks int, stderr io.Writer) (report.Input, error) {
+	in := report.Input{Horizon: f.horizon, WarmUp: f.warmUp, SpotInterruptionsPerHour: f.spotRate, Generated: time.Now()}
+	if err := f.check(); err != nil {
+		return in, err
+	}
+	cfg := backtest.DefaultConfig()
+	cfg.Spot = backtest.Spot{Share: f.spotShare, InterruptionsPerHour: f.spotRate, Seed: f.seed}
+	var err error
+	if f.config() != "" {
+		err = f.fromConfig(ctx, fs, cf, &in, &cfg, weeks, stderr)
+	} else {
+		err = f.fromFlags(cf, &in, &cfg, stderr)
+	}
+	if err != nil {
+		return in, err
+	}
+	in.Backtest = cfg
+	return in, nil
+}
+
+func (f *reportFlags) fromFlags(cf *capacityFlags, in *report.Input, cfg *backtest.Config, stderr io.Writer) error {
+	tr, err := cf.load(stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
+		return err
+	}
+	cfg.Planner.Prices.SpotPerHour = f.spotPrice
+	in.Trace, in.Title, in.Source = tr, tr.Name, demandSource(cf)
+	if in.Location, err = time.LoadLocation(cf.timeZone); err != nil {
+		return usageErrorf("--time-zone %q: %v", cf.timeZone, err)
+	}
+	return nil
+}
+
+// demandSource describes the --input (or synthetic) demand.
+func demandSource(cf *capacityFlags) string {
+	if cf.input == "" {
+		return fmt.Sprintf("synthetic demand, %d days", cf.syntheticDays)
+	}
+	if cf.counts {
+		return cf.input + " (requests per step, as requests/s)"
+	}
+	return cf.input + " (requests/s)"
+}
+
+// fromConfig takes the pool's settings from --config, the demand from
+// --input or the store, and the price overrides from the flags.
+func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *capacityFlags, in *report.Input,
+	cfg *backtest.Config, weeks int, stderr io.Writer) error {
+	var wrong []string
+	for _, name := range capacityFlagNames() {
+		if fs.Changed(name) && !slices.Contains(capacityPriceFlags, name) && !slices.Contains(demandFlags, name) {
+			wrong = append(wrong, "--"+name)
+		}
+	}
+	if len(wrong) > 0 {
+		return usageErrorf("%s: the pool's config sets that with --config (edit %s, or override only --price, --reserved-price, --reserved, --spot-price)",
+			strings.Join(wrong, ", "), f.config())
+	}
+	file, err := loadConfig(f.config())
+	if err != nil {
+		return err
+	}
+	pool, err := file.Pool(f.pool())
+	if err != nil {
+		return usageErrorf("--pool: %v", err)
+	}
+	if cfg.Planner, err = pool.Planner(); err != nil {
+		return fmt.Errorf("%s: %w", f.config(), err)
+	}
+	cfg.Forecast.Settings = pool.Settings()
+	cfg.Limits = backtest.Limits{MaxStep: pool.MaxStep, MinInterval: pool.MinInterval}
+	if fs.Changed("price") {
+		cfg.Planner.Prices.OnDemandPerHour = cf.price
+	}
+	if fs.Changed("reserved-price") {
+		cfg.Planner.Prices.ReservedPerHour = cf.reservedPrice
+	}
+	if fs.Changed("reserved") {
+		cfg.Planner.Prices.ReservedInstances = cf.reserved
+	}
+	if fs.Changed("spot-price") {
+		cfg.Planner.Prices.SpotPerHour = f.spotPrice
+	}
+	in.Tick = file.Interval
+	in.Title = pool.Name
+	if in.Location, err = pool.Location(); err != nil {
+		return fmt.Errorf("%s: pool %q: time_zone: %w", f.config(), pool.Name, err)
+	}
+	if cf.input != "" {
+		if in.Trace, err = cf.load(stderr); err != nil {
+			return err
+		}
+		in.Source = demandSource(cf) + fmt.Sprintf(", with pool %q of %s", pool.Name, f.config())
+		return nil
+	}
+	span := pool.Forecast.History + max(time.Duration(weeks)*7*24*time.Hour, f.warmUp)
+	if in.Trace, err = f.readDemand(ctx, pool, span); err != nil {
+		return err
+	}
+	in.Source = fmt.Sprintf("%s from %s, pool %q of %s", pool.Demand, f.storeSpec(), pool.Name, f.config())
+	return nil
+}
+
+// readDemand reads the pool's demand over the last span from the store, on
+// its forecast step, each step the busiest value (as serve's refits read
+// it), the tag sets summed.
+func (f *reportFlags) readDemand(ctx context.Context, pool spec.Pool, span time.Duration) (backtest.Trace, error) {
+	f.influx.Token = os.Getenv("INFLUX_TOKEN")
+	db, err := openStore(ctx, f.storeSpec(), f.influx)
+	if err != nil {
+		return backtest.Trace{}, err
+	}
+	defer db.Close()
+	step := pool.Forecast.Step
+	end := store.WindowStart(time.Now(), step)
+	start := end.Add(-span / step * step)
+	series, err := db.Query(ctx, pool.Demand.Query(start, end, step, store.Max))
+	if err != nil {
+		return backtest.Trace{}, fmt.Errorf("reading %s from %s: %w", pool.Demand, f.storeSpec(), err)
+	}
+	rps := sumOnGrid(series, start, step, int(end.Sub(start)/step))
+	first := slices.IndexFunc(rps, func(v float64) bool { return !math.IsNaN(v) })
+	if first < 0 {
+		return backtest.Trace{}, fmt.Errorf("no %s in %s over the last %v: is the collector writing it (or run 'forecaster import')?",
+			pool.Demand, f.storeSpec(), span)
+	}
+	return backtest.Trace{Name: pool.Name, Start: start.Add(time.Duration(first) * step), Step: step, RPS: rps[first:]}, nil
+}
+
+// sumOnGrid places the series' samples on n steps from start, summing the
+// tag sets; a step without a sample is NaN. (The service reads its history
+// the same way, in service.readSeries: an exported store helper would
+// serve both.)
+func sumOnGrid(series []store.Series, start time.Time, step time.Duration, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	for _, s := range series {
+		for _, smp := range s.Samples {
+			i := int(smp.Time.Sub(start) / step)
+			if smp.Time.Before(start) || i >= n || math.IsNaN(smp.Value) {
+				continue
+			}
+			if math.IsNaN(out[i]) {
+				out[i] = 0
+			}
+			out[i] += smp.Value
+		}
+	}
+	return out
+}
+
+// capacityFlagNames lists the flags capacityFlags registers.
+func capacityFlagNames() []string {
+	fs := pflag.NewFlagSet("names", pflag.ContinueOnError)
+	var cf capacityFlags
+	cf.register(fs)
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	return names
+}
+
+// backtestCommand is the 'forecaster backtest' line that reproduces the
+// report's backtest table: the same demand, fleet and spot flags, scored
+// from the same time, the same policies.
+func backtestCommand(fs *pflag.FlagSet, tr backtest.Trace, weeks int) string {
+	keep := append(capacityFlagNames(), "config", "pool", "store", "influx-url", "influx-org", "influx-bucket",
+		"spot-price", "spot-interruptions", "spot-share", "seed")
+	parts := []string{"forecaster", "backtest"}
+	fs.Visit(func(f *pflag.Flag) {
+		if !slices.Contains(keep, f.Name) || f.Deprecated != "" {
+			return
+		}
+		switch {
+		case f.Value.Type() == "bool" && f.Value.String() == "true":
+			parts = append(parts, "--"+f.Name)
+			return
+		case f.Value.Type() == "bool":
+			parts = append(parts, "--"+f.Name+"=false")
+			return
+		}
+		parts = append(parts, "--"+f.Name, shellQuote(f.Value.String()))
+	})
+	if from := report.ScoreFrom(tr, weeks); !from.IsZero() {
+		parts = append(parts, "--score-from", from.UTC().Format(time.RFC3339))
+	}
+	parts = append(parts, "--policies", strings.Join(report.BacktestPolicies, ","))
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// spanFlag is a duration flag that also reads Prometheus' units (7d, 2w)
+// and refuses values outside [lo, hi], naming them.
+type spanFlag struct {
+	v      *time.Duration
+	lo, hi time.Duration
+}
+
+func newSpanFlag(v *time.Duration, def, lo, hi time.Duration) *spanFlag {
+	*v = def
+	return &spanFlag{v: v, lo: lo, hi: hi}
+}
+
+func (f *spanFlag) Set(s string) error {
+	d, err := parseSpan(s)
+	if err != nil {
+		return err
+	}
+	if d < f.lo || d > f.hi {
+		return fmt.Errorf("%s is out of range: must be between %s and %s", s, formatSpan(f.lo), formatSpan(f.hi))
+	}
+	*f.v = d
+	return nil
+}
+
+func (f *spanFlag) String() string { return formatSpan(*f.v) }
+func (f *spanFlag) Type() string   { return "duration" }
+
+// parseSpan reads 90m, 1h30m, 36h, 7d, 2w.
+func parseSpan(s string) (time.Duration, error) {
+	if d, err := model.ParseDuration(s); err == nil {
+		return time.Duration(d), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("want a duration such as 90m, 36h, 7d or 2w")
+	}
+	return d, nil
+}
+
+// formatSpan writes d in whole days when it is some (7d, 28d), else in
+// Prometheus' notation (1h, 90m, 36h); 0 and negative ones as Go does.
+func formatSpan(d time.Duration) string {
+	switch {
+	case d <= 0 || d%time.Millisecond != 0:
+		return d.String()
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return model.Duration(d).String()
+}

@@ -1,0 +1,316 @@
+package report
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	htmltemplate "html/template"
+	"io"
+	"math"
+	"strings"
+	texttemplate "text/template"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Formats Render writes.
+const (
+	FormatHTML     = "html"
+	FormatMarkdown = "md"
+	FormatJSON     = "json"
+)
+
+// Formats lists the formats, for messages.
+var Formats = []string{FormatHTML, FormatMarkdown, FormatJSON}
+
+//go:embed assets/report.html assets/report.css assets/report.md
+var assets embed.FS
+
+var (
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("report.html").Funcs(funcs(nil)).ParseFS(assets, "assets/report.html"))
+	mdTemplate   = texttemplate.Must(texttemplate.New("report.md").Funcs(funcs(nil)).ParseFS(assets, "assets/report.md"))
+	css          = func() htmltemplate.CSS {
+		b, err := assets.ReadFile("assets/report.css")
+		if err != nil {
+			panic(err) // embedded: cannot happen
+		}
+		return htmltemplate.CSS(b) // the project's own stylesheet
+	}()
+)
+
+// Render writes the report in format (html, md or json).
+func Render(w io.Writer, rep *Report, format string) error {
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case FormatJSON:
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	case FormatHTML:
+		var t *htmltemplate.Template
+		if t, err = htmlTemplate.Clone(); err == nil {
+			err = t.Funcs(funcs(rep.zoneLoc())).Execute(&buf, newView(rep, true))
+		}
+	case FormatMarkdown:
+		var t *texttemplate.Template
+		if t, err = mdTemplate.Clone(); err == nil {
+			err = t.Funcs(funcs(rep.zoneLoc())).Execute(&buf, newView(rep, false))
+		}
+	default:
+		return fmt.Errorf("report: format %q: want one of %s", format, strings.Join(Formats, ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("report: rendering %s: %w", format, err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// view is what the templates read: the report, its charts and the
+// hour-by-hour grid.
+type view struct {
+	*Report
+	CSS                                                  htmltemplate.CSS
+	DemandChart, PlanChart, ReservedChart, BacktestChart htmltemplate.HTML
+	Weeks                                                []gridWeek
+	Hybrid, Static                                       *policyView
+	Counts                                               map[string]int
+}
+
+type policyView struct {
+	GPUHours, Cost, SLO float64
+}
+
+// gridWeek is up to gridDays days of the plan, one column a day, one row an
+// hour of the day.
+type gridWeek struct {
+	Days []string
+	Rows []gridRow
+}
+
+type gridRow struct {
+	Hour  string
+	Cells []gridCell
+}
+
+type gridCell struct {
+	Set     bool
+	Desired int
+	// Level shades the cell (0–5 of the plan's peak); Burst marks hours
+	// above the reserved baseline.
+	Level int
+	Burst bool
+	Title string
+}
+
+func newView(rep *Report, charts bool) view {
+	v := view{Report: rep, CSS: css, Weeks: hourGrid(rep), Counts: map[string]int{}}
+	if charts {
+		v.DemandChart, v.PlanChart, v.ReservedChart = demandChart(rep), planChart(rep), reservedChart(rep)
+		if rep.Backtest != nil {
+			v.BacktestChart = backtestChart(rep)
+		}
+	}
+	for _, r := range rep.Risks {
+		v.Counts[r.Severity]++
+	}
+	if rep.Backtest != nil {
+		for _, p := range rep.Backtest.Policies {
+			pv := &policyView{GPUHours: p.GPUHours, Cost: p.Cost, SLO: p.SLOAttainment}
+			switch p.Name {
+			case "hybrid":
+				v.Hybrid = pv
+			case "static":
+				v.Static = pv
+			}
+		}
+	}
+	return v
+}
+
+// gridDays is how many days one table of the hour grid holds: a week's
+// plan that starts in the middle of a day spans eight.
+const gridDays = 8
+
+// hourGrid lays the plan's hours out by day (columns) and hour of the day
+// (rows) in the report's zone, gridDays days a table.
+func hourGrid(rep *Report) []gridWeek {
+	loc := rep.loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	type key struct {
+		day  string
+		hour int
+	}
+	cells := map[key]Hour{}
+	var days []string
+	for _, h := range rep.Plan.Hours {
+		t := h.Start.In(loc)
+		d := t.Format("Mon 2 Jan")
+		if len(days) == 0 || days[len(days)-1] != d {
+			days = append(days, d)
+		}
+		k := key{d, t.Hour()}
+		if c, ok := cells[k]; !ok || h.Desired > c.Desired { // a DST hour twice: the larger
+			cells[k] = h
+		}
+	}
+	peak := max(rep.Plan.Peak, 1)
+	var weeks []gridWeek
+	for i := 0; i < len(days); i += gridDays {
+		w := gridWeek{Days: days[i:min(i+gridDays, len(days))]}
+		for hr := range 24 {
+			row := gridRow{Hour: fmt.Sprintf("%02d:00", hr)}
+			for _, d := range w.Days {
+				h, ok := cells[key{d, hr}]
+				c := gridCell{Set: ok}
+				if ok {
+					c.Desired = h.Desired
+					c.Level = int(math.Round(5 * float64(h.Desired) / float64(peak)))
+					c.Burst = h.Desired > rep.Reserved.Recommended
+					c.Title = h.Reason
+				}
+				row.Cells = append(row.Cells, c)
+			}
+			w.Rows = append(w.Rows, row)
+		}
+		weeks = append(weeks, w)
+	}
+	return weeks
+}
+
+// funcs are the templates' formatting helpers; times are shown in loc.
+func funcs(loc *time.Location) map[string]any {
+	if loc == nil {
+		loc = time.UTC
+	}
+	return map[string]any{
+		"money":    money,
+		"num":      num,
+		"pct":      func(v float64) string { return pct(v, 1) },
+		"pct0":     func(v float64) string { return pct(v, 0) },
+		"int":      func(v float64) string { return groupThousands(fmt.Sprintf("%.0f", v)) },
+		"f2":       func(v float64) string { return fmt.Sprintf("%.2f", v) },
+		"f3":       func(v float64) string { return fmt.Sprintf("%.3f", v) },
+		"rps":      func(v float64) string { return trimZero(fmt.Sprintf("%.3g", v)) },
+		"mul100":   func(v float64) float64 { return 100 * v },
+		"oneMinus": func(v float64) float64 { return 1 - v },
+		"mulf":     func(k int, d Duration) float64 { return float64(k) * time.Duration(d).Hours() },
+		"sub":      func(a, b int) int { return a - b },
+		"abs": func(a int) int {
+			if a < 0 {
+				return -a
+			}
+			return a
+		},
+		"dur":    shortDur,
+		"durs":   durations,
+		"join":   strings.Join,
+		"zone":   func() string { return loc.String() },
+		"at":     func(t time.Time) string { return t.In(loc).Format("Mon 2 Jan 15:04") },
+		"date":   func(t time.Time) string { return t.In(loc).Format("2 Jan 2006 15:04") },
+		"gen":    func(t *time.Time) string { return t.Format("2006-01-02 15:04 UTC") },
+		"policy": policyLabel,
+		"upper":  strings.ToUpper,
+		"period": periodWord,
+		"perWeek": func(v, days float64) float64 {
+			if days <= 0 {
+				return 0
+			}
+			return v * 7 / days
+		},
+	}
+}
+
+func (rep *Report) zoneLoc() *time.Location {
+	if rep.loc == nil {
+		return time.UTC
+	}
+	return rep.loc
+}
+
+// money formats an amount: 12,345.68.
+func money(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	s := fmt.Sprintf("%.2f", math.Abs(v))
+	i := strings.IndexByte(s, '.')
+	s = groupThousands(s[:i]) + s[i:]
+	if v < 0 {
+		s = "−" + s
+	}
+	return s
+}
+
+// num formats a count or figure with thousands separators and up to one
+// decimal.
+func num(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	if math.Abs(v) >= 100 || v == math.Trunc(v) {
+		return groupThousands(fmt.Sprintf("%.0f", v))
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func pct(v float64, digits int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return fmt.Sprintf("%.*f%%", digits, 100*v)
+}
+
+func groupThousands(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "−" + b.String()
+	}
+	return b.String()
+}
+
+// shortDur writes 1w, 2d, 30m, 1h30m, 10s (Prometheus' notation).
+func shortDur(d Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	return model.Duration(d).String()
+}
+
+func durations(ds []Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = shortDur(d)
+	}
+	return strings.Join(out, ", ")
+}
+
+func policyLabel(name string) string {
+	switch name {
+	case "static":
+		return "static (the peak's fleet all the time)"
+	case "reactive":
+		return "reactive (threshold rules only)"
+	case "hybrid":
+		return "hybrid (this plan: forecast + reactive + floors)"
+	case "oracle":
+		return "oracle (knows the future: the limit)"
+	}
+	return name
+}
