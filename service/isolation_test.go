@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -255,4 +256,68 @@ func TestStopFinishesDecisionsInFlight(t *testing.T) {
 			t.Errorf("pool %s failed: %s", st.Name, st.Error)
 		}
 	}
+}
+
+// A panic in one pool's decision (here its back-end's) fails that pool as
+// an internal error, with the stack in the log; the process lives and the
+// other pools decide.
+func TestPanicInOnePoolIsAnInternalErrorOfThatPool(t *testing.T) {
+	fake := actuatortest.New("fake")
+	file := spec.DefaultFile()
+	for _, name := range []string{"broken", "fine"} {
+		fake.AddPool(name, 1, 0, 0)
+		file.Pools = append(file.Pools, testSpec(name, func(p *spec.Pool) {
+			p.Mode = spec.ModeActive
+			p.Windows = "daily 00:00-24:00 at least 3"
+		}))
+	}
+	fake.OnCapacity = func(pool string) error {
+		if pool == "broken" {
+			panic("index out of range in a back-end library")
+		}
+		return nil
+	}
+	db, err := embedded.Open(filepath.Join(t.TempDir(), "db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var log strings.Builder
+	svc, err := New(context.Background(), &file, Deps{Store: db, Backend: fakeBackend(fake),
+		Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &log}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = svc.Tick(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "pool broken: internal error: index out of range") {
+		t.Fatalf("Tick = %v, want the broken pool's internal error", err)
+	}
+	for _, st := range svc.Status() {
+		switch st.Name {
+		case "broken":
+			if st.Outcome != OutcomeFailed || !strings.Contains(st.Error, "internal error") {
+				t.Errorf("broken pool status %+v, want failed with the internal error", st)
+			}
+		case "fine":
+			// No demand is written, so it holds on its floor: applied.
+			if st.Outcome != OutcomeApplied || strings.Contains(st.Error, "internal") || fake.Pool("fine").Desired != 3 {
+				t.Errorf("fine pool (%s, %q) at %d, want its floor of 3 applied", st.Outcome, st.Error, fake.Pool("fine").Desired)
+			}
+		}
+	}
+	if !strings.Contains(log.String(), "please report it") || !strings.Contains(log.String(), "goroutine") {
+		t.Errorf("log lacks the internal error's stack:\n%s", log.String())
+	}
+}
+
+// syncWriter serialises writes from the pools' goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

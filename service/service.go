@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/model"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service/state"
@@ -232,7 +233,7 @@ func (s *Service) runDecision(ctx context.Context, p *pool, now time.Time, inter
 	began := time.Now()
 	go func() {
 		defer cancel()
-		err := s.decide(ctx, p, now, interval)
+		err := s.decideGuarded(ctx, p, now, interval)
 		s.mu.Lock()
 		p.busySince = time.Time{}
 		p.status.DecidedIn = Duration(time.Since(began))
@@ -257,6 +258,20 @@ func (s *Service) runDecision(ctx context.Context, p *pool, now time.Time, inter
 		s.mu.Unlock()
 		return err
 	}
+}
+
+// decideGuarded runs one pool's decision; a panic in it (a bug, or a
+// back-end library's) fails that pool's decision as an internal error,
+// with the stack in the log, instead of killing the process and every
+// other pool with it.
+func (s *Service) decideGuarded(ctx context.Context, p *pool, now time.Time, interval time.Duration) error {
+	err := cli.Guard(func() error { return s.decide(ctx, p, now, interval) })
+	var ie *cli.InternalError
+	if errors.As(err, &ie) && ie.Stack != nil {
+		s.log.Error("internal error in a pool decision: please report it", "pool", p.spec.Name,
+			"panic", s.deps.Redactor.String(fmt.Sprint(ie.Value)), "stack", string(ie.Stack))
+	}
+	return err
 }
 
 // fail records a failed decision. A decision that got as far as applying
