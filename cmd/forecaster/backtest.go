@@ -45,6 +45,7 @@ type backtestFlags struct {
 
 // The backtest's own ranges (the capacity flags' are in capacity.go).
 const (
+	maxDay        = 24 * time.Hour
 	maxRefit      = 7 * 24 * time.Hour
 	maxTimeout    = 24 * time.Hour
 	maxMetricsLag = time.Hour
@@ -133,9 +134,6 @@ func (b *backtestFlags) check() error {
 	}
 	return nil
 }
-
-// maxDay is the longest of several durations' ranges.
-const maxDay = 24 * time.Hour
 
 // config builds the simulation's configuration for the trace: from the
 // flags, or, with --config/--pool, exactly what serve runs for the pool

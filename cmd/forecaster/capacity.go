@@ -70,7 +70,7 @@ const (
 	maxSlots         = 10_000
 	maxSyntheticDays = 366
 	maxBoot          = 24 * time.Hour
-	maxStep          = 7 * 24 * time.Hour
+	maxDemandStep    = 7 * 24 * time.Hour
 	maxServiceTime   = 24 * time.Hour
 	maxSLOLatency    = time.Hour
 	maxPrice         = 1e6
@@ -198,7 +198,7 @@ func (f *capacityFlags) poolOverrides(extra map[string]string) error {
 // a backtest trace, refusing a trace longer than maxTraceSteps before it is
 // allocated.
 func (f *capacityFlags) load(stderr io.Writer) (backtest.Trace, error) {
-	if err := checkStep("--step", f.step, time.Second, maxStep, true); err != nil {
+	if err := checkStep("--step", f.step, time.Second, maxDemandStep, true); err != nil {
 		return backtest.Trace{}, err
 	}
 	if f.input == "" {
