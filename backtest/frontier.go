@@ -179,6 +179,19 @@ func (b *bench) frontier(ctx context.Context, rep Report, targets []float64) (Fr
 	return f, flats[len(targets)], nil
 }
 
+// FrontierTrials is about how many runs RunFrontier makes: every setting
+// of the forecasting policies' and the reactive policy's grids, a
+// bisection of the flat fleet per target, and Run's policies. Callers
+// bound a frontier's work with it before starting one.
+func FrontierTrials() int { return 2*len(forecastGrid()) + len(reactiveGrid()) + RunRuns() }
+
+// RunRuns is about how many runs Run makes with every policy: one each,
+// and the flat fleet's bisection.
+func RunRuns() int { return len(Policies()) + flatRuns }
+
+// flatRuns is about how many static runs the flat fleet's bisection makes.
+const flatRuns = 20
+
 // better reports whether trial a beats b for target q: reaching it beats
 // not reaching it; among those that reach it the cheaper wins; among those
 // that do not, the closer.

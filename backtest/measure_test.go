@@ -3,6 +3,8 @@ package backtest
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -165,6 +167,19 @@ var ablations = []variant{
 	{"D-no-warmup", func(c *Config) { c.Planner.Bounds.NoWarmUpPeak = true; c.Planner.Bounds.WarmUpWidening = 1 }},
 	{"D-no-slo-rule", func(c *Config) { c.Planner.Reactive.IgnoreSLO = true }},
 	{"D-utilisation", func(c *Config) { c.Planner.Sizing = planner.SizingUtilisation }},
+	// The retune after the forecaster's rewrite (issue 13), undone one at
+	// a time: the calibration's carry past the top quantile, and the
+	// defaults TestTune chose on the first halves.
+	{"D-no-carry", func(c *Config) { c.Planner.Calibration.Carry = -1 }},
+	{"D-rate-0.0008", func(c *Config) { c.Planner.Calibration.Rate = 0.0008 }},
+	{"D-tolerance-1.25", func(c *Config) { c.Planner.Gating.Tolerance = 1.25 }},
+	{"D-start-q-0.8", func(c *Config) { c.Planner.ForecastQuantile = 0.8 }},
+	{"D-spread-1", func(c *Config) { c.Planner.Bounds.SlotSpread = 1 }},
+	{"D-before-retune", func(c *Config) {
+		p := &c.Planner
+		p.Calibration.Carry, p.Calibration.Rate, p.Gating.Tolerance = -1, 0.0008, 1.25
+		p.ForecastQuantile, p.Bounds.SlotSpread = 0.8, 1
+	}},
 }
 
 func measureVariants() []variant {
@@ -182,75 +197,120 @@ func measureVariants() []variant {
 	return out
 }
 
-// TestTune searches the defaults one knob at a time on the first half of
-// each trace (the second half is never scored): the cheapest setting, by
-// mean cost relative to the oracle, whose hybrid reaches 99.5% after its
-// first day on every trace.
+// tuneTraces are the traces TestTune tunes on: NYC taxi, Alibaba, and
+// the bursty synthetic trace with three seeds (the bar's, 1, and two
+// more). A seed draws other noise and other burst times: what bursts a
+// plan happens to miss decides a bursty trace's attainment by tenths of a
+// point, and three draws keep the search from tuning to one draw's luck.
+func tuneTraces(t *testing.T) []Trace {
+	out := measureTraces(t)[:2]
+	for _, seed := range []uint64{1, 2, 3} {
+		tr := burstyTraceSeed(seed)
+		tr.Name = fmt.Sprintf("bursty-seed%d", seed)
+		out = append(out, tr)
+	}
+	return out
+}
+
+// tuneKnob is one default TestTune searches, with the values it tries.
+type tuneKnob struct {
+	name   string
+	values []float64
+	set    func(*Config, float64)
+}
+
+// tuneKnobs are the searched defaults; the first value of each is the
+// default the search starts from (planner.DefaultConfig's).
+var tuneKnobs = []tuneKnob{
+	{"carry", []float64{4.6, -1, 2.3, 9.2}, func(c *Config, v float64) { c.Planner.Calibration.Carry = v }},
+	{"rate", []float64{0.0008, 0.0002, 0.0004, 0.0016}, func(c *Config, v float64) { c.Planner.Calibration.Rate = v }},
+	{"tolerance", []float64{1.25, 1.5, 2}, func(c *Config, v float64) { c.Planner.Gating.Tolerance = v }},
+	{"target", []float64{0, 0.996, 0.997}, func(c *Config, v float64) { c.Planner.Calibration.Target = v }},
+	{"start_q", []float64{0.8, 0.9, 0.95}, func(c *Config, v float64) { c.Planner.ForecastQuantile = v }},
+	{"spread", []float64{1, -1, 2}, func(c *Config, v float64) { c.Planner.Bounds.SlotSpread = int(v) }},
+	{"min_errors", []float64{6, 3, 12}, func(c *Config, v float64) { c.Planner.Bounds.MinErrors = int(v) }},
+	{"headroom", []float64{1.0, 1.1, 1.25}, func(c *Config, v float64) { c.Planner.Bounds.PeakHeadroom = v }},
+	{"return_min", []float64{2, 5, 10}, func(c *Config, v float64) {
+		c.Planner.Reactive.ReturnToPlanAfter = time.Duration(v) * time.Minute
+	}},
+	{"widening", []float64{1.5, 2, 3}, func(c *Config, v float64) { c.Planner.Bounds.WarmUpWidening = v }},
+}
+
+// TestTune searches the defaults one knob at a time (two rounds of
+// coordinate descent) on the first half of each trace: the setting with
+// the lowest mean cost relative to the oracle whose hybrid reaches 99.5%
+// after its first day on every trace's first half. The second halves are
+// never scored during the search; the last lines print both halves for
+// the defaults the search started from and for the chosen ones.
+//
+//	PREWARM_TUNE=1 go test ./backtest -run TestTune -v -timeout 60m
 func TestTune(t *testing.T) {
 	if os.Getenv("PREWARM_TUNE") == "" {
-		t.Skip("set PREWARM_TUNE: replays the traces' first halves about 40 times")
+		t.Skip("set PREWARM_TUNE: replays the traces' first halves about 60 times")
 	}
 	type prepared struct {
 		b   *bench
 		mid time.Time
 	}
 	var benches []prepared
-	for _, tr := range measureTraces(t) {
+	for _, tr := range tuneTraces(t) {
 		b, err := prepare(context.Background(), tr, baseFor(t, tr, planner.SizingErlangC), true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		benches = append(benches, prepared{b, tr.Start.Add(tr.End().Sub(tr.Start) / 2).Truncate(24 * time.Hour)})
 	}
-	knobs := []struct {
-		name   string
-		values []float64
-		set    func(*Config, float64)
-	}{
-		{"rate", []float64{0.0001, 0.0002, 0.0004, 0.0008}, func(c *Config, v float64) { c.Planner.Calibration.Rate = v }},
-		{"start_q", []float64{0.8, 0.9, 0.95}, func(c *Config, v float64) { c.Planner.ForecastQuantile = v }},
-		{"spread", []float64{-1, 1, 2}, func(c *Config, v float64) { c.Planner.Bounds.SlotSpread = int(v) }},
-		{"min_errors", []float64{3, 6, 12}, func(c *Config, v float64) { c.Planner.Bounds.MinErrors = int(v) }},
-		{"headroom", []float64{1.0, 1.1, 1.25}, func(c *Config, v float64) { c.Planner.Bounds.PeakHeadroom = v }},
-		{"return_min", []float64{2, 5, 10}, func(c *Config, v float64) {
-			c.Planner.Reactive.ReturnToPlanAfter = time.Duration(v) * time.Minute
-		}},
-		{"widening", []float64{1.5, 2, 3}, func(c *Config, v float64) { c.Planner.Bounds.WarmUpWidening = v }},
-	}
-	chosen := map[string]float64{"rate": 0.0002, "start_q": 0.9, "spread": 1, "min_errors": 6, "headroom": 1.1, "return_min": 5, "widening": 2}
-	score := func(sel map[string]float64) (float64, bool, string) {
-		total, ok := 0.0, true
+	// score runs the hybrid with the knobs sel on one half of every trace
+	// (second: the second half) and returns the mean cost relative to the
+	// oracle, the summed shortfall of the traces that missed 99.5% after
+	// their first day (0: every trace reached it), and a line of figures.
+	score := func(sel map[string]float64, second bool) (float64, float64, string) {
+		total, short := 0.0, 0.0
 		var line []string
 		for _, p := range benches {
 			c := p.b.cfg
-			for _, k := range knobs {
+			for _, k := range tuneKnobs {
 				k.set(&c, sel[k.name])
 			}
-			c.ScoreUntil = p.mid
+			if second {
+				c.ScoreFrom = p.mid
+			} else {
+				c.ScoreUntil = p.mid
+			}
 			rep, err := p.b.run(context.Background(), []string{PolicyHybrid}, c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			r := rep.Policies[0]
 			total += r.CostVsOracle
-			ok = ok && r.SLOAttainmentAfterWarmUp >= 0.995
+			short += max(0, 0.995-r.SLOAttainmentAfterWarmUp)
 			line = append(line, fmt.Sprintf("%s %.3fx %.2f%% %.3f%%", shortName(rep.Trace), r.CostVsOracle, 100*r.CostVsStatic, 100*r.SLOAttainmentAfterWarmUp))
 		}
-		return total / float64(len(benches)), ok, strings.Join(line, " | ")
+		return total / float64(len(benches)), short, strings.Join(line, " | ")
 	}
+	// better orders two outcomes: reaching the bar on every trace first,
+	// then the smaller shortfall, then the lower cost.
+	better := func(cost, short, bestCost, bestShort float64) bool {
+		if short > 0 || bestShort > 0 {
+			return short < bestShort-1e-9
+		}
+		return cost < bestCost-1e-9
+	}
+	start := map[string]float64{}
+	for _, k := range tuneKnobs {
+		start[k.name] = k.values[0]
+	}
+	chosen := maps.Clone(start)
 	for round := range 2 {
-		for _, k := range knobs {
-			best, bestScore := chosen[k.name], 0.0
+		for _, k := range tuneKnobs {
+			best, bestCost, bestShort := chosen[k.name], math.Inf(1), math.Inf(1)
 			for _, v := range k.values {
-				sel := map[string]float64{}
-				for n, x := range chosen {
-					sel[n] = x
-				}
+				sel := maps.Clone(chosen)
 				sel[k.name] = v
-				s, ok, line := score(sel)
-				fmt.Printf("round %d %-10s %-7g mean %.3fx ok=%v  %s\n", round, k.name, v, s, ok, line)
-				if ok && (bestScore == 0 || s < bestScore-1e-9) {
-					best, bestScore = v, s
+				cost, short, line := score(sel, false)
+				fmt.Printf("round %d %-10s %-7g mean %.3fx short %.3f%%  %s\n", round, k.name, v, cost, 100*short, line)
+				if better(cost, short, bestCost, bestShort) {
+					best, bestCost, bestShort = v, cost, short
 				}
 			}
 			chosen[k.name] = best
@@ -258,4 +318,17 @@ func TestTune(t *testing.T) {
 		}
 	}
 	fmt.Println("chosen", chosen)
+	for _, run := range []struct {
+		name string
+		sel  map[string]float64
+	}{{"start", start}, {"chosen", chosen}} {
+		for _, second := range []bool{false, true} {
+			cost, short, line := score(run.sel, second)
+			half := "1st"
+			if second {
+				half = "2nd"
+			}
+			fmt.Printf("%-6s %s half: mean %.3fx short %.3f%%  %s\n", run.name, half, cost, 100*short, line)
+		}
+	}
 }

@@ -40,9 +40,15 @@ func loadTrace(t testing.TB, name string, step time.Duration) Trace {
 // burstyTrace is four weeks of per-minute synthetic demand with bursts
 // (datasets.BurstySynthetic): 4-5× for 5-12 minutes about every 2 hours,
 // jittered by ±30 minutes.
-func burstyTrace() Trace {
+func burstyTrace() Trace { return burstyTraceSeed(datasets.BurstySynthetic().Seed) }
+
+// burstyTraceSeed is burstyTrace drawn with another seed: other noise and
+// other burst times and sizes.
+func burstyTraceSeed(seed uint64) Trace {
 	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	s := datasets.BurstySynthetic().Generate(start, time.Minute, 28*24*60)
+	g := datasets.BurstySynthetic()
+	g.Seed = seed
+	s := g.Generate(start, time.Minute, 28*24*60)
 	return Trace{Name: "synthetic-bursts", Start: s.Start, Step: s.Step, RPS: s.Values}
 }
 

@@ -134,8 +134,19 @@ func (c *Controller) calibrate(obs planner.Observation) {
 	miss := c.plan.MissShare(obs.DemandRPS, ready)
 	tail := 1 - c.plan.CalibrationTarget()
 	w := obs.DemandRPS / c.meanDemand
-	lp := math.Log(1-c.quantile) - cal.StepRate()*obs.Span.Minutes()*w*(miss-tail)/tail
+	lp := c.logTail() - cal.StepRate()*obs.Span.Minutes()*w*(miss-tail)/tail
 	qlo, qhi := cal.Range()
 	lo, hi := math.Log(1-qhi), math.Log(1-qlo)
-	c.quantile = 1 - math.Exp(math.Min(math.Max(lp, lo), hi))
+	// The memory may run Carry past the top; the plans' quantile may not.
+	c.lnTail = math.Min(math.Max(lp, lo-cal.CarryLog()), hi)
+	c.quantile = 1 - math.Exp(math.Max(c.lnTail, lo))
+}
+
+// logTail is the calibration's memory ln(1 − q): the quantile's, unless
+// the memory has run past MaxQuantile (planner.Calibration.Carry).
+func (c *Controller) logTail() float64 {
+	if c.lnTail < 0 && c.lnTail <= math.Log(1-c.quantile) {
+		return c.lnTail
+	}
+	return math.Log(1 - c.quantile)
 }

@@ -118,6 +118,7 @@ func TestPeakCapBoundsThePlan(t *testing.T) {
 func TestCalibrationFollowsMisses(t *testing.T) {
 	p := testPlanner()
 	p.Calibration.Off = false
+	p.Calibration.Rate = 0.0008 // four times the default: a quick test
 	p.ForecastQuantile = 0.8
 	c, err := New(p, hourly(func([]int) model.Forecaster { return constant(100) }))
 	if err != nil {
@@ -161,6 +162,76 @@ func TestCalibrationFollowsMisses(t *testing.T) {
 	off.Observe(t0, planner.Observation{At: t0, Span: time.Minute, DemandRPS: 500}, 1)
 	if off.Quantile() != 0.8 {
 		t.Errorf("calibration off moved the quantile to %v", off.Quantile())
+	}
+}
+
+// The calibration's memory runs past the top quantile (Carry): after a
+// long lump of misses the quantile stays at the top for longer than after
+// a short one, and the state carries the memory across a restart. With
+// Carry negative both lumps are forgotten at the clamp alike.
+func TestCalibrationCarriesMissesPastTheTop(t *testing.T) {
+	// minutesAtTop observes a lump of missed minutes, then misses no more,
+	// and counts the minutes the quantile stays at the top; restartAt > 0
+	// restores the controller from its State that many minutes after the
+	// lump.
+	minutesAtTop := func(carry float64, lump, restartAt int) int {
+		p := testPlanner()
+		p.Calibration.Off = false
+		p.Calibration.Carry = carry
+		p.Calibration.Rate = 0.0008 // four times the default: a quick test
+		p.ForecastQuantile = 0.8
+		newCtl := func() *Controller {
+			c, err := New(p, hourly(func([]int) model.Forecaster { return constant(100) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		c := newCtl()
+		if _, err := c.Refit(t0, flat(72, 100)); err != nil {
+			t.Fatal(err)
+		}
+		minute := 0
+		observe := func(demand float64, ready int) {
+			minute++
+			at := t0.Add(time.Duration(minute) * time.Minute)
+			if minute%60 == 0 { // hourly refits keep a plan in force
+				if _, err := c.Refit(at, flat(72, 100)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.Observe(at, planner.Observation{At: at, Span: time.Minute, DemandRPS: demand}, ready)
+		}
+		for range 15 { // the first boot delay is not scored
+			observe(100, 11)
+		}
+		for range lump {
+			observe(200, 11) // every request late
+		}
+		top := 0
+		for k := range 50 * 24 * 60 {
+			if k == restartAt && restartAt > 0 {
+				c = restart(t, c, newCtl())
+			}
+			observe(100, 11)
+			if c.Quantile() < planner.DefaultMaxQuantile-1e-12 {
+				break
+			}
+			top++
+		}
+		return top
+	}
+	short, long := minutesAtTop(0, 60, 0), minutesAtTop(0, 120, 0)
+	t.Logf("carry on: %d and %d minutes at the top after 60 and 120 missed minutes", short, long)
+	if !(long > short+60) {
+		t.Errorf("carry on: %d minutes at the top after 60 missed minutes, %d after 120; want the longer lump to hold longer", short, long)
+	}
+	if restarted := minutesAtTop(0, 120, long/2); restarted != long {
+		t.Errorf("restarted half-way: %d minutes at the top, want %d as without the restart", restarted, long)
+	}
+	noShort, noLong := minutesAtTop(-1, 60, 0), minutesAtTop(-1, 120, 0)
+	if noShort != noLong || noLong >= long {
+		t.Errorf("carry off: %d and %d minutes at the top, want them equal and below %d", noShort, noLong, long)
 	}
 }
 

@@ -163,8 +163,12 @@ type Controller struct {
 	errors     stepLog[[2]float64]
 	errorsFrom time.Time
 	// quantile is the calibrated forecast quantile, meanDemand the recent
-	// mean observed demand that weighs each interval's misses.
+	// mean observed demand that weighs each interval's misses. lnTail is
+	// the calibration's memory, ln(1 − quantile) unless it has run past
+	// the top quantile (planner.Calibration.Carry); 0 before the first
+	// calibration.
 	quantile, meanDemand float64
+	lnTail               float64
 	// warmPeak is the largest demand seen while warming up.
 	warmPeak float64
 	// asked is what the pool was asked for at each recent decision, oldest

@@ -12,7 +12,9 @@
 //     errors at that time of day, capped at the need of the recent peak.
 //   - Every decision it feeds the observation to the calibration, which
 //     moves the forecast quantile until the estimated share of requests
-//     served late matches the SLO target (planner.Calibration), and
+//     served late matches the SLO target (planner.Calibration: its memory
+//     runs past the top quantile, so a missed burst is paid back rather
+//     than forgotten at the clamp), and
 //     combines the trusted plan with the reactive rules (given back to the
 //     plan once a scale-out is no longer needed) and the schedule floors.
 //     While the history is shorter than the model needs, the peak seen so

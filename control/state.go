@@ -50,6 +50,11 @@ type State struct {
 	// Quantile is the calibrated forecast quantile and MeanDemand the
 	// recent mean demand that weighs the calibration's intervals.
 	Quantile, MeanDemand float64
+	// QuantileMemory is the calibration's memory ln(1 − q), below
+	// ln(1 − Quantile) while it has run past the top quantile
+	// (planner.Calibration.Carry); 0 when it is ln(1 − Quantile) (a state
+	// saved before the field existed reads so too).
+	QuantileMemory float64
 	// WarmPeak is the largest demand seen while warming up.
 	WarmPeak float64
 	// Asked is the pool's desired count at each recent change, oldest
@@ -83,7 +88,7 @@ type ObservedDemand struct {
 func (c *Controller) State() State {
 	st := State{Version: StateVersion, Level: c.level, Reactive: c.reactive,
 		Refit:    RefitState{Refit: c.last, ModelMean: slices.Clone(c.last.modelMean), ProfileMean: slices.Clone(c.last.profileMean)},
-		Quantile: c.quantile, MeanDemand: c.meanDemand, WarmPeak: c.warmPeak, ErrorsFrom: c.errorsFrom,
+		Quantile: c.quantile, QuantileMemory: c.lnTail, MeanDemand: c.meanDemand, WarmPeak: c.warmPeak, ErrorsFrom: c.errorsFrom,
 		Asked: slices.Clone(c.asked)}
 	st.Forecasts = c.scored(&c.forecasts)
 	st.Errors = c.scored(&c.errors)
@@ -121,7 +126,7 @@ func (c *Controller) Restore(st State) error {
 	c.reactive = st.Reactive
 	c.forecasts = c.unscored(st.Forecasts)
 	c.errors = c.unscored(st.Errors)
-	c.quantile, c.meanDemand, c.warmPeak, c.errorsFrom = st.Quantile, st.MeanDemand, st.WarmPeak, st.ErrorsFrom
+	c.quantile, c.lnTail, c.meanDemand, c.warmPeak, c.errorsFrom = st.Quantile, st.QuantileMemory, st.MeanDemand, st.WarmPeak, st.ErrorsFrom
 	c.asked = slices.Clone(st.Asked)
 	c.actual = stepLog[float64]{}
 	for _, a := range st.Actual {
@@ -159,9 +164,9 @@ func DecodeState(data []byte) (st State, err error) {
 		}
 	}
 	if !(st.Quantile >= 0.5 && st.Quantile < 1) || !(st.MeanDemand >= 0) || math.IsInf(st.MeanDemand, 0) ||
-		!(st.WarmPeak >= 0) || math.IsInf(st.WarmPeak, 0) {
-		return State{}, fmt.Errorf("decoding controller state: quantile %v, mean demand %v or warm-up peak %v out of range",
-			st.Quantile, st.MeanDemand, st.WarmPeak)
+		!(st.WarmPeak >= 0) || math.IsInf(st.WarmPeak, 0) || !(st.QuantileMemory <= 0 && st.QuantileMemory > -100) {
+		return State{}, fmt.Errorf("decoding controller state: quantile %v (memory %v), mean demand %v or warm-up peak %v out of range",
+			st.Quantile, st.QuantileMemory, st.MeanDemand, st.WarmPeak)
 	}
 	return st, nil
 }

@@ -15,7 +15,7 @@ func ExampleForecastPlan() {
 	c.Fleet.RPSPerInstance = 10 // req/s per GPU within the latency SLO
 	c.Fleet.BootDelay = 10 * time.Minute
 	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	upper := []float64{15, 15, 60, 60} // P80 demand per half hour, req/s
+	upper := []float64{15, 15, 60, 60} // P90 demand per half hour, req/s
 	fc := planner.DemandForecast{Start: start, Step: 30 * time.Minute,
 		Forecast: model.Forecast{Mean: upper, Lower: upper, Upper: upper, Level: c.ForecastLevel()}}
 	sched, err := planner.ForecastPlan(start, fc, c)
@@ -27,6 +27,6 @@ func ExampleForecastPlan() {
 		fmt.Printf("%s %d %s\n", st.At.Format("15:04"), st.Desired, st.Reason)
 	}
 	// Output:
-	// 09:00 2 forecast p80 15 req/s at 03-02 09:00 needs 2
-	// 09:50 8 forecast p80 60 req/s at 03-02 10:00 needs 8 (pre-warm 10m)
+	// 09:00 2 forecast p90 15 req/s at 03-02 09:00 needs 2
+	// 09:50 8 forecast p90 60 req/s at 03-02 10:00 needs 8 (pre-warm 10m)
 }

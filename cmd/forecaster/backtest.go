@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -18,193 +17,289 @@ import (
 
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/control"
-	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/store"
 	"github.com/spf13/pflag"
 )
 
-// capacityFlags are the demand and fleet flags shared by 'backtest' and
-// 'plan'.
-type capacityFlags struct {
-	input, valueColumn string
-	counts             bool
-	step               time.Duration
-	syntheticDays      int
-
-	gpuRPS        float64
-	peakInstances int
-	sizing        string
-	serviceTime   time.Duration
-	slots         int
-	targetUtil    float64
-	boot          time.Duration
-	minInstances  int
-	maxInstances  int
-	price         float64
-	reservedPrice float64
-	reserved      int
-	slo           time.Duration
-	sloTarget     float64
-	schedule      string
-	timeZone      string
-	bursts        bool
-
-	forecastQuantile float64
-	calibrate        bool
+// backtestFlags are the flags of 'forecaster backtest' besides the
+// capacity flags.
+type backtestFlags struct {
+	capacity                capacityFlags
+	policies                []string
+	format, out, plotFormat string
+	refit, forecastStep     time.Duration
+	aggregate               string
+	timeout, bootSpread     time.Duration
+	drain, metricsLag       time.Duration
+	maxStep                 int
+	minInterval, warmUp     time.Duration
+	scoreFrom, scoreUntil   string
+	frontier                bool
+	sloTargets              []float64
+	spotShare, spotRate     float64
+	spotPrice               float64
+	seed                    uint64
+	writeDemand             string
 }
 
-func (f *capacityFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.input, "input", "", "demand CSV file (timestamp and value columns); none: synthetic demand")
-	fs.StringVar(&f.valueColumn, "value-column", "", "column holding the demand (default: the only value column)")
-	fs.BoolVar(&f.counts, "counts", false, "values are requests per row, not requests/s")
-	fs.DurationVar(&f.step, "step", 0, "resample the demand to this step, for the replay as well as the forecasts (default: the file's own step; 1m for synthetic)")
-	fs.IntVar(&f.syntheticDays, "synthetic-days", 28, "days of synthetic demand when --input is not given")
-	fs.BoolVar(&f.bursts, "synthetic-bursts", false, "synthetic demand with bursts: 4-5x for 5-12 min about every 2 h, jittered ±30 min")
-	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves flat out (each of its --slots takes slots/gpu-rps seconds a request)")
-	fs.IntVar(&f.peakInstances, "peak-instances", 0, "instead of --gpu-rps: size instances so the demand's peak needs this many (under --sizing, at --slo-target)")
-	fs.Float64Var(&f.targetUtil, "target-util", 0.8, "share of an instance's throughput the plan aims to use")
-	fs.StringVar(&f.sizing, "sizing", planner.SizingErlangC, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
-	fs.DurationVar(&f.serviceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot (throughput slots/service-time)")
-	fs.IntVar(&f.slots, "slots", 1, "requests one instance serves at once: its servers in the queue")
-	fs.DurationVar(&f.boot, "boot", 10*time.Minute, "boot plus model-load time of a new instance")
-	fs.IntVar(&f.minInstances, "min", 1, "fewest instances")
-	fs.IntVar(&f.maxInstances, "max", 1000, "most instances")
-	fs.Float64Var(&f.price, "price", 2.5, "on-demand price per instance-hour (billed per second)")
-	fs.Float64Var(&f.reservedPrice, "reserved-price", 1.6, "reserved price per instance-hour")
-	fs.IntVar(&f.reserved, "reserved", 0, "reserved (committed) baseline instances")
-	fs.DurationVar(&f.slo, "slo", 10*time.Second, "longest a request may wait for a server")
-	fs.Float64Var(&f.sloTarget, "slo-target", planner.DefaultConfig().SLO.Quantile, "share of requests that must wait at most --slo")
-	fs.Float64Var(&f.sloTarget, "slo-quantile", planner.DefaultConfig().SLO.Quantile, "old name of --slo-target")
-	_ = fs.MarkDeprecated("slo-quantile", "use --slo-target")
-	fs.StringVar(&f.schedule, "schedule", "", "file of schedule floors, one a line: 'weekdays 09:45-12:00 [ZONE] at least 6'")
-	fs.StringVar(&f.timeZone, "time-zone", "UTC", "IANA time zone of schedule windows that name none")
-	fs.Float64Var(&f.forecastQuantile, "forecast-quantile", planner.DefaultConfig().ForecastQuantile,
-		"quantile of a forecast step's demand the plans size for: where the calibration starts, or fixed with --calibrate=false")
-	fs.BoolVar(&f.calibrate, "calibrate", true, "calibrate the forecast quantile walk-forward so the plans' estimated misses match --slo-target")
+// The backtest's own ranges (the capacity flags' are in capacity.go).
+const (
+	maxDay        = 24 * time.Hour
+	maxRefit      = 7 * 24 * time.Hour
+	maxTimeout    = 24 * time.Hour
+	maxMetricsLag = time.Hour
+	maxWarmUp     = 366 * 24 * time.Hour
+	maxSLOTargets = 10
+	maxSpotRate   = 60.0
+	// maxHistorySteps bounds the forecast history over the forecast step,
+	// as the pool spec does (forecast.history / forecast.step).
+	maxHistorySteps = 100_000
+)
+
+// backtestOverrides maps the backtest flags that a pool spec also sets to
+// the pool's YAML key (see capacityFlags.poolOverrides).
+var backtestOverrides = map[string]string{
+	"refit": "forecast.refit_every", "forecast-step": "forecast.step", "forecast-aggregate": "demand.aggregate",
+	"max-step": "max_step", "min-interval": "min_interval", "spot-price": "prices.spot_per_hour",
 }
 
-// load reads the demand as requests/s (or generates it) and returns it as
-// a backtest trace.
-func (f *capacityFlags) load(stderr io.Writer) (backtest.Trace, error) {
-	if f.input == "" {
-		step := f.step
-		if step == 0 {
-			step = time.Minute
-		}
-		if f.syntheticDays < 1 {
-			return backtest.Trace{}, usageErrorf("--synthetic-days %d: must be at least 1", f.syntheticDays)
-		}
-		start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-		gen, name := datasets.DefaultSynthetic(), "synthetic"
-		if f.bursts {
-			gen, name = datasets.BurstySynthetic(), "synthetic-bursts"
-		}
-		s := gen.Generate(start, step, int(time.Duration(f.syntheticDays)*24*time.Hour/step))
-		return backtest.Trace{Name: name, Start: s.Start, Step: s.Step, RPS: s.Values}, nil
-	}
-	s, err := datasets.LoadCSV(f.input, datasets.CSVOptions{ValueColumn: f.valueColumn, Counts: f.counts, Step: f.step})
-	if err != nil {
-		var bad *datasets.BadRowsError
-		if errors.As(err, &bad) {
-			for i, r := range bad.Rows {
-				if i == 20 {
-					fmt.Fprintf(stderr, "... and %d more bad rows\n", len(bad.Rows)-i)
-					break
-				}
-				fmt.Fprintln(stderr, r.Error())
-			}
-		}
-		return backtest.Trace{}, err
-	}
-	if s.Len() > 0 && s.Missing()*2 > s.Len() {
-		return backtest.Trace{}, fmt.Errorf("%s: %d of %d steps have no data; is --step %v finer than the file's own step?",
-			f.input, s.Missing(), s.Len(), f.step)
-	}
-	if f.counts {
-		s = s.PerSecond()
-	}
-	return backtest.Trace{Name: filepath.Base(f.input), Start: s.Start, Step: s.Step, RPS: s.Values}, nil
+func (b *backtestFlags) register(fs *pflag.FlagSet) {
+	b.capacity.register(fs)
+	b.capacity.registerPool(fs)
+	def := control.Settings{}.WithDefaults()
+	fs.StringSliceVar(&b.policies, "policies", backtest.Policies(), "policies to compare")
+	fs.StringVar(&b.format, "format", "table", "output format: table or json")
+	fs.StringVar(&b.out, "out", "", "directory for capacity-<policy>.csv files and plots")
+	fs.StringVar(&b.plotFormat, "plot-format", "png", "plot format: png or svg")
+	fs.DurationVar(&b.refit, "refit", 0, fmt.Sprintf("how often the forecasting policies refit, a multiple of the forecast step up to 7d (default %v, as serve's forecast.refit_every)", def.RefitEvery))
+	fs.DurationVar(&b.forecastStep, "forecast-step", 0, fmt.Sprintf("forecast grid, 1m to 24h and a multiple of the demand's step (default %v, as serve's forecast.step, or the demand's step when coarser)", def.Step))
+	fs.StringVar(&b.aggregate, "forecast-aggregate", "max", "how demand steps fold into a forecast step: max (size for the busiest) or mean")
+	fs.DurationVar(&b.timeout, "timeout", time.Minute, "requests waiting longer are dropped, 0 to 24h")
+	fs.DurationVar(&b.bootSpread, "boot-spread", 0, "standard deviation of each instance's boot time around --boot, 0 to 24h (0: every boot takes --boot)")
+	fs.DurationVar(&b.drain, "drain", 0, "how long a removed instance stays billed finishing its requests, up to 24h (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")
+	fs.DurationVar(&b.metricsLag, "metrics-lag", 0, "age of the newest metrics the reactive rules see, 0 to 1h (default one tick: one collection interval)")
+	fs.IntVar(&b.maxStep, "max-step", 0, "actuator limit: most instances one change adds or removes, 0 to --max (0: no limit, as serve's max_step)")
+	fs.DurationVar(&b.minInterval, "min-interval", 0, "actuator limit: least time between two changes, 0 to 24h (0: no limit, as serve's min_interval)")
+	fs.DurationVar(&b.warmUp, "warm-up", 24*time.Hour, "time from the start that slo_attainment_after_warmup leaves out, 0 to 366d")
+	fs.StringVar(&b.scoreFrom, "score-from", "", "count figures only from this time (RFC 3339), e.g. to score the second half after tuning on the first")
+	fs.StringVar(&b.scoreUntil, "score-until", "", "count figures only before this time (RFC 3339)")
+	fs.BoolVar(&b.frontier, "frontier", false, "sweep each policy's knobs and report the cheapest setting reaching each --slo-targets value")
+	fs.Float64SliceVar(&b.sloTargets, "slo-targets", []float64{0.99, 0.995, 0.999}, fmt.Sprintf("SLO targets of the frontier, each in (0, 1), at most %d", maxSLOTargets))
+	fs.Float64Var(&b.spotShare, "spot-share", 0, "share of instances above the reserved baseline run on spot, in [0, 1]")
+	fs.Float64Var(&b.spotRate, "spot-interruptions", 0.05, "interruptions per spot instance-hour, 0 to 60")
+	fs.Float64Var(&b.spotPrice, "spot-price", 1.0, "spot price per instance-hour, 0 to 1e6")
+	fs.Uint64Var(&b.seed, "seed", 1, "seed for spot interruptions and boot times")
+	fs.StringVar(&b.writeDemand, "write-demand", "", "also write the demand replayed (after --step) to this CSV file as timestamp,requests per step")
 }
 
-// plannerConfig builds the planner configuration for a trace. Exactly one
-// of --gpu-rps, --peak-instances and --service-time sets an instance's
-// throughput; with --slots, each sets the others: a slot serves one
-// request per service time, so gpu-rps = slots / service-time.
-func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error) {
-	c := planner.DefaultConfig()
-	c.TargetUtilisation = f.targetUtil
-	c.Sizing = f.sizing
-	c.Fleet.Slots = f.slots
-	c.Fleet.BootDelay = f.boot
-	c.Fleet.MinInstances = f.minInstances
-	c.Fleet.MaxInstances = f.maxInstances
-	c.Prices.OnDemandPerHour = f.price
-	c.Prices.ReservedPerHour = f.reservedPrice
-	c.Prices.ReservedInstances = f.reserved
-	c.SLO = planner.SLO{Latency: f.slo, Quantile: f.sloTarget}
-	c.ForecastQuantile = f.forecastQuantile
-	c.Calibration.Off = !f.calibrate
-	given := 0
-	for _, set := range []bool{f.gpuRPS > 0, f.peakInstances > 0, f.serviceTime > 0} {
-		if set {
-			given++
-		}
-	}
+// check refuses the flags outside their ranges, before the demand is read.
+func (b *backtestFlags) check() error {
 	switch {
-	case f.slots < 1:
-		return c, usageErrorf("--slots %d: must be at least 1", f.slots)
-	case given > 1:
-		return c, usageErrorf("give one of --gpu-rps, --peak-instances and --service-time: each sets the others")
-	case f.gpuRPS > 0:
-		c.Fleet.RPSPerInstance = f.gpuRPS
-	case f.peakInstances > 0:
-		if !(f.targetUtil > 0 && f.targetUtil <= 1) {
-			return c, usageErrorf("--target-util %v: must be in (0, 1]", f.targetUtil)
+	case b.format != "table" && b.format != "json":
+		return usageErrorf("--format %q: want table or json", b.format)
+	case b.plotFormat != "png" && b.plotFormat != "svg":
+		return usageErrorf("--plot-format %q: want png or svg", b.plotFormat)
+	case b.aggregate != "max" && b.aggregate != "mean":
+		return usageErrorf("--forecast-aggregate %q: want max or mean", b.aggregate)
+	case len(b.sloTargets) > maxSLOTargets:
+		return usageErrorf("--slo-targets: %d targets, at most %d", len(b.sloTargets), maxSLOTargets)
+	}
+	checks := []error{
+		checkStep("--refit", b.refit, time.Minute, maxRefit, true),
+		checkStep("--forecast-step", b.forecastStep, time.Minute, maxDay, true),
+		checkStep("--timeout", b.timeout, 0, maxTimeout, false),
+		checkStep("--boot-spread", b.bootSpread, 0, maxBoot, false),
+		checkStep("--drain", b.drain, -maxBoot, maxBoot, false),
+		checkStep("--metrics-lag", b.metricsLag, 0, maxMetricsLag, false),
+		checkInt("--max-step", b.maxStep, 0, maxFleet),
+		checkStep("--min-interval", b.minInterval, 0, maxDay, false),
+		checkStep("--warm-up", b.warmUp, 0, maxWarmUp, false),
+		checkFloat("--spot-share", b.spotShare, 0, 1, false),
+		checkFloat("--spot-interruptions", b.spotRate, 0, maxSpotRate, false),
+		checkFloat("--spot-price", b.spotPrice, 0, maxPrice, false),
+	}
+	for _, q := range b.sloTargets {
+		checks = append(checks, checkUnit("--slo-targets", q, false, false))
+	}
+	for _, p := range b.policies {
+		if !slices.Contains(backtest.Policies(), p) {
+			checks = append(checks, usageErrorf("--policies: unknown policy %q: want some of %s", p, strings.Join(backtest.Policies(), ",")))
 		}
-		if tr.Peak() <= 0 {
-			return c, fmt.Errorf("--peak-instances: the demand has no positive peak to size from")
-		}
-		if !(f.sloTarget > 0 && f.sloTarget < 1) {
-			return c, usageErrorf("--slo-target %v: must be in (0, 1)", f.sloTarget)
-		}
-		sized, err := c.SizeForPeak(tr.Peak(), f.peakInstances)
+	}
+	for _, err := range checks {
 		if err != nil {
-			return c, usageErrorf("--peak-instances: %v", err)
+			return err
 		}
-		c = sized
-	case f.serviceTime > 0:
-		c.Fleet.RPSPerInstance = float64(f.slots) / f.serviceTime.Seconds()
+	}
+	return nil
+}
+
+// config builds the simulation's configuration for the trace: from the
+// flags, or, with --config/--pool, exactly what serve runs for the pool
+// (its planner config with the windows in its time zone, its controller
+// settings, its actuator limits through actuator.Safe, its decision
+// interval as the tick and its demand fold), the simulation's own flags
+// (queue timeout, boot spread, drains, metrics lag, spot, scoring) aside.
+// The work it implies is bounded before anything is run.
+func (b *backtestFlags) config(tr backtest.Trace) (backtest.Config, error) {
+	cf := &b.capacity
+	cfg := backtest.DefaultConfig()
+	var err error
+	if cf.fromPool() {
+		if err = b.poolConfig(&cfg, tr); err != nil {
+			return cfg, err
+		}
+	} else {
+		if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
+			return cfg, err
+		}
+		if b.maxStep > cfg.Planner.Fleet.MaxInstances {
+			return cfg, usageErrorf("--max-step %d: must be in [0, --max %d]", b.maxStep, cfg.Planner.Fleet.MaxInstances)
+		}
+		cfg.Forecast.RefitEvery = b.refit
+		cfg.Forecast.Step = b.forecastStep
+		cfg.Forecast.Aggregate = b.aggregate
+		cfg.Limits = backtest.Limits{MaxStep: b.maxStep, MinInterval: b.minInterval}
+		cfg.Planner.Prices.SpotPerHour = b.spotPrice
+	}
+	cfg.QueueTimeout = b.timeout
+	cfg.BootSpread = b.bootSpread
+	cfg.Drain = b.drain
+	cfg.MetricsLag = b.metricsLag
+	cfg.WarmUp = b.warmUp
+	if cfg.ScoreFrom, err = parseScoreTime("--score-from", b.scoreFrom); err != nil {
+		return cfg, err
+	}
+	if cfg.ScoreUntil, err = parseScoreTime("--score-until", b.scoreUntil); err != nil {
+		return cfg, err
+	}
+	cfg.Spot = backtest.Spot{Share: b.spotShare, InterruptionsPerHour: b.spotRate, Seed: b.seed}
+	if err := b.checkGrid(cfg, tr); err != nil {
+		return cfg, err
+	}
+	return cfg, b.checkWork(cfg, tr)
+}
+
+// poolConfig fills cfg with the pool's settings (see config).
+func (b *backtestFlags) poolConfig(cfg *backtest.Config, tr backtest.Trace) error {
+	cf := &b.capacity
+	file, p, err := cf.loadPool(backtestOverrides)
+	if err != nil {
+		return err
+	}
+	if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
+		return err
+	}
+	cfg.Forecast.Settings = cf.forecastSettings()
+	switch agg := p.Demand.Aggregate; agg {
+	case "":
+		cfg.Forecast.Aggregate = "max" // what serve's refits read (store.Max)
+	case store.Max, store.Mean:
+		cfg.Forecast.Aggregate = string(agg)
 	default:
-		return c, usageErrorf("--gpu-rps (or --peak-instances, or --service-time) is required")
+		return fmt.Errorf("%s: pool %q: demand.aggregate %q: the backtest folds demand by max or mean only", cf.config, p.Name, agg)
 	}
-	c.Fleet.ServiceTime = time.Duration(float64(f.slots) / c.Fleet.RPSPerInstance * float64(time.Second))
-	if f.schedule != "" {
-		loc, err := time.LoadLocation(f.timeZone)
-		if err != nil {
-			return c, usageErrorf("--time-zone %q: %v", f.timeZone, err)
-		}
-		text, err := os.ReadFile(f.schedule)
-		if err != nil {
-			return c, fmt.Errorf("--schedule: %w", err)
-		}
-		ws, err := planner.ParseWindows(string(text), loc)
-		if err != nil {
-			return c, fmt.Errorf("%s: %w", f.schedule, err)
-		}
-		c.Windows = ws
-	} else if _, err := time.LoadLocation(f.timeZone); err != nil {
-		return c, usageErrorf("--time-zone %q: %v", f.timeZone, err)
+	limits, _ := cf.limits()
+	cfg.Limits = backtest.Limits{MaxStep: limits.MaxStep, MinInterval: limits.MinInterval}
+	// serve decides every interval; the tick must divide the demand's step.
+	if iv := file.Interval; iv > 0 && iv <= tr.Step && tr.Step%iv == 0 {
+		cfg.Tick = iv
+	} else if iv > 0 {
+		return usageErrorf("%s: interval %v does not divide the demand's step %v: the backtest decides on the demand's grid; resample with --step to a multiple of it",
+			cf.config, iv, tr.Step)
 	}
-	if err := c.Validate(); err != nil {
-		return c, usageErrorf("%v", err)
+	return nil
+}
+
+// checkGrid refuses a forecast grid the trace cannot be folded onto, and
+// a history too long for its step, naming the flag or YAML key.
+func (b *backtestFlags) checkGrid(cfg backtest.Config, tr backtest.Trace) error {
+	stepKey, refitKey, historyKey := "--forecast-step", "--refit", "forecast.history"
+	if b.capacity.fromPool() {
+		stepKey, refitKey = "forecast.step of the pool", "forecast.refit_every of the pool"
+		historyKey = "forecast.history of the pool"
 	}
-	return c, nil
+	f := cfg.Forecast
+	step := f.Step
+	if step == 0 {
+		step = max(control.Settings{}.WithDefaults().Step, tr.Step)
+		step = (step + tr.Step - 1) / tr.Step * tr.Step
+	} else if step%tr.Step != 0 {
+		return usageErrorf("%s %v: must be a multiple of the demand's step %v (--step)", stepKey, step, tr.Step)
+	}
+	if f.RefitEvery > 0 && f.RefitEvery%step != 0 {
+		return usageErrorf("%s %v: must be a multiple of the forecast step %v", refitKey, f.RefitEvery, step)
+	}
+	history := f.Settings.WithDefaults().History
+	if n := history / step; n > maxHistorySteps {
+		return usageErrorf("%s %v at a forecast step of %v is %d steps, more than %d: give a coarser %s",
+			historyKey, history, step, n, maxHistorySteps, stepKey)
+	}
+	return nil
+}
+
+// checkWork bounds the simulation's work before it is attempted: the runs
+// (Run's policies and the flat fleet's bisection, or the frontier's
+// trials) × ticks × the servers of the peak's fleet (each tick's queue and
+// each decision's Erlang C grow with them).
+func (b *backtestFlags) checkWork(cfg backtest.Config, tr backtest.Trace) error {
+	c := cfg.Planner
+	tick := cfg.Tick
+	if tick == 0 {
+		tick = min(time.Minute, tr.Step)
+	}
+	ticks := float64(len(tr.RPS)) * float64(tr.Step/tick)
+	rps := c.Fleet.RPS() * c.TargetUtilisation
+	instances := float64(c.Fleet.MaxInstances)
+	if rps > 0 {
+		instances = math.Min(instances, math.Ceil(tr.Peak()/rps)+1)
+	}
+	runs := backtest.RunRuns()
+	if b.frontier {
+		runs = backtest.FrontierTrials()
+	}
+	work := float64(runs) * ticks * instances * float64(max(c.Fleet.Slots, 1))
+	if work > maxServerTicks {
+		what := fmt.Sprintf("the %d runs of the backtest", runs)
+		if b.frontier {
+			what = fmt.Sprintf("the frontier's %d runs", runs)
+		}
+		return usageErrorf("%.0f ticks of a fleet of up to %.0f instances of %d slots is too much work for %s (%.3g server-ticks, at most %.3g): "+
+			"give a larger --gpu-rps (or fewer --peak-instances), a smaller --max, fewer --slots or less demand",
+			ticks, instances, max(c.Fleet.Slots, 1), what, work, maxServerTicks)
+	}
+	return nil
+}
+
+// parseBacktestFlags parses and checks the backtest's flags into fs, and
+// loads --config's pool (refusing the flags it also sets) before any
+// demand is read.
+func parseBacktestFlags(fs *pflag.FlagSet, args []string) (*backtestFlags, error) {
+	bf := &backtestFlags{}
+	bf.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, usageErrorf("unexpected arguments %q", fs.Args())
+	}
+	if err := bf.check(); err != nil {
+		return nil, err
+	}
+	if bf.capacity.fromPool() {
+		if _, _, err := bf.capacity.loadPool(backtestOverrides); err != nil {
+			return nil, err
+		}
+	}
+	return bf, nil
 }
 
 // runBacktest implements 'forecaster backtest'.
 func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("backtest", "[--input FILE] [--value-column C] [--counts] [--step 1m] --peak-instances N | --gpu-rps R | --service-time S\n"+
-		"       [--boot 10m] [--slo 10s] [--slo-target 0.995] [--policies static,flat,...] [--frontier] [--format table|json] [--out DIR]",
+		"       [--boot 10m] [--slo 10s] [--slo-target 0.995] [--policies static,flat,...] [--frontier] [--format table|json] [--out DIR]\n"+
+		"       forecaster backtest --config FILE --pool NAME [--input FILE ...] [--frontier] ...",
 		"Replay recorded demand (or synthetic demand, without --input) through scaling policies and\n"+
 			"compare GPU-hours, cost (also relative to static and to the oracle, which knows the future),\n"+
 			"SLO attainment (share of requests that waited at most --slo for a server, overall and after\n"+
@@ -215,122 +310,47 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			"walk-forward: only on demand before each decision. --step resamples the demand that is\n"+
 			"replayed, not only the one forecast. --frontier sweeps each policy's knobs and reports the\n"+
 			"cheapest setting reaching each of --slo-targets. --out DIR writes capacity-<policy>.csv\n"+
-			"(timestamp,demand_rps,ready,desired,billed) and plots.", stderr)
-	var cf capacityFlags
-	cf.register(fs)
-	policies := fs.StringSlice("policies", backtest.Policies(), "policies to compare")
-	format := fs.String("format", "table", "output format: table or json")
-	out := fs.String("out", "", "directory for capacity-<policy>.csv files and plots")
-	plotFormat := fs.String("plot-format", "png", "plot format: png or svg")
-	def := control.Settings{}.WithDefaults()
-	refit := fs.Duration("refit", 0, fmt.Sprintf("how often the forecasting policies refit (default %v, as serve's forecast.refit_every)", def.RefitEvery))
-	forecastStep := fs.Duration("forecast-step", 0, fmt.Sprintf("forecast grid (default %v, as serve's forecast.step, or the demand's step when coarser)", def.Step))
-	aggregate := fs.String("forecast-aggregate", "max", "how demand steps fold into a forecast step: max (size for the busiest) or mean")
-	timeout := fs.Duration("timeout", time.Minute, "requests waiting longer are dropped")
-	bootSpread := fs.Duration("boot-spread", 0, "standard deviation of each instance's boot time around --boot (0: every boot takes --boot)")
-	drain := fs.Duration("drain", 0, "how long a removed instance stays billed finishing its requests (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")
-	metricsLag := fs.Duration("metrics-lag", 0, "age of the newest metrics the reactive rules see (default one tick: one collection interval)")
-	maxStep := fs.Int("max-step", 0, "actuator limit: most instances one change adds or removes (0: no limit, as serve's max_step)")
-	minInterval := fs.Duration("min-interval", 0, "actuator limit: least time between two changes (0: no limit, as serve's min_interval)")
-	warmUp := fs.Duration("warm-up", 24*time.Hour, "time from the start that slo_attainment_after_warmup leaves out")
-	scoreFrom := fs.String("score-from", "", "count figures only from this time (RFC 3339), e.g. to score the second half after tuning on the first")
-	scoreUntil := fs.String("score-until", "", "count figures only before this time (RFC 3339)")
-	frontier := fs.Bool("frontier", false, "sweep each policy's knobs and report the cheapest setting reaching each --slo-targets value")
-	sloTargets := fs.Float64Slice("slo-targets", []float64{0.99, 0.995, 0.999}, "SLO targets of the frontier")
-	spotShare := fs.Float64("spot-share", 0, "share of instances above the reserved baseline run on spot")
-	spotRate := fs.Float64("spot-interruptions", 0.05, "interruptions per spot instance-hour")
-	spotPrice := fs.Float64("spot-price", 1.0, "spot price per instance-hour")
-	seed := fs.Uint64("seed", 1, "seed for spot interruptions and boot times")
-	writeDemand := fs.String("write-demand", "", "also write the demand replayed (after --step) to this CSV file as timestamp,requests per step")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	switch {
-	case fs.NArg() > 0:
-		return usageErrorf("unexpected arguments %q", fs.Args())
-	case *format != "table" && *format != "json":
-		return usageErrorf("--format %q: want table or json", *format)
-	case *plotFormat != "png" && *plotFormat != "svg":
-		return usageErrorf("--plot-format %q: want png or svg", *plotFormat)
-	case *aggregate != "max" && *aggregate != "mean":
-		return usageErrorf("--forecast-aggregate %q: want max or mean", *aggregate)
-	}
-	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{{"--refit", *refit}, {"--forecast-step", *forecastStep}, {"--timeout", *timeout}, {"--boot-spread", *bootSpread},
-		{"--metrics-lag", *metricsLag}, {"--min-interval", *minInterval}, {"--warm-up", *warmUp}} {
-		if d.v < 0 {
-			return usageErrorf("%s %v: must not be negative", d.flag, d.v)
-		}
-	}
-	switch {
-	case *maxStep < 0:
-		return usageErrorf("--max-step %d: must not be negative", *maxStep)
-	case !(*spotShare >= 0 && *spotShare <= 1):
-		return usageErrorf("--spot-share %v: must be in [0, 1]", *spotShare)
-	case !(*spotRate >= 0) || math.IsInf(*spotRate, 0):
-		return usageErrorf("--spot-interruptions %v: must be finite and >= 0", *spotRate)
-	case !(*spotPrice >= 0) || math.IsInf(*spotPrice, 0):
-		return usageErrorf("--spot-price %v: must be a finite price >= 0", *spotPrice)
-	}
-	for _, q := range *sloTargets {
-		if !(q > 0 && q < 1) {
-			return usageErrorf("--slo-targets %v: each must be in (0, 1)", q)
-		}
-	}
-	for _, p := range *policies {
-		if !slices.Contains(backtest.Policies(), p) {
-			return usageErrorf("--policies: unknown policy %q: want some of %s", p, strings.Join(backtest.Policies(), ","))
-		}
-	}
-	tr, err := cf.load(stderr)
+			"(timestamp,demand_rps,ready,desired,billed) and plots.\n\n"+
+			"With --config FILE --pool NAME the backtest runs exactly what 'serve' runs for that pool:\n"+
+			"its sizing, SLO, planner and reactive settings, schedule windows in its time_zone, its\n"+
+			"forecast settings, its min/max/max_step/min_interval through the same safety layer, its\n"+
+			"interval as the decision tick. The flags those keys set are refused with --config; the\n"+
+			"demand (--input, --counts, --step, ...) and the simulation's flags stay.", stderr)
+	bf, err := parseBacktestFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if *writeDemand != "" {
-		if err := writeReplayedDemand(*writeDemand, tr); err != nil {
+	tr, err := bf.capacity.load(stderr)
+	if err != nil {
+		return err
+	}
+	if bf.writeDemand != "" {
+		if err := writeReplayedDemand(bf.writeDemand, tr); err != nil {
 			return fmt.Errorf("--write-demand: %w", err)
 		}
 	}
-	cfg := backtest.DefaultConfig()
-	if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
+	cfg, err := bf.config(tr)
+	if err != nil {
 		return err
 	}
-	cfg.Forecast.RefitEvery = *refit
-	cfg.Forecast.Step = *forecastStep
-	cfg.Forecast.Aggregate = *aggregate
-	cfg.QueueTimeout = *timeout
-	cfg.BootSpread = *bootSpread
-	cfg.Drain = *drain
-	cfg.MetricsLag = *metricsLag
-	cfg.Limits = backtest.Limits{MaxStep: *maxStep, MinInterval: *minInterval}
-	cfg.WarmUp = *warmUp
-	if cfg.ScoreFrom, err = parseScoreTime("--score-from", *scoreFrom); err != nil {
-		return err
-	}
-	if cfg.ScoreUntil, err = parseScoreTime("--score-until", *scoreUntil); err != nil {
-		return err
-	}
-	cfg.Spot = backtest.Spot{Share: *spotShare, InterruptionsPerHour: *spotRate, Seed: *seed}
-	cfg.Planner.Prices.SpotPerHour = *spotPrice
 	var rep backtest.Report
 	var front backtest.Frontier
-	if *frontier {
-		rep, front, err = backtest.RunFrontier(ctx, tr, cfg, *sloTargets, *policies...)
+	if bf.frontier {
+		rep, front, err = backtest.RunFrontier(ctx, tr, cfg, bf.sloTargets, bf.policies...)
 	} else {
-		rep, err = backtest.Run(ctx, tr, cfg, *policies...)
+		rep, err = backtest.Run(ctx, tr, cfg, bf.policies...)
 	}
 	if err != nil {
 		return err
 	}
-	if *out != "" {
-		if err := writeBacktestFiles(*out, *plotFormat, rep, front.Trials, *sloTargets, cfg.Planner.Fleet.RPS()); err != nil {
+	if bf.out != "" {
+		if err := writeBacktestFiles(bf.out, bf.plotFormat, rep, front.Trials, bf.sloTargets, cfg.Planner.Fleet.RPS()); err != nil {
 			return err
 		}
 	}
-	if *format == "json" {
-		return printJSON(stdout, backtestJSON{Trace: rep.Trace, Static: rep.Static, Flat: rep.Flat, GPURPS: cfg.Planner.Fleet.RPS(),
+	if bf.format == "json" {
+		return printJSON(stdout, backtestJSON{Trace: rep.Trace, Config: bf.capacity.config, Pool: bf.capacity.poolName,
+			Static: rep.Static, Flat: rep.Flat, GPURPS: cfg.Planner.Fleet.RPS(),
 			ServiceTimeS: cfg.Planner.Fleet.ServiceTime.Seconds(), Slots: cfg.Planner.Fleet.Slots, SLOTarget: cfg.Planner.SLO.Quantile,
 			TraceRequests: rep.TraceRequests, Tick: rep.Tick.String(), ForecastStep: rep.ForecastStep.String(),
 			Refit: rep.RefitEvery.String(), Policies: rep.Policies, Frontier: front.Points})
@@ -338,7 +358,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := writeBacktestTable(stdout, rep, cfg.Planner); err != nil {
 		return err
 	}
-	if *frontier {
+	if bf.frontier {
 		fmt.Fprintln(stdout)
 		return writeFrontierTable(stdout, front.Points)
 	}
@@ -384,6 +404,8 @@ func parseScoreTime(flag, v string) (time.Time, error) {
 // as the issue specifies, plus the settings that produced them.
 type backtestJSON struct {
 	Trace         string                   `json:"trace"`
+	Config        string                   `json:"config,omitempty"`
+	Pool          string                   `json:"pool,omitempty"`
 	Static        int                      `json:"static_instances"`
 	Flat          int                      `json:"flat_instances,omitempty"`
 	GPURPS        float64                  `json:"gpu_rps"`

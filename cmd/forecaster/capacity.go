@@ -1,0 +1,425 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/backtest"
+	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/spec"
+	"github.com/spf13/pflag"
+)
+
+// capacityFlags are the demand and fleet flags shared by 'backtest', 'plan'
+// and 'report': register adds them, load reads the demand, plannerConfig
+// builds the planner configuration. registerPool adds --config FILE --pool
+// NAME: with them the fleet, SLO, planner, forecast and actuator settings
+// are the pool's, exactly what 'serve' runs for it, and the flags that the
+// pool spec also sets are refused (see poolOverrides).
+type capacityFlags struct {
+	input, valueColumn string
+	counts             bool
+	step               time.Duration
+	syntheticDays      int
+
+	gpuRPS        float64
+	peakInstances int
+	sizing        string
+	serviceTime   time.Duration
+	slots         int
+	targetUtil    float64
+	boot          time.Duration
+	minInstances  int
+	maxInstances  int
+	price         float64
+	reservedPrice float64
+	reserved      int
+	slo           time.Duration
+	sloTarget     float64
+	schedule      string
+	timeZone      string
+	bursts        bool
+
+	forecastQuantile float64
+	calibrate        bool
+
+	// config and poolName are --config and --pool (registerPool).
+	config, poolName string
+	// fs is the flag set register added the flags to: which were given.
+	fs *pflag.FlagSet
+	// file and pool are the loaded configuration (loadPool), nil before.
+	file *spec.File
+	pool *spec.Pool
+}
+
+// The ranges of the capacity flags (and of the backtest's own), checked
+// before anything is allocated. maxFleet is also actuator.Safe's sanity
+// limit: it refuses to ask a back-end for more.
+const (
+	maxFleet         = 100_000
+	maxSlots         = 10_000
+	maxSyntheticDays = 366
+	maxBoot          = 24 * time.Hour
+	maxDemandStep    = 7 * 24 * time.Hour
+	maxServiceTime   = 24 * time.Hour
+	maxSLOLatency    = time.Hour
+	maxPrice         = 1e6
+	minGPURPS        = 1e-9
+	maxGPURPS        = 1e9
+	// maxTraceSteps bounds the steps of the demand after --step (a year
+	// per minute fits): every policy keeps a row per step.
+	maxTraceSteps = 1_000_000
+	// maxServerTicks bounds a backtest's work before it starts: runs ×
+	// ticks × the servers of the peak's fleet. The simulator's work per
+	// tick, and the queue's per decision, grow with the fleet (Erlang C is
+	// a recursion over the servers): about 25 ns a server-tick, so the
+	// bound is a few minutes of work.
+	maxServerTicks = 5e9
+)
+
+func (f *capacityFlags) register(fs *pflag.FlagSet) {
+	f.fs = fs
+	fs.StringVar(&f.input, "input", "", "demand CSV file (timestamp and value columns); none: synthetic demand")
+	fs.StringVar(&f.valueColumn, "value-column", "", "column holding the demand (default: the only value column)")
+	fs.BoolVar(&f.counts, "counts", false, "values are requests per row, not requests/s")
+	fs.DurationVar(&f.step, "step", 0, "resample the demand to this step, for the replay as well as the forecasts, 1s to 7d (default: the file's own step; 1m for synthetic); at most 1,000,000 steps")
+	fs.IntVar(&f.syntheticDays, "synthetic-days", 28, fmt.Sprintf("days of synthetic demand when --input is not given, 1 to %d", maxSyntheticDays))
+	fs.BoolVar(&f.bursts, "synthetic-bursts", false, "synthetic demand with bursts: 4-5x for 5-12 min about every 2 h, jittered ±30 min")
+	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves flat out, 1e-9 to 1e9 (each of its --slots takes slots/gpu-rps seconds a request)")
+	fs.IntVar(&f.peakInstances, "peak-instances", 0, fmt.Sprintf("instead of --gpu-rps: size instances so the demand's peak needs this many, 1 to %d (under --sizing, at --slo-target)", maxFleet))
+	fs.Float64Var(&f.targetUtil, "target-util", 0.8, "share of an instance's throughput the plan aims to use, in (0, 1]")
+	fs.StringVar(&f.sizing, "sizing", planner.SizingErlangC, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
+	fs.DurationVar(&f.serviceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot, up to 24h (throughput slots/service-time)")
+	fs.IntVar(&f.slots, "slots", 1, fmt.Sprintf("requests one instance serves at once: its servers in the queue, 1 to %d", maxSlots))
+	fs.DurationVar(&f.boot, "boot", 10*time.Minute, "boot plus model-load time of a new instance, 0 to 24h")
+	fs.IntVar(&f.minInstances, "min", 1, "fewest instances, 0 to --max")
+	fs.IntVar(&f.maxInstances, "max", 1000, fmt.Sprintf("most instances, 1 to %d", maxFleet))
+	fs.Float64Var(&f.price, "price", 2.5, "on-demand price per instance-hour (billed per second), 0 to 1e6")
+	fs.Float64Var(&f.reservedPrice, "reserved-price", 1.6, "reserved price per instance-hour, 0 to 1e6")
+	fs.IntVar(&f.reserved, "reserved", 0, "reserved (committed) baseline instances, 0 to --max")
+	fs.DurationVar(&f.slo, "slo", 10*time.Second, "longest a request may wait for a server, 0 to 1h")
+	fs.Float64Var(&f.sloTarget, "slo-target", planner.DefaultConfig().SLO.Quantile, "share of requests that must wait at most --slo, in (0, 1)")
+	fs.Float64Var(&f.sloTarget, "slo-quantile", planner.DefaultConfig().SLO.Quantile, "old name of --slo-target")
+	_ = fs.MarkDeprecated("slo-quantile", "use --slo-target")
+	fs.StringVar(&f.schedule, "schedule", "", "file of schedule floors, one a line: 'weekdays 09:45-12:00 [ZONE] at least 6'")
+	fs.StringVar(&f.timeZone, "time-zone", "UTC", "IANA time zone of schedule windows that name none")
+	fs.Float64Var(&f.forecastQuantile, "forecast-quantile", planner.DefaultConfig().ForecastQuantile,
+		"quantile of a forecast step's demand the plans size for, in [0.5, 1): where the calibration starts, or fixed with --calibrate=false")
+	fs.BoolVar(&f.calibrate, "calibrate", true, "calibrate the forecast quantile walk-forward so the plans' estimated misses match --slo-target")
+}
+
+// registerPool adds --config and --pool. A command that calls it runs the
+// named pool's settings (plannerConfig, forecastSettings, limits) instead
+// of the fleet flags.
+func (f *capacityFlags) registerPool(fs *pflag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "the forecaster's configuration file (as 'serve --config'); with --pool, run exactly what serve runs for that pool: its fleet, SLO, sizing, planner, forecast and actuator limits (the flags that set these are then refused)")
+	fs.StringVar(&f.poolName, "pool", "", "the pool of --config to run")
+}
+
+// capacityOverrides maps each capacity flag that a pool spec also sets to
+// the pool's YAML key: with --config, giving one is a usage error.
+var capacityOverrides = map[string]string{
+	"gpu-rps": "rps_per_instance", "peak-instances": "rps_per_instance or service_time",
+	"service-time": "service_time", "slots": "slots", "sizing": "sizing", "target-util": "target_utilisation",
+	"boot": "boot_delay", "min": "min", "max": "max", "price": "prices.on_demand_per_hour",
+	"reserved-price": "prices.reserved_per_hour", "reserved": "prices.reserved_instances",
+	"slo": "slo_latency", "slo-target": "slo_quantile", "slo-quantile": "slo_quantile",
+	"schedule": "windows", "time-zone": "time_zone", "forecast-quantile": "forecast_quantile",
+	"calibrate": "calibrate",
+}
+
+// fromPool reports whether --config or --pool was given.
+func (f *capacityFlags) fromPool() bool { return f.config != "" || f.poolName != "" }
+
+// loadPool reads --config and returns the --pool it names (once; later
+// calls return the same). extra maps the command's own flags that the pool
+// spec also sets to their YAML keys: giving one of them, or a capacity
+// flag the spec sets, is a usage error naming both.
+func (f *capacityFlags) loadPool(extra map[string]string) (*spec.File, spec.Pool, error) {
+	if f.pool != nil {
+		return f.file, *f.pool, nil
+	}
+	switch {
+	case f.config == "":
+		return nil, spec.Pool{}, usageErrorf("--pool %q needs --config FILE", f.poolName)
+	case f.poolName == "":
+		return nil, spec.Pool{}, usageErrorf("--config %s needs --pool NAME: the pool whose settings to run", f.config)
+	}
+	if err := f.poolOverrides(extra); err != nil {
+		return nil, spec.Pool{}, err
+	}
+	file, err := loadConfig(f.config)
+	if err != nil {
+		return nil, spec.Pool{}, err
+	}
+	p, err := file.Pool(f.poolName)
+	if err != nil {
+		return nil, spec.Pool{}, usageErrorf("--pool: %v in %s", err, f.config)
+	}
+	f.file, f.pool = file, &p
+	return file, p, nil
+}
+
+// poolOverrides refuses, with --config, the flags that the pool spec also
+// sets. Refusing rather than overriding keeps the promise of --config: the
+// table is what serve would do for the pool, never a blend of the file and
+// the command line; a what-if study edits a copy of the file instead.
+func (f *capacityFlags) poolOverrides(extra map[string]string) error {
+	if f.fs == nil {
+		return nil
+	}
+	var clash []string
+	for _, m := range []map[string]string{capacityOverrides, extra} {
+		for flag, key := range m {
+			if fl := f.fs.Lookup(flag); fl != nil && fl.Changed {
+				clash = append(clash, fmt.Sprintf("--%s (the pool's %s)", flag, key))
+			}
+		}
+	}
+	if len(clash) == 0 {
+		return nil
+	}
+	slices.Sort(clash)
+	return usageErrorf("--config %s --pool %s sets the fleet, SLO, planner and forecast settings; drop %s, or change the pool in the file",
+		f.config, f.poolName, strings.Join(clash, ", "))
+}
+
+// load reads the demand as requests/s (or generates it) and returns it as
+// a backtest trace, refusing a trace longer than maxTraceSteps before it is
+// allocated.
+func (f *capacityFlags) load(stderr io.Writer) (backtest.Trace, error) {
+	if err := checkStep("--step", f.step, time.Second, maxDemandStep, true); err != nil {
+		return backtest.Trace{}, err
+	}
+	if f.input == "" {
+		step := f.step
+		if step == 0 {
+			step = time.Minute
+		}
+		if err := checkInt("--synthetic-days", f.syntheticDays, 1, maxSyntheticDays); err != nil {
+			return backtest.Trace{}, err
+		}
+		n := int(time.Duration(f.syntheticDays) * 24 * time.Hour / step)
+		if n > maxTraceSteps {
+			return backtest.Trace{}, usageErrorf("--synthetic-days %d at --step %v is %d steps, more than %d: give fewer days or a coarser --step",
+				f.syntheticDays, step, n, maxTraceSteps)
+		}
+		start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+		gen, name := datasets.DefaultSynthetic(), "synthetic"
+		if f.bursts {
+			gen, name = datasets.BurstySynthetic(), "synthetic-bursts"
+		}
+		s := gen.Generate(start, step, n)
+		return backtest.Trace{Name: name, Start: s.Start, Step: s.Step, RPS: s.Values}, nil
+	}
+	s, err := datasets.LoadCSV(f.input, datasets.CSVOptions{ValueColumn: f.valueColumn, Counts: f.counts, Step: f.step})
+	if err != nil {
+		var bad *datasets.BadRowsError
+		if errors.As(err, &bad) {
+			for i, r := range bad.Rows {
+				if i == 20 {
+					fmt.Fprintf(stderr, "... and %d more bad rows\n", len(bad.Rows)-i)
+					break
+				}
+				fmt.Fprintln(stderr, r.Error())
+			}
+		}
+		return backtest.Trace{}, err
+	}
+	if s.Len() > maxTraceSteps {
+		return backtest.Trace{}, usageErrorf("%s: %d steps at %v, more than %d: give a coarser --step", f.input, s.Len(), s.Step, maxTraceSteps)
+	}
+	if s.Len() > 0 && s.Missing()*2 > s.Len() {
+		return backtest.Trace{}, fmt.Errorf("%s: %d of %d steps have no data; is --step %v finer than the file's own step?",
+			f.input, s.Missing(), s.Len(), f.step)
+	}
+	if f.counts {
+		s = s.PerSecond()
+	}
+	return backtest.Trace{Name: filepath.Base(f.input), Start: s.Start, Step: s.Step, RPS: s.Values}, nil
+}
+
+// plannerConfig builds the planner configuration for a trace: the pool's
+// with --config/--pool (loadPool), else from the flags. Exactly one of
+// --gpu-rps, --peak-instances and --service-time sets an instance's
+// throughput; with --slots, each sets the others: a slot serves one
+// request per service time, so gpu-rps = slots / service-time.
+func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error) {
+	if f.fromPool() {
+		_, p, err := f.loadPool(nil)
+		if err != nil {
+			return planner.Config{}, err
+		}
+		c, err := p.Planner()
+		if err != nil {
+			return c, fmt.Errorf("%s: %w", f.config, err)
+		}
+		return c, nil
+	}
+	if err := f.checkRanges(); err != nil {
+		return planner.Config{}, err
+	}
+	c := planner.DefaultConfig()
+	c.TargetUtilisation = f.targetUtil
+	c.Sizing = f.sizing
+	c.Fleet.Slots = f.slots
+	c.Fleet.BootDelay = f.boot
+	c.Fleet.MinInstances = f.minInstances
+	c.Fleet.MaxInstances = f.maxInstances
+	c.Prices.OnDemandPerHour = f.price
+	c.Prices.ReservedPerHour = f.reservedPrice
+	c.Prices.ReservedInstances = f.reserved
+	c.SLO = planner.SLO{Latency: f.slo, Quantile: f.sloTarget}
+	c.ForecastQuantile = f.forecastQuantile
+	c.Calibration.Off = !f.calibrate
+	given := 0
+	for _, set := range []bool{f.gpuRPS > 0, f.peakInstances > 0, f.serviceTime > 0} {
+		if set {
+			given++
+		}
+	}
+	switch {
+	case given > 1:
+		return c, usageErrorf("give one of --gpu-rps, --peak-instances and --service-time: each sets the others")
+	case f.gpuRPS > 0:
+		c.Fleet.RPSPerInstance = f.gpuRPS
+	case f.peakInstances > 0:
+		if tr.Peak() <= 0 {
+			return c, fmt.Errorf("--peak-instances: the demand has no positive peak to size from")
+		}
+		sized, err := c.SizeForPeak(tr.Peak(), f.peakInstances)
+		if err != nil {
+			return c, usageErrorf("--peak-instances: %v", err)
+		}
+		c = sized
+	case f.serviceTime > 0:
+		c.Fleet.RPSPerInstance = float64(f.slots) / f.serviceTime.Seconds()
+	default:
+		return c, usageErrorf("--gpu-rps (or --peak-instances, or --service-time) is required")
+	}
+	c.Fleet.ServiceTime = time.Duration(float64(f.slots) / c.Fleet.RPSPerInstance * float64(time.Second))
+	if f.schedule != "" {
+		loc, err := time.LoadLocation(f.timeZone)
+		if err != nil {
+			return c, usageErrorf("--time-zone %q: %v", f.timeZone, err)
+		}
+		text, err := os.ReadFile(f.schedule)
+		if err != nil {
+			return c, fmt.Errorf("--schedule: %w", err)
+		}
+		ws, err := planner.ParseWindows(string(text), loc)
+		if err != nil {
+			return c, fmt.Errorf("%s: %w", f.schedule, err)
+		}
+		c.Windows = ws
+	} else if _, err := time.LoadLocation(f.timeZone); err != nil {
+		return c, usageErrorf("--time-zone %q: %v", f.timeZone, err)
+	}
+	if err := c.Validate(); err != nil {
+		return c, usageErrorf("%v", err)
+	}
+	return c, nil
+}
+
+// checkRanges refuses a capacity flag outside its range (each flag's help
+// states it), before anything is sized or allocated.
+func (f *capacityFlags) checkRanges() error {
+	checks := []error{
+		checkFloat("--gpu-rps", f.gpuRPS, minGPURPS, maxGPURPS, true),
+		checkInt("--peak-instances", f.peakInstances, 0, maxFleet),
+		checkStep("--service-time", f.serviceTime, time.Nanosecond, maxServiceTime, true),
+		checkInt("--slots", f.slots, 1, maxSlots),
+		checkUnit("--target-util", f.targetUtil, false, true),
+		checkStep("--boot", f.boot, 0, maxBoot, false),
+		checkInt("--max", f.maxInstances, 1, maxFleet),
+		checkInt("--min", f.minInstances, 0, f.maxInstances),
+		checkFloat("--price", f.price, 0, maxPrice, false),
+		checkFloat("--reserved-price", f.reservedPrice, 0, maxPrice, false),
+		checkInt("--reserved", f.reserved, 0, f.maxInstances),
+		checkStep("--slo", f.slo, 0, maxSLOLatency, false),
+		checkUnit("--slo-target", f.sloTarget, false, false),
+		checkFloat("--forecast-quantile", f.forecastQuantile, 0.5, math.Nextafter(1, 0), false),
+	}
+	if f.sizing != planner.SizingErlangC && f.sizing != planner.SizingUtilisation {
+		checks = append(checks, usageErrorf("--sizing %q: want %s or %s", f.sizing, planner.SizingErlangC, planner.SizingUtilisation))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forecastSettings are the controller's settings: the pool's with
+// --config/--pool, else the defaults (zero fields).
+func (f *capacityFlags) forecastSettings() control.Settings {
+	if f.pool != nil {
+		return f.pool.Settings()
+	}
+	return control.Settings{}
+}
+
+// limits are the actuator limits the pool's changes pass through
+// (actuator.Safe): the pool's with --config/--pool; ok is false without.
+func (f *capacityFlags) limits() (actuator.PoolConfig, bool) {
+	if f.pool == nil {
+		return actuator.PoolConfig{}, false
+	}
+	return f.pool.Actuator(), true
+}
+
+// checkInt refuses v outside [lo, hi].
+func checkInt(flag string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return usageErrorf("%s %d: must be in [%d, %d]", flag, v, lo, hi)
+	}
+	return nil
+}
+
+// checkFloat refuses v outside [lo, hi] (or NaN); zeroUnset lets 0 stand
+// for "not given".
+func checkFloat(flag string, v, lo, hi float64, zeroUnset bool) error {
+	if zeroUnset && v == 0 {
+		return nil
+	}
+	if !(v >= lo && v <= hi) {
+		return usageErrorf("%s %v: must be in [%g, %g]", flag, v, lo, hi)
+	}
+	return nil
+}
+
+// checkUnit refuses v outside (0, 1) or, with closedAbove, (0, 1];
+// zeroOK admits 0.
+func checkUnit(flag string, v float64, zeroOK, closedAbove bool) error {
+	ok := v > 0 && (v < 1 || closedAbove && v == 1)
+	if ok || zeroOK && v == 0 {
+		return nil
+	}
+	if closedAbove {
+		return usageErrorf("%s %v: must be in (0, 1]", flag, v)
+	}
+	return usageErrorf("%s %v: must be in (0, 1)", flag, v)
+}
+
+// checkStep refuses a duration outside [lo, hi]; zeroUnset lets 0 stand
+// for "not given" (the default).
+func checkStep(flag string, v, lo, hi time.Duration, zeroUnset bool) error {
+	if zeroUnset && v == 0 {
+		return nil
+	}
+	if v < lo || v > hi {
+		return usageErrorf("%s %v: must be in [%v, %v]", flag, v, lo, hi)
+	}
+	return nil
+}
