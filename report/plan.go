@@ -82,7 +82,6 @@ type run struct {
 	// final is the refit at end (the long horizon), f95 the same forecast
 	// with 95% intervals.
 	final, f95 control.Refit
-	level      string
 }
 
 // forecastSettings are the controller settings of the pool with the

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
-	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/spec"
@@ -235,23 +234,10 @@ func TestModeOverrideAcrossRestarts(t *testing.T) {
 	}
 }
 
-type plannerStep = planner.Step
-
 // decided are the status fields of one decision TestModes compares.
 type decided struct {
 	wished, desired    int
 	limitedBy, outcome string
-}
-
-// reactiveClocks are the reactive rules' action clocks.
-type reactiveClocks struct{ out, action time.Time }
-
-func (r reactiveClocks) state() planner.ReactiveState {
-	return planner.ReactiveState{LastOut: r.out, LastAction: r.action}
-}
-
-func planFor(at time.Time, desired int, reason string) planner.Step {
-	return planner.Step{At: at, Desired: desired, Reason: reason}
 }
 
 // A secret a back-end echoes in its error reaches neither the pool's

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -27,10 +26,11 @@ import (
 // are the pool's, exactly what 'serve' runs for it, and the flags that the
 // pool spec also sets are refused (see poolOverrides).
 type capacityFlags struct {
-	input, valueColumn string
-	counts             bool
-	step               time.Duration
-	syntheticDays      int
+	input         string
+	csv           csvFlags
+	counts        bool
+	step          time.Duration
+	syntheticDays int
 
 	gpuRPS        float64
 	peakInstances int
@@ -90,7 +90,7 @@ const (
 func (f *capacityFlags) register(fs *pflag.FlagSet) {
 	f.fs = fs
 	fs.StringVar(&f.input, "input", "", "demand CSV file (timestamp and value columns); none: synthetic demand")
-	fs.StringVar(&f.valueColumn, "value-column", "", "column holding the demand (default: the only value column)")
+	f.csv.register(fs)
 	fs.BoolVar(&f.counts, "counts", false, "values are requests per row, not requests/s")
 	fs.DurationVar(&f.step, "step", 0, "resample the demand to this step, for the replay as well as the forecasts, 1s to 7d (default: the file's own step; 1m for synthetic); at most 1,000,000 steps")
 	fs.IntVar(&f.syntheticDays, "synthetic-days", 28, fmt.Sprintf("days of synthetic demand when --input is not given, 1 to %d", maxSyntheticDays))
@@ -222,18 +222,10 @@ func (f *capacityFlags) load(stderr io.Writer) (backtest.Trace, error) {
 		s := gen.Generate(start, step, n)
 		return backtest.Trace{Name: name, Start: s.Start, Step: s.Step, RPS: s.Values}, nil
 	}
-	s, err := datasets.LoadCSV(f.input, datasets.CSVOptions{ValueColumn: f.valueColumn, Counts: f.counts, Step: f.step})
+	opts := f.csv.options()
+	opts.Counts, opts.Step = f.counts, f.step
+	s, err := loadDemandCSV("forecaster "+f.fs.Name(), f.input, opts, stderr)
 	if err != nil {
-		var bad *datasets.BadRowsError
-		if errors.As(err, &bad) {
-			for i, r := range bad.Rows {
-				if i == 20 {
-					fmt.Fprintf(stderr, "... and %d more bad rows\n", len(bad.Rows)-i)
-					break
-				}
-				fmt.Fprintln(stderr, r.Error())
-			}
-		}
 		return backtest.Trace{}, err
 	}
 	if s.Len() > maxTraceSteps {

@@ -94,6 +94,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	level := fs.Float64("level", 95, "prediction interval coverage in percent, in (0, 100)")
 	format := fs.String("format", "csv", "output format: csv or json")
 	method := fs.String("method", "auto", "forecasting method (see above)")
+	var csvf csvFlags
+	csvf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -127,14 +129,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	series, report, err := datasets.LoadCSVReport(*input, datasets.CSVOptions{})
+	series, err := loadDemandCSV("forecaster fit", *input, csvf.options(), stderr)
 	if err != nil {
-		return listBadRows(err, *input, stderr)
-	}
-	if !report.Clean() {
-		// Gaps, duplicates and out-of-order rows were repaired, not
-		// dropped; say where, so nothing changes silently.
-		fmt.Fprintf(stderr, "forecaster fit: the input needed repairs:\n%s\n", report)
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -37,10 +37,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&ic.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
 	fs.StringVar(&measurement, "measurement", store.ServiceRequestRate, "measurement to write (a pool's demand.measurement, if it sets one)")
 	fs.StringVar(&csv.TimeColumn, "time-column", "", "column holding the timestamps (default: the first)")
-	fs.StringVar(&csv.ValueColumn, "value-column", "", "column holding the demand (default: the only value column)")
+	var csvf csvFlags
+	csvf.register(fs)
 	fs.BoolVar(&csv.Counts, "counts", false, "values are requests per row, not requests/s: divided by the step")
 	fs.DurationVar(&csv.Step, "step", 0, "bucket the rows into steps of this length (default: the file's own step)")
-	fs.BoolVar(&csv.SkipBad, "skip-bad", false, "skip (and list) bad rows instead of failing")
 	fs.BoolVar(&shift, "shift-to-now", false, "move the series by whole weeks to end in the last week (keeps weekday and time of day)")
 	fs.DurationVar(&pointEvery, "point-every", 0, "write each step's value every DURATION within the step (e.g. 30m for hourly data and a 30m forecast.step; default: once per step)")
 	if err := parseFlags(fs, args); err != nil {
@@ -58,12 +58,11 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	ic.Token = os.Getenv("INFLUX_TOKEN")
 
-	series, report, err := datasets.LoadCSVReport(input, csv)
+	opts := csvf.options()
+	opts.TimeColumn, opts.Counts, opts.Step = csv.TimeColumn, csv.Counts, csv.Step
+	series, err := loadDemandCSV("forecaster import", input, opts, stderr)
 	if err != nil {
 		return err
-	}
-	if !report.Clean() {
-		fmt.Fprint(stderr, report.String())
 	}
 	unit := "requests/s"
 	if csv.Counts {
