@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -209,6 +210,41 @@ func TestDocsExample(t *testing.T) {
 		if _, err := p.Planner(); err != nil {
 			t.Errorf("pool %s: %v", p.Name, err)
 		}
+	}
+}
+
+// The documented example shows every default: its pool equals a pool
+// that sets only what the example chose on purpose (name, back-end, size
+// limits, windows), so a changed default cannot leave the docs behind.
+func TestDocsExampleShowsTheDefaults(t *testing.T) {
+	f, err := Load(filepath.Join("..", "docs", "forecaster.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := f.Pools[0]
+	minimal := fmt.Sprintf("pools:\n  - name: %s\n    backend: %s\n    max: %d\n    rps_per_instance: %g\n",
+		doc.Name, doc.Backend, doc.Max, doc.RPSPerInstance)
+	g, err := Parse([]byte(minimal), "minimal.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := g.Pools[0]
+	// What the example sets on purpose.
+	def.MaxStep, def.MinInterval = doc.MaxStep, doc.MinInterval
+	def.TimeZone, def.Windows = doc.TimeZone, doc.Windows
+	dv, fv := reflect.ValueOf(doc), reflect.ValueOf(def)
+	for i := range dv.NumField() {
+		field := dv.Type().Field(i)
+		if !field.IsExported() || field.Name == "Options" {
+			continue // Options: {} in the example, nil unset; both are none
+		}
+		if a, b := dv.Field(i).Interface(), fv.Field(i).Interface(); !reflect.DeepEqual(a, b) {
+			t.Errorf("docs/forecaster.yaml: %s is %+v, the default is %+v", field.Tag.Get("yaml"), a, b)
+		}
+	}
+	if f.Interval != g.Interval || f.Listen != g.Listen || f.Workers != g.Workers {
+		t.Errorf("docs/forecaster.yaml: interval %v listen %s workers %d, defaults %v %s %d",
+			f.Interval, f.Listen, f.Workers, g.Interval, g.Listen, g.Workers)
 	}
 }
 
