@@ -200,54 +200,54 @@ func (c Config) validate(t Trace) error {
 		errs = append(errs, err)
 	}
 	if c.serviceTime() <= 0 {
-		bad("Planner.Fleet.RPSPerInstance or Planner.Fleet.ServiceTime must be > 0: the queue needs a service time")
+		bad("--gpu-rps (rps_per_instance) or --service-time (service_time) must be > 0: the queue needs a service time")
 	}
 	if c.Tick <= 0 || t.Step%c.Tick != 0 {
-		bad("Tick %v must be positive and divide the trace's step %v", c.Tick, t.Step)
+		bad("the tick %v must be positive and divide the trace's step %v (--step, or the pool's interval)", c.Tick, t.Step)
 	}
 	if c.QueueTimeout < 0 {
-		bad("QueueTimeout %v must not be negative", c.QueueTimeout)
+		bad("--timeout %v must not be negative", c.QueueTimeout)
 	}
 	if c.BootSpread < 0 {
-		bad("BootSpread %v must not be negative", c.BootSpread)
+		bad("--boot-spread %v must not be negative", c.BootSpread)
 	}
 	if c.Limits.MaxStep < 0 {
-		bad("Limits.MaxStep %d must not be negative", c.Limits.MaxStep)
+		bad("--max-step (max_step) %d must not be negative", c.Limits.MaxStep)
 	}
 	if c.Limits.MinInterval < 0 {
-		bad("Limits.MinInterval %v must not be negative", c.Limits.MinInterval)
+		bad("--min-interval (min_interval) %v must not be negative", c.Limits.MinInterval)
 	}
 	if c.WarmUp < 0 {
-		bad("WarmUp %v must not be negative", c.WarmUp)
+		bad("--warm-up %v must not be negative", c.WarmUp)
 	}
 	if !c.ScoreFrom.IsZero() && !c.ScoreUntil.IsZero() && !c.ScoreFrom.Before(c.ScoreUntil) {
-		bad("ScoreFrom %s must be before ScoreUntil %s", c.ScoreFrom.Format(time.RFC3339), c.ScoreUntil.Format(time.RFC3339))
+		bad("--score-from %s must be before --score-until %s", c.ScoreFrom.Format(time.RFC3339), c.ScoreUntil.Format(time.RFC3339))
 	}
 	if !(c.Spot.Share >= 0 && c.Spot.Share <= 1) {
-		bad("Spot.Share %v must be in [0, 1]", c.Spot.Share)
+		bad("--spot-share %v must be in [0, 1]", c.Spot.Share)
 	}
 	if !(c.Spot.InterruptionsPerHour >= 0) || math.IsInf(c.Spot.InterruptionsPerHour, 0) {
-		bad("Spot.InterruptionsPerHour %v must be finite and >= 0", c.Spot.InterruptionsPerHour)
+		bad("--spot-interruptions %v must be finite and >= 0", c.Spot.InterruptionsPerHour)
 	}
 	f := c.Forecast
 	if f.Step <= 0 || f.Step%t.Step != 0 {
-		bad("Forecast.Step %v must be a positive multiple of the trace's step %v", f.Step, t.Step)
+		bad("--forecast-step (forecast.step) %v must be a positive multiple of the trace's step %v", f.Step, t.Step)
 	}
 	if f.Step > 0 && (f.RefitEvery <= 0 || f.RefitEvery%f.Step != 0) {
-		bad("Forecast.RefitEvery %v must be a positive multiple of Forecast.Step %v", f.RefitEvery, f.Step)
+		bad("--refit (forecast.refit_every) %v must be a positive multiple of --forecast-step %v", f.RefitEvery, f.Step)
 	}
 	if f.Aggregate != "max" && f.Aggregate != "mean" {
-		bad("Forecast.Aggregate %q: want max or mean", f.Aggregate)
+		bad("--forecast-aggregate %q: want max or mean", f.Aggregate)
 	}
 	if f.Horizon < 0 {
-		bad("Forecast.Horizon %v must not be negative", f.Horizon)
+		bad("forecast.horizon %v must not be negative", f.Horizon)
 	}
 	if f.History < 0 {
-		bad("Forecast.History %v must not be negative", f.History)
+		bad("forecast.history %v must not be negative", f.History)
 	}
 	for i, p := range f.Periods {
 		if f.Step > 0 && (p <= f.Step || p%f.Step != 0) {
-			bad("Forecast.Periods[%d] %v must be a multiple of Forecast.Step %v and longer than it", i, p, f.Step)
+			bad("forecast.periods[%d] %v must be a multiple of --forecast-step (forecast.step) %v and longer than it", i, p, f.Step)
 		}
 	}
 	if len(errs) == 0 {

@@ -260,10 +260,10 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"unknown policy", nil, nil, []string{"psychic"}, `unknown policy "psychic"`},
 		{"empty trace", func(t *Trace) { t.RPS = nil }, nil, nil, "has no steps"},
 		{"negative demand", func(t *Trace) { t.RPS[3] = -1 }, nil, nil, "step 3 (2026-01-05T01:30:00Z): rate -1"},
-		{"tick does not divide the step", nil, func(c *Config) { c.Tick = 7 * time.Minute }, nil, "Tick 7m0s must be positive and divide"},
-		{"refit not a multiple", nil, func(c *Config) { c.Forecast.RefitEvery = 45 * time.Minute }, nil, "Forecast.RefitEvery 45m0s"},
-		{"planner field", nil, func(c *Config) { c.Planner.Fleet.RPSPerInstance = -1 }, nil, "Fleet.RPSPerInstance -1"},
-		{"spot share", nil, func(c *Config) { c.Spot.Share = 2 }, nil, "Spot.Share 2"},
+		{"tick does not divide the step", nil, func(c *Config) { c.Tick = 7 * time.Minute }, nil, "the tick 7m0s must be positive and divide"},
+		{"refit not a multiple", nil, func(c *Config) { c.Forecast.RefitEvery = 45 * time.Minute }, nil, "--refit (forecast.refit_every) 45m0s"},
+		{"planner field", nil, func(c *Config) { c.Planner.Fleet.RPSPerInstance = -1 }, nil, "rps_per_instance -1"},
+		{"spot share", nil, func(c *Config) { c.Spot.Share = 2 }, nil, "--spot-share 2"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

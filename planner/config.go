@@ -415,58 +415,58 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	f := c.Fleet
 	if !(f.RPSPerInstance >= 0) || math.IsInf(f.RPSPerInstance, 0) {
-		bad("Fleet.RPSPerInstance %v must be a finite number >= 0", f.RPSPerInstance)
+		bad("rps_per_instance %v must be a finite number >= 0", f.RPSPerInstance)
 	}
 	if f.ServiceTime < 0 {
-		bad("Fleet.ServiceTime %v must not be negative", f.ServiceTime)
+		bad("service_time %v must not be negative", f.ServiceTime)
 	}
 	if f.Slots < 0 {
-		bad("Fleet.Slots %d must not be negative", f.Slots)
+		bad("slots %d must not be negative", f.Slots)
 	}
 	if f.BootDelay < 0 {
-		bad("Fleet.BootDelay %v must not be negative", f.BootDelay)
+		bad("boot_delay %v must not be negative", f.BootDelay)
 	}
 	if f.MinInstances < 0 {
-		bad("Fleet.MinInstances %d must not be negative", f.MinInstances)
+		bad("min %d must not be negative", f.MinInstances)
 	}
 	if f.MaxInstances < max(f.MinInstances, 1) {
-		bad("Fleet.MaxInstances %d must be at least 1 and at least Fleet.MinInstances %d", f.MaxInstances, f.MinInstances)
+		bad("max %d must be at least 1 and at least min %d", f.MaxInstances, f.MinInstances)
 	}
 	switch c.Sizing {
 	case SizingUtilisation:
 		if f.rps() <= 0 {
-			bad("Fleet.RPSPerInstance must be > 0 (or Fleet.ServiceTime set) for %s sizing", c.Sizing)
+			bad("rps_per_instance must be > 0 (or service_time set) for %s sizing", c.Sizing)
 		}
 	case SizingErlangC:
 		if f.ServiceTime <= 0 {
-			bad("Fleet.ServiceTime must be > 0 for %s sizing", c.Sizing)
+			bad("service_time must be > 0 for %s sizing", c.Sizing)
 		}
 	default:
-		bad("Sizing %q: want %q or %q", c.Sizing, SizingUtilisation, SizingErlangC)
+		bad("sizing %q: want %q or %q", c.Sizing, SizingUtilisation, SizingErlangC)
 	}
 	for _, p := range []struct {
 		name  string
 		price float64
-	}{{"Prices.OnDemandPerHour", c.Prices.OnDemandPerHour}, {"Prices.ReservedPerHour", c.Prices.ReservedPerHour},
-		{"Prices.SpotPerHour", c.Prices.SpotPerHour}} {
+	}{{"prices.on_demand_per_hour", c.Prices.OnDemandPerHour}, {"prices.reserved_per_hour", c.Prices.ReservedPerHour},
+		{"prices.spot_per_hour", c.Prices.SpotPerHour}} {
 		if !(p.price >= 0) || math.IsInf(p.price, 0) {
 			bad("%s %v must be a finite price >= 0", p.name, p.price)
 		}
 	}
 	if c.Prices.ReservedInstances < 0 {
-		bad("Prices.ReservedInstances %d must not be negative", c.Prices.ReservedInstances)
+		bad("prices.reserved_instances %d must not be negative", c.Prices.ReservedInstances)
 	}
 	if c.SLO.Latency < 0 {
-		bad("SLO.Latency %v must not be negative", c.SLO.Latency)
+		bad("slo_latency %v must not be negative", c.SLO.Latency)
 	}
 	if !(c.SLO.Quantile > 0 && c.SLO.Quantile < 1) {
-		bad("SLO.Quantile %v must be in (0, 1)", c.SLO.Quantile)
+		bad("slo_quantile %v must be in (0, 1)", c.SLO.Quantile)
 	}
 	if !(c.TargetUtilisation > 0 && c.TargetUtilisation <= 1) {
-		bad("TargetUtilisation %v must be in (0, 1]", c.TargetUtilisation)
+		bad("target_utilisation %v must be in (0, 1]", c.TargetUtilisation)
 	}
 	if !(c.ForecastQuantile >= 0.5 && c.ForecastQuantile < 1) {
-		bad("ForecastQuantile %v must be in [0.5, 1)", c.ForecastQuantile)
+		bad("forecast_quantile %v must be in [0.5, 1)", c.ForecastQuantile)
 	}
 	if err := c.Calibration.validate(); err != nil {
 		errs = append(errs, err)
@@ -479,13 +479,13 @@ func (c Config) Validate() error {
 	}
 	g := c.Gating
 	if g.MinSeasons < 1 {
-		bad("Gating.MinSeasons %d must be at least 1", g.MinSeasons)
+		bad("gate.min_seasons %d must be at least 1", g.MinSeasons)
 	}
 	if !(g.Tolerance >= 1) || math.IsInf(g.Tolerance, 0) {
-		bad("Gating.Tolerance %v must be a finite factor >= 1", g.Tolerance)
+		bad("gate.tolerance %v must be a finite factor >= 1", g.Tolerance)
 	}
 	if g.Window < 0 {
-		bad("Gating.Window %v must not be negative", g.Window)
+		bad("gate.window %v must not be negative", g.Window)
 	}
 	if len(errs) == 0 {
 		return nil
@@ -545,32 +545,32 @@ func (r Reactive) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if !(r.ScaleOutUtilisation > 0 && r.ScaleOutUtilisation <= 1) {
-		bad("Reactive.ScaleOutUtilisation %v must be in (0, 1]", r.ScaleOutUtilisation)
+		bad("reactive.scale_out_utilisation %v must be in (0, 1]", r.ScaleOutUtilisation)
 	}
 	if !(r.ScaleInUtilisation >= 0 && r.ScaleInUtilisation < r.ScaleOutUtilisation) {
-		bad("Reactive.ScaleInUtilisation %v must be in [0, Reactive.ScaleOutUtilisation %v)", r.ScaleInUtilisation, r.ScaleOutUtilisation)
+		bad("reactive.scale_in_utilisation %v must be in [0, reactive.scale_out_utilisation %v)", r.ScaleInUtilisation, r.ScaleOutUtilisation)
 	}
 	if !(r.ScaleOutQueue >= 0) {
-		bad("Reactive.ScaleOutQueue %v must not be negative", r.ScaleOutQueue)
+		bad("reactive.scale_out_queue %v must not be negative", r.ScaleOutQueue)
 	}
 	for _, d := range []struct {
 		name string
 		d    time.Duration
-	}{{"Reactive.ScaleOutFor", r.ScaleOutFor}, {"Reactive.ScaleOutQueueFor", r.ScaleOutQueueFor},
-		{"Reactive.ScaleInFor", r.ScaleInFor}, {"Reactive.ScaleOutCooldown", r.ScaleOutCooldown},
-		{"Reactive.ScaleInCooldown", r.ScaleInCooldown}} {
+	}{{"reactive.scale_out_for", r.ScaleOutFor}, {"reactive.scale_out_queue_for", r.ScaleOutQueueFor},
+		{"reactive.scale_in_for", r.ScaleInFor}, {"reactive.scale_out_cooldown", r.ScaleOutCooldown},
+		{"reactive.scale_in_cooldown", r.ScaleInCooldown}} {
 		if d.d < 0 {
 			bad("%s %v must not be negative", d.name, d.d)
 		}
 	}
 	if r.ScaleOutStep < 1 {
-		bad("Reactive.ScaleOutStep %d must be at least 1", r.ScaleOutStep)
+		bad("reactive.scale_out_step %d must be at least 1", r.ScaleOutStep)
 	}
 	if r.ScaleInStep < 1 {
-		bad("Reactive.ScaleInStep %d must be at least 1", r.ScaleInStep)
+		bad("reactive.scale_in_step %d must be at least 1", r.ScaleInStep)
 	}
 	if r.MaxStep < r.ScaleOutStep {
-		bad("Reactive.MaxStep %d must be at least Reactive.ScaleOutStep %d", r.MaxStep, r.ScaleOutStep)
+		bad("reactive.max_step %d must be at least reactive.scale_out_step %d", r.MaxStep, r.ScaleOutStep)
 	}
 	return errors.Join(errs...)
 }

@@ -81,18 +81,18 @@ func TestValidate(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{"defaults need a throughput", func(c *Config) { c.Fleet.RPSPerInstance = 0 }, "Fleet.RPSPerInstance must be > 0"},
-		{"max below min", func(c *Config) { c.Fleet.MinInstances = 5; c.Fleet.MaxInstances = 3 }, "Fleet.MaxInstances 3 must be at least 1 and at least Fleet.MinInstances 5"},
-		{"unknown sizing", func(c *Config) { c.Sizing = "magic" }, `Sizing "magic"`},
-		{"erlang-c needs a service time", func(c *Config) { c.Sizing = SizingErlangC }, "Fleet.ServiceTime must be > 0 for erlang-c"},
-		{"negative price", func(c *Config) { c.Prices.SpotPerHour = -1 }, "Prices.SpotPerHour -1"},
-		{"NaN price", func(c *Config) { c.Prices.OnDemandPerHour = math.NaN() }, "Prices.OnDemandPerHour NaN"},
-		{"quantile out of range", func(c *Config) { c.ForecastQuantile = 1 }, "ForecastQuantile 1 must be in [0.5, 1)"},
-		{"scale-in above scale-out", func(c *Config) { c.Reactive.ScaleInUtilisation = 0.9 }, "Reactive.ScaleInUtilisation 0.9"},
-		{"negative cooldown", func(c *Config) { c.Reactive.ScaleInCooldown = -time.Second }, "Reactive.ScaleInCooldown -1s"},
-		{"max step below step", func(c *Config) { c.Reactive.ScaleOutStep = 2; c.Reactive.MaxStep = 1 }, "Reactive.MaxStep 1"},
-		{"tolerance below one", func(c *Config) { c.Gating.Tolerance = 0.5 }, "Gating.Tolerance 0.5"},
-		{"SLO quantile", func(c *Config) { c.SLO.Quantile = 0 }, "SLO.Quantile 0"},
+		{"defaults need a throughput", func(c *Config) { c.Fleet.RPSPerInstance = 0 }, "rps_per_instance must be > 0"},
+		{"max below min", func(c *Config) { c.Fleet.MinInstances = 5; c.Fleet.MaxInstances = 3 }, "max 3 must be at least 1 and at least min 5"},
+		{"unknown sizing", func(c *Config) { c.Sizing = "magic" }, `sizing "magic"`},
+		{"erlang-c needs a service time", func(c *Config) { c.Sizing = SizingErlangC }, "service_time must be > 0 for erlang-c"},
+		{"negative price", func(c *Config) { c.Prices.SpotPerHour = -1 }, "prices.spot_per_hour -1"},
+		{"NaN price", func(c *Config) { c.Prices.OnDemandPerHour = math.NaN() }, "prices.on_demand_per_hour NaN"},
+		{"quantile out of range", func(c *Config) { c.ForecastQuantile = 1 }, "forecast_quantile 1 must be in [0.5, 1)"},
+		{"scale-in above scale-out", func(c *Config) { c.Reactive.ScaleInUtilisation = 0.9 }, "reactive.scale_in_utilisation 0.9"},
+		{"negative cooldown", func(c *Config) { c.Reactive.ScaleInCooldown = -time.Second }, "reactive.scale_in_cooldown -1s"},
+		{"max step below step", func(c *Config) { c.Reactive.ScaleOutStep = 2; c.Reactive.MaxStep = 1 }, "reactive.max_step 1"},
+		{"tolerance below one", func(c *Config) { c.Gating.Tolerance = 0.5 }, "gate.tolerance 0.5"},
+		{"SLO quantile", func(c *Config) { c.SLO.Quantile = 0 }, "slo_quantile 0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
