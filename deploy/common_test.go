@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// contract lists the metrics of the metric contract (METRICS.md, issue 10)
+// contract lists the metrics of the metric contract (docs/metrics.md)
 // that the dashboard and the rules may use; names with a trailing _ are
 // prefixes of existing families (prewarm_actuator_*, prewarm_collector_*).
 var contract = []string{
@@ -49,7 +49,7 @@ var contract = []string{
 	"prewarm_collector_",
 }
 
-// contractAlerts are the alerts METRICS.md promises in rules.yml.
+// contractAlerts are the alerts docs/metrics.md promises in rules.yml.
 var contractAlerts = []string{"PrewarmDecisionsFailing", "PrewarmForecastSteppedBack", "PrewarmCapacityShort",
 	"PrewarmCollectorStoreUnreachable", "PrewarmServiceDown"}
 
@@ -70,7 +70,7 @@ func checkMetrics(t *testing.T, where, expr string) {
 		}) {
 			continue
 		}
-		t.Errorf("%s: metric %s is not in the metric contract (METRICS.md)", where, m)
+		t.Errorf("%s: metric %s is not in the metric contract (docs/metrics.md)", where, m)
 	}
 }
 

@@ -2,7 +2,7 @@
 // the tests that keep it working; it has no code of its own.
 //
 //   - grafana/prewarm.json: a Grafana dashboard on prewarm's metrics
-//     (METRICS.md), with a Prometheus data source variable.
+//     (docs/metrics.md), with a Prometheus data source variable.
 //   - prometheus/rules.yml: the alerting and recording rules, with unit
 //     tests in prometheus/rules_test.yml (promtool test rules).
 //   - systemd/: a hardened unit for each binary.

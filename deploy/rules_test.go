@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -69,7 +70,7 @@ func TestRulesCoverContract(t *testing.T) {
 	}
 	for _, a := range contractAlerts {
 		if !slices.Contains(alerts, a) {
-			t.Errorf("rules.yml lacks the alert %s of METRICS.md", a)
+			t.Errorf("rules.yml lacks the alert %s of docs/metrics.md", a)
 		}
 	}
 
@@ -105,6 +106,25 @@ func TestRulesCoverContract(t *testing.T) {
 		}
 		if !silent[a] {
 			t.Errorf("rules_test.yml never shows %s not firing", a)
+		}
+	}
+}
+
+// docs/metrics.md, the operators' list, names every metric and alert of
+// the contract the dashboard and the rules are checked against.
+func TestMetricsDocListsTheContract(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range contract {
+		if !strings.Contains(string(doc), "`"+m) {
+			t.Errorf("docs/metrics.md does not list %s", m)
+		}
+	}
+	for _, a := range contractAlerts {
+		if !strings.Contains(string(doc), "`"+a+"`") {
+			t.Errorf("docs/metrics.md does not list the alert %s", a)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/prewarm/prewarm/spec"
 )
 
-// Metrics are the service's Prometheus metrics, named as METRICS.md's
+// Metrics are the service's Prometheus metrics, named as docs/metrics.md's
 // contract says. A nil *Metrics records nothing, so tests need not build
 // one.
 type Metrics struct {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// contract is the service's table of METRICS.md: every name, and the
+// contract is the service's table of docs/metrics.md: every name, and the
 // labels besides pool.
 var contract = map[string][]string{
 	"prewarm_pool_mode":                              {"mode"},
