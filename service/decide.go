@@ -420,21 +420,5 @@ func (s *Service) readSeries(ctx context.Context, ref spec.SeriesRef, start, end
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = math.NaN()
-	}
-	for _, ser := range series {
-		for _, smp := range ser.Samples {
-			i := int(smp.Time.Sub(start) / step)
-			if smp.Time.Before(start) || i >= n || math.IsNaN(smp.Value) {
-				continue
-			}
-			if math.IsNaN(out[i]) {
-				out[i] = 0
-			}
-			out[i] += smp.Value
-		}
-	}
-	return out, nil
+	return store.SumOnGrid(series, start, step, n), nil
 }

@@ -285,37 +285,13 @@ func (f *reportFlags) readDemand(ctx context.Context, pool spec.Pool, span time.
 	if err != nil {
 		return backtest.Trace{}, fmt.Errorf("reading %s from %s: %w", pool.Demand, f.storeSpec(), err)
 	}
-	rps := sumOnGrid(series, start, step, int(end.Sub(start)/step))
+	rps := store.SumOnGrid(series, start, step, int(end.Sub(start)/step))
 	first := slices.IndexFunc(rps, func(v float64) bool { return !math.IsNaN(v) })
 	if first < 0 {
 		return backtest.Trace{}, fmt.Errorf("no %s in %s over the last %v: is the collector writing it (or run 'forecaster import')?",
 			pool.Demand, f.storeSpec(), span)
 	}
 	return backtest.Trace{Name: pool.Name, Start: start.Add(time.Duration(first) * step), Step: step, RPS: rps[first:]}, nil
-}
-
-// sumOnGrid places the series' samples on n steps from start, summing the
-// tag sets; a step without a sample is NaN. (The service reads its history
-// the same way, in service.readSeries: an exported store helper would
-// serve both.)
-func sumOnGrid(series []store.Series, start time.Time, step time.Duration, n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = math.NaN()
-	}
-	for _, s := range series {
-		for _, smp := range s.Samples {
-			i := int(smp.Time.Sub(start) / step)
-			if smp.Time.Before(start) || i >= n || math.IsNaN(smp.Value) {
-				continue
-			}
-			if math.IsNaN(out[i]) {
-				out[i] = 0
-			}
-			out[i] += smp.Value
-		}
-	}
-	return out
 }
 
 // capacityFlagNames lists the flags capacityFlags registers.
