@@ -15,6 +15,9 @@ set -euo pipefail
 
 log() { echo "chromium.sh: $*" >&2; }
 
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
 find_browser() {
   local name
   for name in chromium chromium-browser; do
@@ -25,15 +28,8 @@ find_browser() {
 
 install() {
   if find_browser >/dev/null; then return; fi
-  local sudo=""
-  if [ "$(id -u)" != 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
-      log "chromium is not installed and I am not root: run apt-get install chromium"; return 1
-    fi
-  fi
   log "installing Debian's chromium package"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >&2
+  apt_install chromium fonts-dejavu-core
   find_browser >/dev/null || { log "apt-get install chromium did not provide a chromium binary"; return 1; }
 }
 

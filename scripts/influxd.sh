@@ -22,6 +22,9 @@ state="$root/.cache/influxd.state" # lines: pid, dir, port
 
 log() { echo "influxd.sh: $*" >&2; }
 
+# shellcheck source=scripts/lib.sh
+. "$root/scripts/lib.sh"
+
 build() {
   if [ -x "$bin" ] && "$bin" version 2>/dev/null | grep -qF "InfluxDB $version "; then
     return
@@ -36,32 +39,6 @@ build() {
       "github.com/influxdata/influxdb/cmd/influxd@$version") >&2
   rmdir "$tmp" 2>/dev/null || true
 }
-
-# port_free PORT: true when nothing listens on 127.0.0.1:PORT.
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# free_port: a random unused loopback port.
-free_port() {
-  local p
-  for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
-    if port_free "$p"; then echo "$p"; return; fi
-  done
-  log "no free port found"; return 1
-}
-
-# http_status METHOD PORT PATH [BODY]: prints the HTTP status code.
-http_status() {
-  local method="$1" port="$2" path="$3" body="${4:-}" line
-  exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
-  printf '%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s' \
-    "$method" "$path" "${#body}" "$body" >&3
-  IFS=' ' read -r _ line _ <&3 || true
-  exec 3<&- 3>&-
-  echo "${line:-0}"
-}
-
-running() { [ -f "$state" ] && kill -0 "$(sed -n 1p "$state")" 2>/dev/null; }
 
 print_env() {
   echo "PREWARM_INFLUXD=$bin"
@@ -97,7 +74,7 @@ EOF
 }
 
 start() {
-  if running; then
+  if daemon_running; then
     log "already running (pid $(sed -n 1p "$state"))"
     print_env
     return
@@ -133,19 +110,8 @@ start() {
   return 1
 }
 
-stop() {
-  [ -f "$state" ] || return 0
-  local pid dir
-  pid="$(sed -n 1p "$state")"
-  dir="$(sed -n 2p "$state")"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  case "$dir" in */prewarm-influxd.*) rm -rf "$dir" ;; esac
-  rm -f "$state"
-}
+
+stop() { daemon_stop "*/prewarm-influxd.*"; }
 
 case "${1:-}" in
   build) build ;;

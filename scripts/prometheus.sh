@@ -22,51 +22,26 @@ state="$root/.cache/prometheus.state" # lines: pid, dir, port
 
 log() { echo "prometheus.sh: $*" >&2; }
 
+# shellcheck source=scripts/lib.sh
+. "$root/scripts/lib.sh"
+
 have() { command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; }
 
 install() {
   if have; then return; fi
-  local sudo=""
-  if [ "$(id -u)" != 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
-      log "prometheus is not installed and I am not root: run apt-get install prometheus"; return 1
-    fi
-  fi
   log "installing Debian's prometheus package (prometheus and promtool)"
   # policy-rc.d keeps the package's own service from starting on 0.0.0.0:9090.
-  local policy=/usr/sbin/policy-rc.d created=""
-  if [ ! -e "$policy" ]; then
+  local sudo="" policy=/usr/sbin/policy-rc.d created=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  if [ ! -e "$policy" ] && { [ -z "$sudo" ] || command -v sudo >/dev/null 2>&1; }; then
     printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod +x "$policy" && created=1
   fi
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >&2
+  local rc=0
+  apt_install prometheus || rc=$?
   if [ -n "$created" ]; then $sudo rm -f "$policy"; fi
+  [ "$rc" = 0 ] || return "$rc"
   have || { log "apt-get install prometheus did not provide prometheus and promtool"; return 1; }
 }
-
-# port_free PORT: true when nothing listens on 127.0.0.1:PORT.
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-free_port() {
-  local p
-  for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
-    if port_free "$p"; then echo "$p"; return; fi
-  done
-  log "no free port found"; return 1
-}
-
-# http_status PORT PATH: prints the HTTP status code of a GET.
-http_status() {
-  local line
-  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
-  printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&3
-  IFS=' ' read -r _ line _ <&3 || true
-  exec 3<&- 3>&-
-  echo "${line:-0}"
-}
-
-running() { [ -f "$state" ] && kill -0 "$(sed -n 1p "$state")" 2>/dev/null; }
 
 print_env() {
   echo "PREWARM_PROMETHEUS=$(command -v prometheus)"
@@ -88,7 +63,7 @@ EOF
 }
 
 start() {
-  if running; then
+  if daemon_running; then
     log "already running (pid $(sed -n 1p "$state"))"
     print_env
     return
@@ -107,7 +82,7 @@ start() {
     printf '%s\n%s\n%s\n' "$pid" "$dir" "$port" >"$state"
     for _ in $(seq 1 300); do # up to 30 s on a busy 2-core CI machine
       if ! kill -0 "$pid" 2>/dev/null; then break; fi
-      if [ "$(http_status "$port" /-/ready 2>/dev/null)" = 200 ]; then
+      if [ "$(http_status GET "$port" /-/ready 2>/dev/null)" = 200 ]; then
         log "started pid $pid on 127.0.0.1:$port (data and log in $dir)"
         print_env
         return
@@ -121,19 +96,8 @@ start() {
   return 1
 }
 
-stop() {
-  [ -f "$state" ] || return 0
-  local pid dir
-  pid="$(sed -n 1p "$state")"
-  dir="$(sed -n 2p "$state")"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  case "$dir" in */prewarm-prometheus.*) rm -rf "$dir" ;; esac
-  rm -f "$state"
-}
+
+stop() { daemon_stop "*/prewarm-prometheus.*"; }
 
 case "${1:-}" in
   install) install ;;

@@ -14,6 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
+log() { echo "test.sh: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 pkgs=("${@:-./...}")
 [ ${#pkgs[@]} -eq 0 ] && pkgs=(./...)
 
@@ -92,9 +95,7 @@ if [ -x scripts/chromium.sh ]; then
   export PREWARM_REQUIRE_CHROMIUM=1
   # The report's page test prints a PDF and renders it with poppler-utils.
   if ! command -v pdftoppm >/dev/null 2>&1; then
-    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends poppler-utils >&2
+    apt_install poppler-utils
   fi
 fi
 
