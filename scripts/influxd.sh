@@ -110,7 +110,6 @@ start() {
   return 1
 }
 
-
 stop() { daemon_stop "*/prewarm-influxd.*"; }
 
 case "${1:-}" in

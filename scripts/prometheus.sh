@@ -96,7 +96,6 @@ start() {
   return 1
 }
 
-
 stop() { daemon_stop "*/prewarm-prometheus.*"; }
 
 case "${1:-}" in
