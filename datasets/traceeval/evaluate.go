@@ -272,11 +272,7 @@ func Summarise(scores []Score, keep func(Score) bool) []Summary {
 		s := a.sum
 		n := float64(s.Windows)
 		s.Ratio = s.MASE / a.baseM
-		s.MASE /= n
-		s.Cov80 /= n
-		s.Cov95 /= n
-		s.MSIS /= n
-		s.Seconds /= n
+		s.divide(n)
 		out = append(out, s)
 	}
 	return out
@@ -311,14 +307,20 @@ func Overall(per []Summary) []Summary {
 		a := *acc[m]
 		n := float64(a.Windows)
 		a.Ratio = math.Exp(logs[m] / n)
-		a.MASE /= n
-		a.Cov80 /= n
-		a.Cov95 /= n
-		a.MSIS /= n
-		a.Seconds /= n
+		a.divide(n)
 		out = append(out, a)
 	}
 	return out
+}
+
+// divide turns the summed figures (MASE, coverage, MSIS, seconds) into
+// means over n.
+func (s *Summary) divide(n float64) {
+	s.MASE /= n
+	s.Cov80 /= n
+	s.Cov95 /= n
+	s.MSIS /= n
+	s.Seconds /= n
 }
 
 // Worst returns the method's trace with the highest ratio.
