@@ -332,3 +332,29 @@ func TestTune(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldOut scores the defaults' hybrid on the second half of each of
+// TestTune's traces, which the search for the defaults never scored: the
+// held-out table of docs/scaling.md.
+//
+//	PREWARM_HELDOUT=1 go test ./backtest -run TestHeldOut -v
+func TestHeldOut(t *testing.T) {
+	if os.Getenv("PREWARM_HELDOUT") == "" {
+		t.Skip("set PREWARM_HELDOUT: replays five traces")
+	}
+	for _, tr := range tuneTraces(t) {
+		b, err := prepare(context.Background(), tr, baseFor(t, tr, planner.SizingErlangC), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := b.cfg
+		c.ScoreFrom = tr.Start.Add(tr.End().Sub(tr.Start) / 2).Truncate(24 * time.Hour)
+		rep, err := b.run(context.Background(), []string{PolicyHybrid}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rep.Policies[0]
+		fmt.Printf("%-20s from %s: hybrid %.2f%% of static, %.3fx oracle, SLO from day 2 %.3f%%\n", tr.Name,
+			c.ScoreFrom.Format(time.DateOnly), 100*r.CostVsStatic, r.CostVsOracle, 100*r.SLOAttainmentAfterWarmUp)
+	}
+}

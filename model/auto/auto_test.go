@@ -309,3 +309,29 @@ func BenchmarkForecastPerMinute(b *testing.B) {
 		}
 	}
 }
+
+// refitSeries is one pool of service's BenchmarkRefitRound1000: 28 days of
+// a daily cycle at 30-minute steps (1,344 points, periods 48 and 336).
+func refitSeries() []float64 {
+	x := make([]float64, 28*48)
+	for t := range x {
+		h := float64(t%48) / 2
+		x[t] = 110 - 90*math.Cos(2*math.Pi*(h-2)/24)
+	}
+	return x
+}
+
+// BenchmarkForecastRefit times the forecast one pool's refit makes with
+// the service's defaults (28 days at 30 minutes, 6 hours ahead, an 80%
+// interval): a thousandth of service's BenchmarkRefitRound1000, whose bar
+// is 10 s on 2 cores.
+func BenchmarkForecastRefit(b *testing.B) {
+	x := refitSeries()
+	f := New(Config{Periods: []int{48, 336}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.Forecast(x, 12, 0.8); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

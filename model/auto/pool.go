@@ -126,6 +126,13 @@ const nonSeasonalTail = 240
 // thirds.
 const fitTolerance = 1e-3
 
+// fitStall is how many iterations per parameter a candidate's parameter
+// search may go without improving by fitTolerance before it stops
+// (holtwinters.FitOptions.StallIterations; the package's default is 5).
+// It cuts a refit's time by about 15%; M4 Hourly holdout OWA 0.4143
+// against 0.4139, the recorded traces' first half 0.8389 against 0.8387.
+const fitStall = 3
+
 // scoredHorizons is how many horizons the candidates' multi-step criterion
 // scores (holtwinters.FitOptions.ScoredHorizons): 4 rather than the
 // package's 8 (M4 holdout OWA 0.4145 against 0.4140, the traces' first
@@ -226,12 +233,22 @@ func doubleSeasonal(x []float64, p, long int) holtwinters.Spec {
 // weekly MSTL at the last three weeks: a smoothing model forgets older
 // data within a few cycles, and STL's LOESS fits near the end hardly move
 // when cycles older than its seasonal window are cut (11 for the day, 15
-// for the week). On M4 Hourly (at most 960 points) nothing is cut; a
-// per-minute month costs a third as much.
+// for the week). minTail is the longest M4 Hourly history, so nothing is
+// cut there; at 30 minutes it is 20 days of a 28-day history (2000, the
+// whole history, took 15% more time per refit with the same scores on
+// M4 Hourly and the recorded traces). A per-minute month costs a third as
+// much.
 const (
-	minTail    = 2000
+	minTail    = 960
 	recentDays = 14
 )
+
+// mstlIterations is how many times MSTL re-estimates each period (R's
+// mstl: 2). Once scores as well (M4 Hourly holdout OWA 0.4139 against
+// 0.4145 twice, the recorded traces' first half unchanged) at half the
+// cost of the weekly decomposition, which is redone at every validation
+// origin.
+const mstlIterations = 1
 
 // fittedCandidate estimates spec on x (its last tail steps when tail > 0)
 // over the horizon h once; at a validation origin the model is re-run
@@ -243,7 +260,7 @@ func fittedCandidate(x []float64, spec holtwinters.Spec, h, tail int) (candidate
 	if tail > 0 && len(x) > tail {
 		fitOn = x[len(x)-tail:]
 	}
-	m, err := holtwinters.FitOptions{Horizon: h, Tolerance: fitTolerance, KeepInitial: true, ScoredHorizons: scoredHorizons}.Fit(fitOn, spec)
+	m, err := holtwinters.FitOptions{Horizon: h, Tolerance: fitTolerance, StallIterations: fitStall, KeepInitial: true, ScoredHorizons: scoredHorizons}.Fit(fitOn, spec)
 	if err != nil {
 		return candidate{}, false
 	}
@@ -267,7 +284,8 @@ func fittedCandidate(x []float64, spec holtwinters.Spec, h, tail int) (candidate
 // holds more than two long cycles), each with exponential smoothing of
 // the seasonally adjusted series (level or damped trend, chosen by AICc
 // as R's ets does) and the last cycle of each seasonal part carried
-// forward: R's stlf and mstl forecasts. The smoothing parameters are
+// forward: R's stlf and mstl forecasts (MSTL estimating each period
+// once, mstlIterations). The smoothing parameters are
 // estimated once on the whole history; at a validation origin the
 // decomposition is redone on the history before it (it must not see
 // the stretch it is scored on) and the smoothing re-run with the same
@@ -285,13 +303,13 @@ func decompositionCandidates(x []float64, p, long int) []candidate {
 	for _, st := range sets {
 		periods, tail := st.periods, st.tail
 		recent := func(y []float64) []float64 { return y[max(0, len(y)-tail):] }
-		d, err := seasonal.MSTL(recent(x), periods, seasonal.MSTLOptions{})
+		d, err := seasonal.MSTL(recent(x), periods, seasonal.MSTLOptions{Iterate: mstlIterations})
 		if err != nil {
 			continue
 		}
 		m, err := holtwinters.Auto(d.Adjusted(), nil, holtwinters.AutoOptions{
 			Trends: []holtwinters.Trend{holtwinters.NoTrend, holtwinters.DampedTrend},
-			AR1:    []bool{false}, BoxCox: []*float64{nil}, Fit: holtwinters.FitOptions{Horizon: 1, Tolerance: fitTolerance, KeepInitial: true}})
+			AR1:    []bool{false}, BoxCox: []*float64{nil}, Fit: holtwinters.FitOptions{Horizon: 1, Tolerance: fitTolerance, StallIterations: fitStall, KeepInitial: true}})
 		if err != nil {
 			continue
 		}
@@ -305,7 +323,7 @@ func decompositionCandidates(x []float64, p, long int) []candidate {
 				dy := d
 				if len(y) != len(x) {
 					var err error
-					if dy, err = seasonal.MSTL(recent(y), periods, seasonal.MSTLOptions{}); err != nil {
+					if dy, err = seasonal.MSTL(recent(y), periods, seasonal.MSTLOptions{Iterate: mstlIterations}); err != nil {
 						return nanForecast(h)
 					}
 				}

@@ -69,3 +69,35 @@ func TestFitSSEComparableToReferences(t *testing.T) {
 		}
 	})
 }
+
+// TestStallIterationsStopsSooner: a search allowed fewer iterations
+// without improvement stops with fewer evaluations, and a value out of
+// range (or 0) runs the default of 5 per parameter.
+func TestStallIterationsStopsSooner(t *testing.T) {
+	y := synthDouble(24*28, 24, 168, 0.3, 9)
+	spec := Spec{Trend: DampedTrend, Seasonality: Additive, Periods: []int{24}}
+	evals := func(stall int) int {
+		m, err := FitOptions{Horizon: 12, KeepInitial: true, StallIterations: stall}.Fit(y, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Evaluations()
+	}
+	def := evals(0)
+	tests := []struct {
+		stall int
+		want  func(n int) bool
+		what  string
+	}{
+		{1, func(n int) bool { return n < def }, "fewer than the default's"},
+		{3, func(n int) bool { return n < def }, "fewer than the default's"},
+		{5, func(n int) bool { return n == def }, "the default's"},
+		{101, func(n int) bool { return n == def }, "the default's (out of range)"},
+		{-1, func(n int) bool { return n == def }, "the default's (out of range)"},
+	}
+	for _, tt := range tests {
+		if n := evals(tt.stall); !tt.want(n) {
+			t.Errorf("StallIterations %d: %d evaluations, want %s (%d)", tt.stall, n, tt.what, def)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package seasonal
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,5 +232,32 @@ func TestProfileIntervalCoverage(t *testing.T) {
 	}
 	if cov := float64(in) / float64(len(test)); cov < 0.8 || cov > 0.99 {
 		t.Errorf("coverage %.3f of a 90%% interval, want 0.80–0.99", cov)
+	}
+}
+
+// TestProfilePointShortHorizonIsAPrefix: a horizon shorter than the
+// period profiles only the positions it reaches, and gives the same bits
+// as the first steps of a forecast over several periods.
+func TestProfilePointShortHorizonIsAPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 9))
+	x := make([]float64, 24*10+7)
+	for i := range x {
+		x[i] = 50 + 20*math.Sin(float64(i)/4) + 5*rng.NormFloat64()
+	}
+	for _, p := range []Profile{
+		{Period: 24, Cycles: 1},
+		{Period: 24, Cycles: 7, Robust: true, Relative: true},
+		{Period: 24, Cycles: 3, Relative: true, Damping: 0.9},
+		{Period: 168, Cycles: 1},
+	} {
+		long := p.Point(x, 3*p.Period)
+		for _, h := range []int{1, 5, p.Period - 1, p.Period} {
+			short := p.Point(x, h)
+			for j := range short {
+				if math.Float64bits(short[j]) != math.Float64bits(long[j]) {
+					t.Fatalf("%s, horizon %d: step %d is %v, the long forecast's %v", p.Name(), h, j, short[j], long[j])
+				}
+			}
+		}
 	}
 }

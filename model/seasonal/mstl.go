@@ -65,11 +65,10 @@ func MSTL(x []float64, periods []int, opts MSTLOptions) (MultiDecomposition, err
 	deseas := Interpolate(x)
 	d := MultiDecomposition{Periods: kept, Trend: make([]float64, n), Seasonal: make([][]float64, len(kept)),
 		Remainder: make([]float64, n)}
-	works := make([]*stlWork, len(kept))
+	work := newSTLWork(n, kept...)
 	params := make([]stlParams, len(kept))
 	for i, p := range kept {
 		d.Seasonal[i] = make([]float64, n)
-		works[i] = newSTLWork(n, p)
 		sw := 7 + 4*(i+1)
 		if i < len(opts.SeasonalWindows) && opts.SeasonalWindows[i] > 0 {
 			sw = opts.SeasonalWindows[i]
@@ -82,7 +81,7 @@ func MSTL(x []float64, periods []int, opts MSTLOptions) (MultiDecomposition, err
 			for t := range deseas {
 				deseas[t] += s[t]
 			}
-			works[i].run(deseas, params[i], d.Trend, s)
+			work.run(deseas, params[i], d.Trend, s)
 			for t := range deseas {
 				deseas[t] -= s[t]
 			}

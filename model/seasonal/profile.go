@@ -133,13 +133,16 @@ func (p Profile) Point(x []float64, horizon int) []float64 {
 	// same position of the cycle as future step j when j ≡ i (mod m).
 	window := x[n-cycles*m:]
 	mult := p.Relative && allPositive(window)
-	byPos := make([][]float64, m)
-	var cycleMeans []float64
-	for k := 0; k < cycles; k++ {
+	// Only the positions the horizon reaches are profiled: values[i] holds
+	// position i's values of the cycles, latest first, for i < used.
+	used := min(m, horizon)
+	values := make([]float64, used*cycles)
+	cycleMeans := make([]float64, cycles)
+	for k := range cycles {
 		c := x[n-(k+1)*m : n-k*m]
 		mu := meanOf(c)
-		cycleMeans = append(cycleMeans, mu)
-		for i, v := range c {
+		cycleMeans[k] = mu
+		for i, v := range c[:used] {
 			switch {
 			case !p.Relative:
 			case mult:
@@ -147,11 +150,12 @@ func (p Profile) Point(x []float64, horizon int) []float64 {
 			default:
 				v -= mu
 			}
-			byPos[i] = append(byPos[i], v)
+			values[i*cycles+k] = v
 		}
 	}
-	shape := make([]float64, m)
-	for i, vs := range byPos {
+	shape := make([]float64, used)
+	for i := range shape {
+		vs := values[i*cycles : (i+1)*cycles]
 		if p.Robust {
 			sort.Float64s(vs)
 			shape[i] = stats.Quantile(vs, 0.5)

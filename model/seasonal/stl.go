@@ -3,6 +3,7 @@ package seasonal
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // STLOptions sets STL's smoothing parameters, named as in R's stl(). The
@@ -131,24 +132,39 @@ func oddAtLeast3(k int) int {
 	return k
 }
 
-// stlWork is the scratch space of STL runs on series of one length and
-// period, reusable across runs (MSTL, validation origins).
+// stlWork is the scratch space of STL runs on series of one length, for
+// any of the periods it was sized for, reusable across runs (MSTL's
+// periods and iterations). It keeps the tricube kernel of each span it
+// has smoothed with.
 type stlWork struct {
-	n, np                 int
 	detrended, cycle, low []float64
 	ma1, ma2              []float64
 	sub, subW, subFit     []float64
-	rw                    []float64
+	rw                    []float64 // robustness weights, made on first use
+	kernels               map[int][]float64
 }
 
-func newSTLWork(n, np int) *stlWork {
-	m := n + 2*np
-	k := n/np + 1
-	return &stlWork{n: n, np: np,
+// newSTLWork sizes the scratch for series of length n and the given
+// periods (each at least 2).
+func newSTLWork(n int, periods ...int) *stlWork {
+	longest, shortest := slices.Max(periods), slices.Min(periods)
+	m := n + 2*longest
+	k := n/shortest + 1
+	return &stlWork{
 		detrended: make([]float64, n), cycle: make([]float64, m), low: make([]float64, n),
 		ma1: make([]float64, m), ma2: make([]float64, m),
 		sub: make([]float64, k), subW: make([]float64, k), subFit: make([]float64, k+2),
-		rw: make([]float64, n)}
+		kernels: map[int][]float64{}}
+}
+
+// kernel returns tricubeKernel(span), computed once per work.
+func (w *stlWork) kernel(span int) []float64 {
+	k, ok := w.kernels[span]
+	if !ok {
+		k = tricubeKernel(span)
+		w.kernels[span] = k
+	}
+	return k
 }
 
 // run fills trend and seasonal with the STL of y (no NaN): the outer loop
@@ -163,6 +179,9 @@ func (w *stlWork) run(y []float64, p stlParams, trend, seasonal []float64) {
 		}
 		for i := range y {
 			w.low[i] = trend[i] + seasonal[i]
+		}
+		if w.rw == nil {
+			w.rw = make([]float64, len(y))
 		}
 		robustWeights(y, w.low, w.rw, w.detrended)
 		rw = w.rw
@@ -182,14 +201,14 @@ func (w *stlWork) onePass(y []float64, p stlParams, rw, trend, seasonal []float6
 		a := movingAverageInto(w.cycle[:n+2*np], np, w.ma1)
 		b := movingAverageInto(a, np, w.ma2)
 		c := movingAverageInto(b, 3, w.ma1)
-		loessSmooth(c, p.nl, p.lDeg, p.lJump, nil, w.low)
+		w.loessSmooth(c, p.nl, p.lDeg, p.lJump, nil, w.low)
 		for i := range seasonal {
 			seasonal[i] = w.cycle[np+i] - w.low[i]
 		}
 		for i := range y {
 			w.detrended[i] = y[i] - seasonal[i]
 		}
-		loessSmooth(w.detrended, p.nt, p.tDeg, p.tJump, rw, trend)
+		w.loessSmooth(w.detrended, p.nt, p.tDeg, p.tJump, rw, trend)
 	}
 }
 
@@ -211,7 +230,7 @@ func (w *stlWork) smoothCycles(x []float64, p stlParams, rw []float64) {
 		if rw != nil {
 			weights = subW
 		}
-		loessSmooth(sub, p.ns, p.sDeg, p.sJump, weights, fit[1:k+1])
+		w.loessSmooth(sub, p.ns, p.sDeg, p.sJump, weights, fit[1:k+1])
 		v, ok := loessAt(sub, p.ns, p.sDeg, -1, 0, min(p.ns, k)-1, weights)
 		if !ok {
 			v = fit[1]
@@ -248,7 +267,7 @@ func movingAverageInto(x []float64, span int, out []float64) []float64 {
 // local degree deg, fitted every jump-th point (and at the last) and
 // linearly interpolated between (the Fortran's ess). rw, when not nil,
 // multiplies the tricube weights.
-func loessSmooth(y []float64, span, deg, jump int, rw, ys []float64) {
+func (w *stlWork) loessSmooth(y []float64, span, deg, jump int, rw, ys []float64) {
 	n := len(y)
 	if n < 2 {
 		ys[0] = y[0]
@@ -261,13 +280,13 @@ func loessSmooth(y []float64, span, deg, jump int, rw, ys []float64) {
 	// cancels: the fit is the dot product with one tricube kernel.
 	var kernel []float64
 	if rw == nil && span < n {
-		kernel = tricubeKernel(span)
+		kernel = w.kernel(span)
 	}
 	fit := func(i int) {
 		if kernel != nil && i-nleft == nright-i {
 			v := 0.0
-			for k, w := range kernel {
-				v += w * y[nleft+k]
+			for k, wt := range kernel {
+				v += wt * y[nleft+k]
 			}
 			ys[i] = v
 			return
