@@ -251,7 +251,8 @@ const (
 const mstlIterations = 1
 
 // fittedCandidate estimates spec on x (its last tail steps when tail > 0)
-// over the horizon h once; at a validation origin the model is re-run
+// over the horizon h once (a point forecaster, so the fit skips what only
+// the model's own intervals need: PointOnly); at a validation origin the model is re-run
 // with the same parameters over the history before the origin
 // (Model.PointForecast, one pass), so the parameters have seen the
 // validation stretch, a mild optimism every fitted candidate shares.
@@ -260,7 +261,7 @@ func fittedCandidate(x []float64, spec holtwinters.Spec, h, tail int) (candidate
 	if tail > 0 && len(x) > tail {
 		fitOn = x[len(x)-tail:]
 	}
-	m, err := holtwinters.FitOptions{Horizon: h, Tolerance: fitTolerance, StallIterations: fitStall, KeepInitial: true, ScoredHorizons: scoredHorizons}.Fit(fitOn, spec)
+	m, err := holtwinters.FitOptions{Horizon: h, Tolerance: fitTolerance, StallIterations: fitStall, KeepInitial: true, PointOnly: true, ScoredHorizons: scoredHorizons}.Fit(fitOn, spec)
 	if err != nil {
 		return candidate{}, false
 	}
@@ -299,17 +300,20 @@ func decompositionCandidates(x []float64, p, long int) []candidate {
 	if long > p && len(x) > 2*long {
 		sets = append(sets, set{[]int{p, long}, max(minTail, 3*long)})
 	}
+	// One scratch space serves every decomposition the candidates make,
+	// here and at each validation origin (they run one at a time).
+	opts := seasonal.MSTLOptions{Iterate: mstlIterations, Scratch: &seasonal.Scratch{}}
 	var out []candidate
 	for _, st := range sets {
 		periods, tail := st.periods, st.tail
 		recent := func(y []float64) []float64 { return y[max(0, len(y)-tail):] }
-		d, err := seasonal.MSTL(recent(x), periods, seasonal.MSTLOptions{Iterate: mstlIterations})
+		d, err := seasonal.MSTL(recent(x), periods, opts)
 		if err != nil {
 			continue
 		}
 		m, err := holtwinters.Auto(d.Adjusted(), nil, holtwinters.AutoOptions{
 			Trends: []holtwinters.Trend{holtwinters.NoTrend, holtwinters.DampedTrend},
-			AR1:    []bool{false}, BoxCox: []*float64{nil}, Fit: holtwinters.FitOptions{Horizon: 1, Tolerance: fitTolerance, StallIterations: fitStall, KeepInitial: true}})
+			AR1:    []bool{false}, BoxCox: []*float64{nil}, Fit: holtwinters.FitOptions{Horizon: 1, Tolerance: fitTolerance, StallIterations: fitStall, KeepInitial: true, PointOnly: true}})
 		if err != nil {
 			continue
 		}
@@ -323,7 +327,7 @@ func decompositionCandidates(x []float64, p, long int) []candidate {
 				dy := d
 				if len(y) != len(x) {
 					var err error
-					if dy, err = seasonal.MSTL(recent(y), periods, seasonal.MSTLOptions{Iterate: mstlIterations}); err != nil {
+					if dy, err = seasonal.MSTL(recent(y), periods, opts); err != nil {
 						return nanForecast(h)
 					}
 				}

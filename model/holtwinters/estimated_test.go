@@ -101,3 +101,42 @@ func TestStallIterationsStopsSooner(t *testing.T) {
 		}
 	}
 }
+
+// TestPointOnlyKeepsThePointForecast: skipping the in-sample multi-step
+// errors changes neither the estimates nor the point forecasts, only
+// where the interval's variance comes from.
+func TestPointOnlyKeepsThePointForecast(t *testing.T) {
+	y := synthDouble(24*28, 24, 168, 0.3, 4)
+	for _, spec := range []Spec{
+		{Seasonality: Additive, Periods: []int{24}},
+		{Trend: DampedTrend, Seasonality: Multiplicative, Periods: []int{24}},
+	} {
+		full, err := FitOptions{Horizon: 12}.Fit(y, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		point, err := FitOptions{Horizon: 12, PointOnly: true}.Fit(y, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full.stepMSE == nil || point.stepMSE != nil {
+			t.Fatalf("%v: step errors %v with, %v without PointOnly", spec, point.stepMSE, full.stepMSE)
+		}
+		if fp, pp := full.Params(), point.Params(); fp.Alpha != pp.Alpha || fp.Level0 != pp.Level0 || full.AICc() != point.AICc() {
+			t.Errorf("%v: PointOnly changed the estimates: %+v against %+v", spec, pp, fp)
+		}
+		ff, err := full.Forecast(24, 0.9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := point.Forecast(24, 0.9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range ff.Mean {
+			if ff.Mean[k] != pf.Mean[k] {
+				t.Fatalf("%v: step %d mean %v with PointOnly, %v without", spec, k, pf.Mean[k], ff.Mean[k])
+			}
+		}
+	}
+}

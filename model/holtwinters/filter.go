@@ -221,13 +221,26 @@ type multiStep struct {
 	stride int       // score horizons 1, 1+stride, 1+2·stride, …
 	phiSum []float64 // phiSum[j] = φ + … + φ^j (0 without trend)
 	arCoef []float64 // arCoef[j]: effect of e_t on the j-step forecast
-	// Rings of the post-step level, trend and error, each value written
-	// twice (at o and o+k) so that the k most recent origins are always
-	// a contiguous window.
-	lv, tr, er []float64
-	sumSq      []float64 // per-horizon sum of squared errors
-	counts     []int
-	zero       *state // scratch for arCoef
+	// window is a ring of the states after the latest observations, each
+	// written twice (at o and o+k) so that the k most recent origins are
+	// always the contiguous window[o : o+k].
+	window []origin
+	scored []horizon // the horizons scored, shortest first
+	sumSq  []float64 // per-horizon sum of squared errors
+	counts []int
+	zero   *state // scratch for arCoef
+}
+
+// origin is the state after one observation: what the criterion
+// forecasts the next k observations from.
+type origin struct{ level, trend, err float64 }
+
+// horizon is one scored horizon j with its coefficients and its running
+// sum of squared errors.
+type horizon struct {
+	j              int
+	phiSum, arCoef float64
+	sumSq          float64
 }
 
 func newMultiStep(k int, st *state) *multiStep {
@@ -236,9 +249,7 @@ func newMultiStep(k int, st *state) *multiStep {
 		stride: 1,
 		phiSum: make([]float64, k+1),
 		arCoef: make([]float64, k+1),
-		lv:     make([]float64, 2*k),
-		tr:     make([]float64, 2*k),
-		er:     make([]float64, 2*k),
+		window: make([]origin, 2*k),
 		sumSq:  make([]float64, k+1),
 		counts: make([]int, k+1),
 		zero:   st.clone(),
@@ -281,52 +292,48 @@ func (r *recursion) amse(st *state, y []float64, ms *multiStep) float64 {
 			ms.arCoef[j], _ = r.step(z, math.NaN())
 		}
 	}
+	ms.scored = ms.scored[:0]
+	for j := 1; j <= k; j += ms.stride {
+		ms.scored = append(ms.scored, horizon{j: j, phiSum: ms.phiSum[j], arCoef: ms.arCoef[j]})
+	}
 	mult := r.season == Multiplicative
-	phiSum := ms.phiSum[1 : k+1] // phiSum[j-1] for horizon j
-	arCoef := ms.arCoef[1 : k+1]
-	sumSq := ms.sumSq[1 : k+1]
+	scored, window := ms.scored, ms.window
 	o := 0 // ring slot of the next origin
 	for t, v := range y {
 		if v == v && t > 0 {
-			comb := 0.0
-			switch r.season {
-			case Additive:
-				for i := range r.nSeasonal {
-					comb += st.seas[i][st.pos[i]]
-				}
-			case Multiplicative:
-				comb = 1
-				for i := range r.nSeasonal {
-					comb *= st.seas[i][st.pos[i]]
-				}
-			}
-			// Window w[i] = origin t−k+i, so horizon j reads w[k−j].
-			lv, tr, er := ms.lv[o:o+k], ms.tr[o:o+k], ms.er[o:o+k]
+			comb := r.dueIndex(st)
+			// w[i] is origin t−k+i, so horizon j reads w[k−j].
+			w := window[o : o+k]
 			jmax := min(k, t)
-			for j := 1; j <= jmax; j += ms.stride {
-				i := k - j
-				f := lv[i] + phiSum[j-1]*tr[i]
+			for h := range scored {
+				hz := &scored[h]
+				if hz.j > jmax {
+					break
+				}
+				from := w[k-hz.j]
+				f := from.level + hz.phiSum*from.trend
 				if mult {
 					f *= comb
 				} else {
 					f += comb
 				}
-				d := v - f - arCoef[j-1]*er[i]
-				sumSq[j-1] += d * d
+				d := v - f - hz.arCoef*from.err
+				hz.sumSq += d * d
 			}
 			ms.counts[jmax]++ // turned into per-horizon counts below
 		}
 		yhat, _ := r.step(st, v)
 		if math.IsInf(yhat, 0) || yhat != yhat {
+			ms.keepSums()
 			return math.Inf(1)
 		}
-		ms.lv[o], ms.tr[o], ms.er[o] = st.level, st.trend, st.err
-		ms.lv[o+k], ms.tr[o+k], ms.er[o+k] = st.level, st.trend, st.err
-		o++
-		if o == k {
+		now := origin{st.level, st.trend, st.err}
+		window[o], window[o+k] = now, now
+		if o++; o == k {
 			o = 0
 		}
 	}
+	ms.keepSums()
 	// counts[j] held how many scored observations had exactly j origins
 	// (j < k only near the start); horizon j is scored by all with ≥ j.
 	for j := k - 1; j >= 1; j-- {
@@ -343,4 +350,30 @@ func (r *recursion) amse(st *state, y []float64, ms *multiStep) float64 {
 		return math.Inf(1)
 	}
 	return crit
+}
+
+// keepSums copies the scored horizons' sums into sumSq.
+func (ms *multiStep) keepSums() {
+	for _, hz := range ms.scored {
+		ms.sumSq[hz.j] = hz.sumSq
+	}
+}
+
+// dueIndex is the combined seasonal index due at the next observation:
+// the sum (additive) or product (multiplicative) of each period's index,
+// 0 without seasonality.
+func (r *recursion) dueIndex(st *state) float64 {
+	mult := r.season == Multiplicative
+	comb := 0.0
+	if mult {
+		comb = 1
+	}
+	for i := range r.nSeasonal {
+		if mult {
+			comb *= st.seas[i][st.pos[i]]
+		} else {
+			comb += st.seas[i][st.pos[i]]
+		}
+	}
+	return comb
 }

@@ -24,7 +24,7 @@ func FitWith(y []float64, spec Spec, p Params) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{spec: cloneSpec(spec), params: p.clone(), jacobian: jac}
-	m.finish(z)
+	m.finish(z, true)
 	return m, nil
 }
 
@@ -83,6 +83,12 @@ type FitOptions struct {
 	// counts as converged; 0 means 5, at most 100. Fewer stop sooner
 	// after the search has settled (3 costs about 15% less than 5).
 	StallIterations int
+	// PointOnly skips what only the model's own prediction intervals use,
+	// the in-sample mean squared j-step errors (a run of the multi-step
+	// criterion over up to 48 horizons): for fits used for point forecasts
+	// alone, as model/auto's candidates are. Forecast's interval then
+	// comes from the model's variance alone.
+	PointOnly bool
 	// KeepInitial skips the least-squares refinement of the initial
 	// states (and the second search it entails), keeping those of the
 	// decomposition of the first cycles: about half the cost of a fit,
@@ -115,7 +121,7 @@ func (o FitOptions) Fit(y []float64, spec Spec) (*Model, error) {
 		status: res.Status, evals: evals,
 		nFree: len(res.X), nFitted: nFitted,
 	}
-	m.finish(z)
+	m.finish(z, !o.PointOnly)
 	return m, nil
 }
 

@@ -110,8 +110,9 @@ func (m *Model) nStates() int {
 }
 
 // finish runs the recursion over the model-scale series z with m.params
-// and fills in the fitted values, residuals, final state and criteria.
-func (m *Model) finish(z []float64) {
+// and fills in the fitted values, residuals, final state and criteria,
+// and with stepErrors the in-sample multi-step errors.
+func (m *Model) finish(z []float64, stepErrors bool) {
 	m.rec = newRecursion(m.spec, m.params)
 	st := newState(m.params, m.rec.nSeasonal)
 	n := len(z)
@@ -139,9 +140,11 @@ func (m *Model) finish(z []float64) {
 	// by about n/(n−p), p the number of estimated quantities.
 	dof := nf / math.Max(nf-float64(m.nFree+m.nFitted), 1)
 	m.sigma2 = dof * sse / nf
-	m.stepMSE = m.empiricalMSE(z)
-	for j := range m.stepMSE {
-		m.stepMSE[j] *= dof
+	if stepErrors {
+		m.stepMSE = m.empiricalMSE(z)
+		for j := range m.stepMSE {
+			m.stepMSE[j] *= dof
+		}
 	}
 	m.logLik = -0.5*nf*(math.Log(2*math.Pi*sse/nf)+1) + m.jacobian
 	k := float64(m.NumParams())

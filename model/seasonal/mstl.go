@@ -16,6 +16,9 @@ type MSTLOptions struct {
 	Iterate int
 	// Robust runs each STL in robust mode.
 	Robust bool
+	// Scratch, when not nil, lends the decomposition its working memory
+	// (the result is the same and never shares it).
+	Scratch *Scratch
 }
 
 // MultiDecomposition splits a series additively into a trend, one
@@ -65,7 +68,12 @@ func MSTL(x []float64, periods []int, opts MSTLOptions) (MultiDecomposition, err
 	deseas := Interpolate(x)
 	d := MultiDecomposition{Periods: kept, Trend: make([]float64, n), Seasonal: make([][]float64, len(kept)),
 		Remainder: make([]float64, n)}
-	work := newSTLWork(n, kept...)
+	var work *stlWork
+	if opts.Scratch != nil {
+		work = opts.Scratch.work(n, kept...)
+	} else {
+		work = newSTLWork(n, kept...)
+	}
 	params := make([]stlParams, len(kept))
 	for i, p := range kept {
 		d.Seasonal[i] = make([]float64, n)

@@ -147,14 +147,48 @@ type stlWork struct {
 // newSTLWork sizes the scratch for series of length n and the given
 // periods (each at least 2).
 func newSTLWork(n int, periods ...int) *stlWork {
+	w := &stlWork{kernels: map[int][]float64{}}
+	w.size(n, periods...)
+	return w
+}
+
+// size makes w's buffers fit series of length n and the given periods,
+// reusing their memory where it is large enough. Every buffer is written
+// before it is read, so nothing needs clearing.
+func (w *stlWork) size(n int, periods ...int) {
 	longest, shortest := slices.Max(periods), slices.Min(periods)
 	m := n + 2*longest
 	k := n/shortest + 1
-	return &stlWork{
-		detrended: make([]float64, n), cycle: make([]float64, m), low: make([]float64, n),
-		ma1: make([]float64, m), ma2: make([]float64, m),
-		sub: make([]float64, k), subW: make([]float64, k), subFit: make([]float64, k+2),
-		kernels: map[int][]float64{}}
+	w.detrended, w.low = resize(w.detrended, n), resize(w.low, n)
+	w.cycle, w.ma1, w.ma2 = resize(w.cycle, m), resize(w.ma1, m), resize(w.ma2, m)
+	w.sub, w.subW, w.subFit = resize(w.sub, k), resize(w.subW, k), resize(w.subFit, k+2)
+	if w.rw != nil {
+		w.rw = resize(w.rw, n)
+	}
+}
+
+// resize returns b with length n, in b's memory when it holds n.
+func resize(b []float64, n int) []float64 {
+	if cap(b) < n {
+		return make([]float64, n)
+	}
+	return b[:n]
+}
+
+// Scratch is working memory that successive MSTL decompositions reuse
+// instead of allocating their own (MSTLOptions.Scratch): a forecaster
+// validating at several origins decomposes many prefixes of one history.
+// It is not safe for concurrent use. The zero value is ready.
+type Scratch struct{ w *stlWork }
+
+// work returns the scratch's STL work sized for n and periods.
+func (s *Scratch) work(n int, periods ...int) *stlWork {
+	if s.w == nil {
+		s.w = newSTLWork(n, periods...)
+	} else {
+		s.w.size(n, periods...)
+	}
+	return s.w
 }
 
 // kernel returns tricubeKernel(span), computed once per work.

@@ -104,3 +104,46 @@ func TestSTLErrors(t *testing.T) {
 		t.Error("a missing value left NaN in the fitted parts")
 	}
 }
+
+// TestScratchGivesTheSameDecomposition: one Scratch lent to decompositions
+// of other lengths, periods and modes, one after another, leaves each
+// result bit for bit what a decomposition with its own memory gives.
+func TestScratchGivesTheSameDecomposition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	x := make([]float64, 24*7*5)
+	for i := range x {
+		x[i] = 100 + 30*math.Sin(2*math.Pi*float64(i)/24) + 10*math.Sin(2*math.Pi*float64(i)/168) + 5*rng.NormFloat64()
+	}
+	scratch := &Scratch{}
+	for _, tt := range []struct {
+		n       int
+		periods []int
+		robust  bool
+	}{
+		{len(x), []int{24, 168}, false},
+		{len(x) - 48, []int{24}, false},
+		{len(x) - 12, []int{24, 168}, true},
+		{400, []int{24, 168}, false},
+		{len(x), []int{12, 24}, true},
+	} {
+		want, err := MSTL(x[:tt.n], tt.periods, MSTLOptions{Robust: tt.robust})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := MSTL(x[:tt.n], tt.periods, MSTLOptions{Robust: tt.robust, Scratch: scratch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := func(d MultiDecomposition) [][]float64 {
+			return append([][]float64{d.Trend, d.Remainder}, d.Seasonal...)
+		}
+		for i, p := range parts(want) {
+			for j, v := range p {
+				if math.Float64bits(v) != math.Float64bits(parts(got)[i][j]) {
+					t.Fatalf("n %d periods %v robust %v: part %d step %d is %v with the scratch, %v without",
+						tt.n, tt.periods, tt.robust, i, j, parts(got)[i][j], v)
+				}
+			}
+		}
+	}
+}
