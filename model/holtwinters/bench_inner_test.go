@@ -14,7 +14,7 @@ func BenchmarkCriterion(b *testing.B) {
 	b.Run("sse", func(b *testing.B) {
 		for b.Loop() {
 			st.reset(p)
-			rec.sse(st, y, nil)
+			rec.sse(st, y)
 		}
 	})
 	b.Run("amse24", func(b *testing.B) {

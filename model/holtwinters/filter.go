@@ -189,22 +189,12 @@ func (r *recursion) stepNoise(st *state, y, eps float64) (yhat, innov float64) {
 }
 
 // sse runs the recursion over y from st and returns the sum of squared
-// one-step errors over the finite observations, or +Inf as soon as a
-// forecast is not finite (an exploding multiplicative model), so the
-// optimiser steers away. fitted, when non-nil, receives ŷ.
-func (r *recursion) sse(st *state, y, fitted []float64) float64 {
-	var sse float64
-	for t, v := range y {
-		yhat, innov := r.step(st, v)
-		if fitted != nil {
-			fitted[t] = yhat
-		}
-		if math.IsInf(yhat, 0) || yhat != yhat {
-			return math.Inf(1)
-		}
-		sse += innov * innov
-	}
-	if sse != sse {
+// one-step errors over the finite observations, or +Inf when a forecast is
+// not finite (an exploding multiplicative model), so the optimiser steers
+// away.
+func (r *recursion) sse(st *state, y []float64) float64 {
+	sse, firstBad := r.run(st, y, nil)
+	if firstBad < len(y) || sse != sse {
 		return math.Inf(1)
 	}
 	return sse
@@ -225,6 +215,7 @@ type multiStep struct {
 	// written twice (at o and o+k) so that the k most recent origins are
 	// always the contiguous window[o : o+k].
 	window []origin
+	next   int       // the ring slot of the next origin
 	scored []horizon // the horizons scored, shortest first
 	sumSq  []float64 // per-horizon sum of squared errors
 	counts []int
@@ -296,44 +287,12 @@ func (r *recursion) amse(st *state, y []float64, ms *multiStep) float64 {
 	for j := 1; j <= k; j += ms.stride {
 		ms.scored = append(ms.scored, horizon{j: j, phiSum: ms.phiSum[j], arCoef: ms.arCoef[j]})
 	}
-	mult := r.season == Multiplicative
-	scored, window := ms.scored, ms.window
-	o := 0 // ring slot of the next origin
-	for t, v := range y {
-		if v == v && t > 0 {
-			comb := r.dueIndex(st)
-			// w[i] is origin t−k+i, so horizon j reads w[k−j].
-			w := window[o : o+k]
-			jmax := min(k, t)
-			for h := range scored {
-				hz := &scored[h]
-				if hz.j > jmax {
-					break
-				}
-				from := w[k-hz.j]
-				f := from.level + hz.phiSum*from.trend
-				if mult {
-					f *= comb
-				} else {
-					f += comb
-				}
-				d := v - f - hz.arCoef*from.err
-				hz.sumSq += d * d
-			}
-			ms.counts[jmax]++ // turned into per-horizon counts below
-		}
-		yhat, _ := r.step(st, v)
-		if math.IsInf(yhat, 0) || yhat != yhat {
-			ms.keepSums()
-			return math.Inf(1)
-		}
-		now := origin{st.level, st.trend, st.err}
-		window[o], window[o+k] = now, now
-		if o++; o == k {
-			o = 0
-		}
-	}
+	ms.next = 0
+	_, firstBad := r.run(st, y, ms)
 	ms.keepSums()
+	if firstBad < len(y) {
+		return math.Inf(1)
+	}
 	// counts[j] held how many scored observations had exactly j origins
 	// (j < k only near the start); horizon j is scored by all with ≥ j.
 	for j := k - 1; j >= 1; j-- {
@@ -350,6 +309,41 @@ func (r *recursion) amse(st *state, y []float64, ms *multiStep) float64 {
 		return math.Inf(1)
 	}
 	return crit
+}
+
+// score adds the squared j-step errors of observation t (value v, with
+// the combined seasonal index comb due at it) forecast from the origins
+// t−j in the window, for each scored horizon j ≤ t, and counts the
+// observation under its number of origins.
+func (ms *multiStep) score(t int, v, comb float64, mult bool) {
+	k := ms.k
+	// w[i] is origin t−k+i, so horizon j reads w[k−j].
+	w := ms.window[ms.next : ms.next+k]
+	jmax := min(k, t)
+	for h := range ms.scored {
+		hz := &ms.scored[h]
+		if hz.j > jmax {
+			break
+		}
+		from := w[k-hz.j]
+		f := from.level + hz.phiSum*from.trend
+		if mult {
+			f *= comb
+		} else {
+			f += comb
+		}
+		d := v - f - hz.arCoef*from.err
+		hz.sumSq += d * d
+	}
+	ms.counts[jmax]++ // turned into per-horizon counts by amse
+}
+
+// push adds the state after the latest observation to the window.
+func (ms *multiStep) push(now origin) {
+	ms.window[ms.next], ms.window[ms.next+ms.k] = now, now
+	if ms.next++; ms.next == ms.k {
+		ms.next = 0
+	}
 }
 
 // keepSums copies the scored horizons' sums into sumSq.

@@ -188,7 +188,7 @@ func (f *fitter) criterion(x []float64) float64 {
 	if f.ms != nil {
 		return f.rec.amse(f.st, f.z, f.ms)
 	}
-	return f.rec.sse(f.st, f.z, nil)
+	return f.rec.sse(f.st, f.z)
 }
 
 // refine alternates least-squares initial states for the parameters found

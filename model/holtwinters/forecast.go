@@ -211,9 +211,7 @@ func (m *Model) PointForecast(y []float64, h int) ([]float64, error) {
 		return nil, err
 	}
 	st := newState(m.params, m.rec.nSeasonal)
-	for _, v := range z {
-		m.rec.step(st, v)
-	}
+	m.rec.run(st, z, nil)
 	out := make([]float64, h)
 	for k := range out {
 		yhat, _ := m.rec.step(st, math.NaN())

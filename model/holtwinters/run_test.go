@@ -94,25 +94,8 @@ func amseReference(r *recursion, st *state, y []float64, k, stride int) (crit fl
 // sums and counts to the bit, for several horizons and strides.
 func TestAmseMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	periodSets := [][]int{nil, {7}, {12}, {5, 17}, {4, 9, 23}}
 	for c := range 300 {
-		periods := periodSets[rng.IntN(len(periodSets))]
-		s := Spec{Trend: Trend(rng.IntN(3)), Periods: periods, AR1: rng.IntN(2) == 0, Update: Update(rng.IntN(2))}
-		if len(periods) > 0 {
-			s.Seasonality = Seasonality(1 + rng.IntN(2))
-		}
-		y := make([]float64, 60+rng.IntN(200))
-		for i := range y {
-			y[i] = 50 + 0.05*float64(i) + 10*math.Sin(float64(i)/3) + 3*rng.NormFloat64()
-			if rng.IntN(25) == 0 {
-				y[i] = math.NaN()
-			}
-		}
-		p := initialParams(y, s)
-		p.Alpha, p.Beta, p.Phi, p.AR = 0.05+0.9*rng.Float64(), 0.01+0.3*rng.Float64(), 0.8+0.18*rng.Float64(), 0.98*(2*rng.Float64()-1)
-		for i := range p.Gamma {
-			p.Gamma[i] = 0.3 * rng.Float64() * (1 - p.Alpha)
-		}
+		s, p, y := randomCase(rng)
 		rec := newRecursion(s, p)
 		for _, k := range []int{1, 2, 4, 7} {
 			for _, stride := range []int{1, 3} {
@@ -133,4 +116,70 @@ func TestAmseMatchesReference(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomCase draws a form of the family (up to three periods, any trend,
+// seasonality, update and AR term), parameters inside its bounds and a
+// series with a few missing values.
+func randomCase(rng *rand.Rand) (Spec, Params, []float64) {
+	periodSets := [][]int{nil, {7}, {12}, {5, 17}, {4, 9, 23}}
+	periods := periodSets[rng.IntN(len(periodSets))]
+	s := Spec{Trend: Trend(rng.IntN(3)), Periods: periods, AR1: rng.IntN(2) == 0, Update: Update(rng.IntN(2))}
+	if len(periods) > 0 {
+		s.Seasonality = Seasonality(1 + rng.IntN(2))
+	}
+	y := make([]float64, 60+rng.IntN(200))
+	for i := range y {
+		y[i] = 50 + 0.05*float64(i) + 10*math.Sin(float64(i)/3) + 3*rng.NormFloat64()
+		if rng.IntN(25) == 0 {
+			y[i] = math.NaN()
+		}
+	}
+	p := initialParams(y, s)
+	p.Alpha, p.Beta, p.Phi, p.AR = 0.05+0.9*rng.Float64(), 0.01+0.3*rng.Float64(), 0.8+0.18*rng.Float64(), 0.98*(2*rng.Float64()-1)
+	for i := range p.Gamma {
+		p.Gamma[i] = 0.3 * rng.Float64() * (1 - p.Alpha)
+	}
+	return s, p, y
+}
+
+// TestRunMatchesStep: run leaves the state r.step leaves, observation by
+// observation, and the same sum of squared errors, to the bit.
+func TestRunMatchesStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 13))
+	for c := range 400 {
+		s, p, y := randomCase(rng)
+		rec := newRecursion(s, p)
+		want, got := newState(p, rec.nSeasonal), newState(p, rec.nSeasonal)
+		var wantSSE float64
+		for _, v := range y {
+			_, innov := rec.step(want, v)
+			wantSSE += innov * innov
+		}
+		gotSSE, _ := rec.run(got, y, nil)
+		if math.Float64bits(gotSSE) != math.Float64bits(wantSSE) {
+			t.Fatalf("case %d %v: run's SSE %v, step's %v", c, s, gotSSE, wantSSE)
+		}
+		if !sameState(got, want) {
+			t.Fatalf("case %d %v: run leaves %+v, step %+v", c, s, got, want)
+		}
+	}
+}
+
+func sameState(a, b *state) bool {
+	same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
+	if !same(a.level, b.level) || !same(a.trend, b.trend) || !same(a.err, b.err) {
+		return false
+	}
+	for i := range a.seas {
+		if a.pos[i] != b.pos[i] {
+			return false
+		}
+		for j := range a.seas[i] {
+			if !same(a.seas[i][j], b.seas[i][j]) {
+				return false
+			}
+		}
+	}
+	return true
 }
