@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -376,5 +377,30 @@ func TestReadArrivals(t *testing.T) {
 				t.Errorf("out-of-order lines %v, want %v", got, tt.ooo)
 			}
 		})
+	}
+}
+
+// TestReportListsThreeExamples: each list in a report's summary names its
+// first three items and marks the rest.
+func TestReportListsThreeExamples(t *testing.T) {
+	line := func(n int) string { return fmt.Sprintf(" %d", n) }
+	tests := []struct {
+		items []int
+		want  string
+	}{
+		{nil, ""},
+		{[]int{1, 2, 3}, " 1 2 3"},
+		{[]int{1, 2, 3, 4, 5}, " 1 2 3, ..."},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		writeFirst(&b, tt.items, ", ...", line)
+		if b.String() != tt.want {
+			t.Errorf("%v: %q, want %q", tt.items, b.String(), tt.want)
+		}
+	}
+	r := Report{File: "f.csv", Duplicates: []Duplicate{{Line: 3, FirstLine: 2}, {Line: 5, FirstLine: 4}, {Line: 7, FirstLine: 6}, {Line: 9, FirstLine: 8}}}
+	if got, want := r.String(), "lines 3 (first 2) 5 (first 4) 7 (first 6), ..."; !strings.Contains(got, want) {
+		t.Errorf("report %q does not list %q", got, want)
 	}
 }

@@ -159,63 +159,39 @@ func (r Report) String() string {
 		r.File, r.Rows, r.Accepted, r.Step, inferred, r.Aggregate, r.ValueColumn)
 	if r.Missing > 0 {
 		fmt.Fprintf(&b, "\n  gaps: %d missing steps in %d runs, filled with NaN", r.Missing, r.GapRuns)
-		for i, g := range r.Gaps {
-			if i == 3 {
-				b.WriteString(", ...")
-				break
-			}
-			fmt.Fprintf(&b, "; %d at %s", g.Missing, g.At.Format(time.RFC3339))
-		}
+		writeFirst(&b, r.Gaps, ", ...", func(g Gap) string { return fmt.Sprintf("; %d at %s", g.Missing, g.At.Format(time.RFC3339)) })
 	}
 	if n := len(r.Duplicates); n > 0 {
 		fmt.Fprintf(&b, "\n  duplicate timestamps: %d, merged by %s; lines", n, r.Aggregate)
-		for i, d := range r.Duplicates {
-			if i == 3 {
-				b.WriteString(", ...")
-				break
-			}
-			fmt.Fprintf(&b, " %d (first %d)", d.Line, d.FirstLine)
-		}
+		writeFirst(&b, r.Duplicates, ", ...", func(d Duplicate) string { return fmt.Sprintf(" %d (first %d)", d.Line, d.FirstLine) })
 	}
 	if n := len(r.Merged); n > 0 {
 		fmt.Fprintf(&b, "\n  off-grid rows merged into a neighbouring step: %d, by %s; lines", n, r.Aggregate)
-		for i, d := range r.Merged {
-			if i == 3 {
-				b.WriteString(", ...")
-				break
-			}
-			fmt.Fprintf(&b, " %d (with %d)", d.Line, d.FirstLine)
-		}
+		writeFirst(&b, r.Merged, ", ...", func(d Duplicate) string { return fmt.Sprintf(" %d (with %d)", d.Line, d.FirstLine) })
 	}
 	if n := len(r.OutOfOrder); n > 0 {
 		fmt.Fprintf(&b, "\n  out-of-order rows: %d, sorted; lines", n)
-		for i, o := range r.OutOfOrder {
-			if i == 3 {
-				b.WriteString(", ...")
-				break
-			}
-			fmt.Fprintf(&b, " %d", o.Line)
-		}
+		writeFirst(&b, r.OutOfOrder, ", ...", func(o OutOfOrder) string { return fmt.Sprintf(" %d", o.Line) })
 	}
 	if n := len(r.Outliers); n > 0 {
 		fmt.Fprintf(&b, "\n  outliers kept (--allow-outliers): %d; lines", n)
-		for i, o := range r.Outliers {
-			if i == 3 {
-				b.WriteString(", ...")
-				break
-			}
-			fmt.Fprintf(&b, " %d (%g)", o.Line, o.Value)
-		}
+		writeFirst(&b, r.Outliers, ", ...", func(o Outlier) string { return fmt.Sprintf(" %d (%g)", o.Line, o.Value) })
 	}
 	if n := len(r.Bad); n > 0 {
 		fmt.Fprintf(&b, "\n  bad rows skipped: %d", n)
-		for i, e := range r.Bad {
-			if i == 3 {
-				b.WriteString("\n    ...")
-				break
-			}
-			fmt.Fprintf(&b, "\n    %s", e.Error())
-		}
+		writeFirst(&b, r.Bad, "\n    ...", func(e RowError) string { return fmt.Sprintf("\n    %s", e.Error()) })
 	}
 	return b.String()
+}
+
+// writeFirst writes line(item) for the first three items, then more when
+// there are others: a report names a few examples, not all.
+func writeFirst[T any](b *strings.Builder, items []T, more string, line func(T) string) {
+	for i, it := range items {
+		if i == 3 {
+			b.WriteString(more)
+			return
+		}
+		b.WriteString(line(it))
+	}
 }

@@ -173,23 +173,10 @@ const (
 )
 
 // StepRate is Rate, or its default.
-func (c Calibration) StepRate() float64 {
-	if c.Rate > 0 {
-		return c.Rate
-	}
-	return DefaultCalibrationRate
-}
+func (c Calibration) StepRate() float64 { return orDefault(c.Rate, DefaultCalibrationRate) }
 
 // CarryLog is Carry with its default (0 for none).
-func (c Calibration) CarryLog() float64 {
-	switch {
-	case c.Carry < 0:
-		return 0
-	case c.Carry == 0:
-		return DefaultCarry
-	}
-	return c.Carry
-}
+func (c Calibration) CarryLog() float64 { return offOrDefault(c.Carry, DefaultCarry) }
 
 // Range is [MinQuantile, MaxQuantile], with their defaults.
 func (c Calibration) Range() (lo, hi float64) {
@@ -248,54 +235,44 @@ type Bounds struct {
 }
 
 // Spread is SlotSpread with its default (0 for none).
-func (b Bounds) Spread() int {
-	switch {
-	case b.SlotSpread < 0:
-		return 0
-	case b.SlotSpread == 0:
-		return 2
-	}
-	return b.SlotSpread
-}
+func (b Bounds) Spread() int { return offOrDefault(b.SlotSpread, 2) }
 
 // Window is ErrorWindow with its default.
-func (b Bounds) Window() time.Duration { return orDuration(b.ErrorWindow, 14*24*time.Hour) }
+func (b Bounds) Window() time.Duration { return orDefault(b.ErrorWindow, 14*24*time.Hour) }
 
 // Enough is MinErrors with its default.
-func (b Bounds) Enough() int {
-	if b.MinErrors > 0 {
-		return b.MinErrors
-	}
-	return 6
-}
+func (b Bounds) Enough() int { return orDefault(b.MinErrors, 6) }
 
 // Widening is WarmUpWidening with its default.
-func (b Bounds) Widening() float64 {
-	if b.WarmUpWidening > 0 {
-		return b.WarmUpWidening
-	}
-	return 1.5
-}
+func (b Bounds) Widening() float64 { return orDefault(b.WarmUpWidening, 1.5) }
 
 // Headroom is PeakHeadroom with its default; 0 means no cap.
-func (b Bounds) Headroom() float64 {
-	switch {
-	case b.PeakHeadroom < 0:
-		return 0
-	case b.PeakHeadroom == 0:
-		return 1
-	}
-	return b.PeakHeadroom
-}
+func (b Bounds) Headroom() float64 { return offOrDefault(b.PeakHeadroom, 1) }
 
 // PeakSpan is PeakWindow with its default.
-func (b Bounds) PeakSpan() time.Duration { return orDuration(b.PeakWindow, 7*24*time.Hour) }
+func (b Bounds) PeakSpan() time.Duration { return orDefault(b.PeakWindow, 7*24*time.Hour) }
 
-func orDuration(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
+// setting is the type of a numeric setting with a default.
+type setting interface{ ~int | ~int64 | ~float64 }
+
+// orDefault is v when it is set (positive), else def.
+func orDefault[T setting](v, def T) T {
+	if v > 0 {
+		return v
 	}
 	return def
+}
+
+// offOrDefault is a setting a user can switch off: 0 (off) when v is
+// negative, def when v is 0 (unset), v otherwise.
+func offOrDefault[T setting](v, def T) T {
+	switch {
+	case v < 0:
+		return 0
+	case v == 0:
+		return def
+	}
+	return v
 }
 
 // Reactive holds the threshold rules. The defaults are the common ones from
@@ -341,13 +318,7 @@ type Reactive struct {
 
 // ReturnAfter is ReturnToPlanAfter with its default; 0 means never.
 func (r Reactive) ReturnAfter() time.Duration {
-	switch {
-	case r.ReturnToPlanAfter < 0:
-		return 0
-	case r.ReturnToPlanAfter == 0:
-		return 2 * time.Minute
-	}
-	return r.ReturnToPlanAfter
+	return offOrDefault(r.ReturnToPlanAfter, 2*time.Minute)
 }
 
 // DefaultConfig returns the defaults: utilisation sizing at 80%, an SLO of
@@ -534,12 +505,7 @@ func (b Bounds) validate() error {
 
 // CalibrationTarget is the share of requests the calibrated plan aims to
 // serve within the SLO.
-func (c Config) CalibrationTarget() float64 {
-	if c.Calibration.Target > 0 {
-		return c.Calibration.Target
-	}
-	return c.SLO.Quantile
-}
+func (c Config) CalibrationTarget() float64 { return orDefault(c.Calibration.Target, c.SLO.Quantile) }
 
 func (r Reactive) validate() error {
 	var errs []error

@@ -236,8 +236,9 @@ func doubleSeasonal(x []float64, p, long int) holtwinters.Spec {
 // for the week). minTail is the longest M4 Hourly history, so nothing is
 // cut there; at 30 minutes it is 20 days of a 28-day history (2000, the
 // whole history, took 15% more time per refit with the same scores on
-// M4 Hourly and the recorded traces). A per-minute month costs a third as
-// much.
+// M4 Hourly and the recorded traces, none of whose histories is longer;
+// on 28-day histories the cuts' price is in TestLongHistories and the
+// package documentation). A per-minute month costs a third as much.
 const (
 	minTail    = 960
 	recentDays = 14
