@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/fleetsim"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/tune"
 )
 
 // Trace is the demand to replay: RPS[i] is the request rate (requests/s)
@@ -83,6 +85,10 @@ type Config struct {
 	Spot Spot
 	// Forecast sets how the forecasting policies refit.
 	Forecast ForecastOptions
+	// Tune sets how the hybrid policy chooses among its candidates, as
+	// serve's pools do (tune.Options; its simulator settings are this
+	// configuration's).
+	Tune tune.Options
 	// WarmUp is how long from the trace's start SLOAttainmentAfterWarmUp
 	// leaves out (default a day).
 	WarmUp time.Duration
@@ -123,9 +129,10 @@ type Spot struct {
 // multiples of the trace's step and of Step respectively.
 type ForecastOptions struct {
 	control.Settings
-	// Aggregate folds the trace's steps into one forecast step: "max"
-	// (the default: size for the busiest part of the step) or "mean". The
-	// service reads its history the same way (store.Max).
+	// Aggregate folds the trace's steps into one forecast step: "mean"
+	// (the default, as the service reads its history: store.Mean; the
+	// variation inside a step is learned from the observations) or "max"
+	// (size for the busiest part of the step).
 	Aggregate string
 }
 
@@ -141,35 +148,16 @@ func DefaultConfig() Config {
 }
 
 // serviceTime is the mean time one request occupies a slot.
-func (c Config) serviceTime() time.Duration {
-	f := c.Planner.Fleet
-	if f.ServiceTime > 0 {
-		return f.ServiceTime
-	}
-	if f.RPSPerInstance > 0 {
-		return time.Duration(float64(max(f.Slots, 1)) / f.RPSPerInstance * float64(time.Second))
-	}
-	return 0
-}
+func (c Config) serviceTime() time.Duration { return fleetsim.ServiceTime(c.Planner) }
 
 // withDefaults fills the zero fields that depend on the trace.
 func (c Config) withDefaults(t Trace) Config {
 	if c.Tick == 0 {
 		c.Tick = min(time.Minute, t.Step)
 	}
-	if c.QueueTimeout == 0 {
-		c.QueueTimeout = time.Minute
-	}
-	if c.MetricsLag == 0 {
-		c.MetricsLag = c.Tick
-	}
-	if c.Drain == 0 {
-		h := 0.0
-		for k := 1; k <= max(c.Planner.Fleet.Slots, 1); k++ {
-			h += 1 / float64(k)
-		}
-		c.Drain = time.Duration(h * float64(c.serviceTime()))
-	}
+	d := fleetsim.Options{Planner: c.Planner, Tick: c.Tick, QueueTimeout: c.QueueTimeout, MetricsLag: c.MetricsLag,
+		Drain: c.Drain}.WithDefaults()
+	c.QueueTimeout, c.MetricsLag, c.Drain = d.QueueTimeout, d.MetricsLag, d.Drain
 	if c.WarmUp == 0 {
 		c.WarmUp = 24 * time.Hour
 	}
@@ -181,7 +169,7 @@ func (c Config) withDefaults(t Trace) Config {
 		}
 	}
 	if f.Aggregate == "" {
-		f.Aggregate = "max"
+		f.Aggregate = "mean"
 	}
 	if f.RefitEvery == 0 {
 		f.RefitEvery = control.Settings{}.WithDefaults().RefitEvery

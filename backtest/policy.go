@@ -1,11 +1,13 @@
 package backtest
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/tune"
 )
 
 // Policy names accepted by Run.
@@ -108,27 +110,35 @@ func adoptDue(ctl *control.Controller, pl plans, adopted *int, now time.Time) {
 	}
 }
 
-// hybridPolicy is max(gated forecast plan, reactive rules, schedule
-// floor): the live service's control.Controller, fed the precomputed
-// refits in time order as the service would make them.
+// hybridPolicy is the live service's policy: a tune.Tuner around the
+// hybrid control.Controller (the gated forecast plan, the reactive rules
+// and schedule floors), replaying its candidates on twins of the pool and
+// following the one chosen, fed the precomputed refits in time order as
+// the service would make them.
 type hybridPolicy struct {
-	ctl     *control.Controller
+	tuner   *tune.Tuner
 	plans   plans
 	adopted int // refits put in force so far
-	// levels counts the minutes spent at each gate level.
-	levels map[string]float64
-	tick   time.Duration
+	// levels counts the minutes spent at each gate level, chosen those
+	// under each candidate.
+	levels, chosen map[string]float64
+	tick           time.Duration
 }
 
 func (h *hybridPolicy) decide(now time.Time, obs planner.Observation, ok bool, current int) planner.Step {
-	adoptDue(h.ctl, h.plans, &h.adopted, now)
+	if j, ok := h.plans.index(now); ok {
+		for ; h.adopted <= j; h.adopted++ {
+			h.tuner.Adopt(h.plans.refits[h.adopted], h.plans.source.history(h.adopted))
+		}
+	}
 	var st planner.Step
 	if ok {
-		st = h.ctl.Decide(now, obs, current)
+		st = h.tuner.Decide(context.Background(), now, obs, current)
 	} else {
-		st = h.ctl.Hold(now, current, "no metrics")
+		st = h.tuner.Hold(now, current, "no metrics")
 	}
-	h.levels[h.ctl.Level()] += h.tick.Minutes()
+	h.levels[h.tuner.Live().Level()] += h.tick.Minutes()
+	h.chosen[h.tuner.Candidate()] += h.tick.Minutes()
 	return st
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/tune"
 )
 
 // Report is the outcome of Run.
@@ -191,7 +192,14 @@ func (b *bench) newPolicy(name string, cfg Config) (policy, error) {
 	if settings.Follow != "" {
 		return &planPolicy{cfg: c, ctl: ctl, plans: b.plans}, nil
 	}
-	return &hybridPolicy{ctl: ctl, plans: b.plans, levels: map[string]float64{}, tick: cfg.Tick}, nil
+	opts := cfg.Tune
+	opts.Sim = cfg.simOptions(time.Time{}, 0, 0)
+
+	tuner, err := tune.New(ctl, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &hybridPolicy{tuner: tuner, plans: b.plans, levels: map[string]float64{}, chosen: map[string]float64{}, tick: cfg.Tick}, nil
 }
 
 // tickNeeds returns the instances each tick's demand needs.

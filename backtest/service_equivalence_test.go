@@ -29,13 +29,16 @@ import (
 // warm-up, the same calibration and the same reactive rules on the same
 // signals.
 //
-// One signal differs by design and is kept out of the comparison's way:
+// Two signals differ by design and are kept out of the comparison's way:
 // the service derives utilisation from demand over every instance that
 // exists (booting ones included: the back-ends cannot tell them apart),
-// the simulator measures it on the ready ones. The pool's utilisation
-// thresholds are therefore set where neither reading crosses them (scale
-// out above 100%, scale in below 1%); the SLO rule, which both read from
-// the same demand and count, stays on.
+// the simulator measures it on the ready ones; and the service here reads
+// no queue series (0), where the simulator has a queue. The pool's
+// utilisation thresholds are therefore set where neither reading crosses
+// them (scale out above 100%, scale in below 1%) and its queue threshold
+// out of reach; the SLO rule, which both read from the same demand and
+// count, stays on. The tuner runs on both sides, its twins fed the same
+// observations.
 func TestBacktestHybridIsTheService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ticks the service 5,760 times")
@@ -48,6 +51,8 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	pool.Min, pool.Max, pool.RPSPerInstance, pool.BootDelay = 1, 40, 20, 10*time.Minute
 	pool.MaxStep, pool.MinInterval = 3, 5*time.Minute
 	pool.Reactive.ScaleOutUtilisation, pool.Reactive.ScaleInUtilisation = 1, 0.01
+	pool.Reactive.ScaleOutQueue = 1e9
+	pool.Tune.Off = true
 	pool.Demand = spec.SeriesRef{Measurement: spec.DefaultDemandMeasurement, Match: map[string]string{store.TagPool: "gpu"}}
 	plan, err := pool.Planner()
 	if err != nil {
@@ -65,6 +70,7 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	// minute ends, so the service reads it at the next tick: no lag
 	// beyond the tick on the backtest's side either.
 	cfg.MetricsLag = -1
+	cfg.Tune.Off = true
 	tr := backtest.Trace{Name: "synthetic", Start: demand.Start, Step: demand.Step, RPS: demand.Values}
 	rep, err := backtest.Run(context.Background(), tr, cfg, backtest.PolicyHybrid)
 	if err != nil {

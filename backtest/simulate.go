@@ -2,16 +2,11 @@ package backtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
-	"math/rand/v2"
 	"time"
 
-	"github.com/prewarm/prewarm/actuator"
-	"github.com/prewarm/prewarm/actuator/simulated"
+	"github.com/prewarm/prewarm/fleetsim"
 	"github.com/prewarm/prewarm/planner"
 )
 
@@ -58,6 +53,9 @@ type Result struct {
 	// ForecastMinutes is, for hybrid, the minutes spent trusting the
 	// model, the seasonal profile, or the reactive rules alone.
 	ForecastMinutes map[string]float64 `json:"forecast_minutes,omitempty"`
+	// CandidateMinutes is, for hybrid, the minutes spent following each
+	// of the tuner's candidates (package tune).
+	CandidateMinutes map[string]float64 `json:"candidate_minutes,omitempty"`
 	// Instances is the fleet size of static and flat.
 	Instances int `json:"instances,omitempty"`
 	// Settings are the policy's knobs, for a frontier's rows.
@@ -84,116 +82,70 @@ type CapacityPoint struct {
 	Requests, Late float64
 }
 
-// poolName is the simulated fleet's one pool.
-const poolName = "backtest"
-
-// simulate runs one policy over the trace, tick by tick: each tick the
-// policy decides from the metrics it can see, the decision passes through
-// actuator.Safe (the limits serve applies) to the simulated fleet, and the
-// tick's arrivals queue for the ready instances' servers.
+// simulate runs one policy over the trace, tick by tick, on the one
+// fleet simulator (fleetsim): each tick the policy decides from the
+// metrics it can see, the decision passes through actuator.Safe (the
+// limits serve applies) to the simulated fleet, and the tick's arrivals
+// queue for the ready instances' servers.
 func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint64, p policy) (Result, error) {
 	c := cfg.Planner
 	tick := cfg.Tick
-	tickS := tick.Seconds()
 	perStep := int(t.Step / tick)
-	serviceS := cfg.serviceTime().Seconds()
-	slots := max(c.Fleet.Slots, 1)
-	rpsPerInstance := float64(slots) / serviceS
-
-	clock := t.Start
-	now := func() time.Time { return clock }
-	fleet := simulated.New(simulated.Options{Now: now, BootDelay: c.Fleet.BootDelay, BootSpread: cfg.BootSpread,
-		Drain: max(cfg.Drain, 0), OnDemandBase: c.Prices.ReservedInstances, SpotShare: cfg.Spot.Share,
-		InterruptionsPerHour: cfg.Spot.InterruptionsPerHour, Rand: rand.New(rand.NewPCG(cfg.Spot.Seed, stream))})
 	// Warm start: the fleet the first step needs is ready at the start.
 	initial, _ := clampInstances(c, c.InstancesFor(rate(firstFinite(t.RPS))))
-	fleet.AddPool(poolName, initial, c.Fleet.MinInstances, c.Fleet.MaxInstances)
-	safe := newSafe(fleet, cfg, now)
-
-	q := &fluidQueue{}
-	lat := newLatencies(c.SLO.Latency.Seconds(), cfg.QueueTimeout.Seconds(), serviceS)
+	sim, err := fleetsim.New(cfg.simOptions(t.Start, initial, stream))
+	if err != nil {
+		return Result{}, err
+	}
 	res := Result{Name: name, Capacity: make([]CapacityPoint, 0, len(t.RPS))}
 	var sc scores
-	seen := newMetricsFeed(cfg.MetricsLag)
 	warm := t.Start.Add(cfg.WarmUp)
-	var prev simulated.Usage
 	var point CapacityPoint
 
 	nTicks := len(t.RPS) * perStep
+	if !cfg.ScoreUntil.IsZero() {
+		// Nothing after the scored window counts: stop there, at the end
+		// of a step so the capacity rows stay whole.
+		steps := (cfg.ScoreUntil.Sub(t.Start) + t.Step - 1) / t.Step
+		nTicks = min(nTicks, max(int(steps), 0)*perStep)
+	}
 	for i := 0; i < nTicks; i++ {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return res, ctx.Err()
 		}
-		at := t.Start.Add(time.Duration(i) * tick)
-		clock = at
-		counts := fleet.Counts(poolName)
-		current := counts.Desired
-		obs, ok := seen.latest(at)
+		at := sim.Now()
+		current := sim.Counts().Desired
+		obs, ok := sim.Latest()
 		st := p.decide(at, obs, ok, current)
 		if st.Desired != current {
-			err := safe.SetDesired(ctx, poolName, st.Desired, st.Reason)
-			if err != nil && !errors.Is(err, actuator.ErrRateLimited) {
+			applied, changed, err := sim.Apply(ctx, st)
+			if err != nil {
 				return res, fmt.Errorf("%s at %s: %w", name, at.Format(time.RFC3339), err)
 			}
-			counts = fleet.Counts(poolName)
-			if got := counts.Desired; got != current {
-				if got != st.Desired {
-					st.Reason = fmt.Sprintf("%s (limited to %d by max_step)", st.Reason, got)
-					st.Desired = got
-				}
+			if changed {
 				res.Actions++
-				res.Decisions = append(res.Decisions, st)
+				res.Decisions = append(res.Decisions, applied)
 			}
 		}
-
 		raw := t.RPS[i/perStep]
-		gap := math.IsNaN(raw)
-		lambda := rate(raw)
-		servers := counts.Ready * slots
-		capacity := float64(counts.Ready) * rpsPerInstance
 		scored := cfg.scored(at)
-		lat.off = !scored
-		lat.setRegime(lambda, servers)
-		before, droppedBefore := lat.within, lat.erlangDropped
-		t0 := float64(i) * tickS
-		q.arrive(t0, tickS, lambda)
-		served, dropped := q.serve(t0, t0+tickS, capacity, cfg.QueueTimeout.Seconds(), lat)
-		if cfg.QueueTimeout > 0 {
-			dropped += q.dropOlder(t0 + tickS - cfg.QueueTimeout.Seconds())
-		}
-		lat.addDropped(cfg.QueueTimeout.Seconds(), dropped)
-		dropped += lat.erlangDropped - droppedBefore
-		waiting := q.len()
-
-		clock = at.Add(tick)
-		use := fleet.Usage(poolName)
-		onDemandS, spotS := (use.OnDemand - prev.OnDemand).Seconds(), (use.Spot - prev.Spot).Seconds()
-		prev = use
-
-		arrived := lambda * tickS
-		short := !gap && (waiting > eps || lambda > capacity*(1+1e-9) ||
-			(arrived > 0 && 1-(lat.within-before)/arrived > 1-c.SLO.Quantile+1e-9))
+		tk := sim.Serve(raw, scored)
 		if scored {
-			sc.add(tickS, arrived, lat.within-before, dropped, onDemandS, spotS, c.Prices)
+			sc.add(tick.Seconds(), tk.Arrived, tk.Within, tk.Dropped, tk.OnDemandS, tk.SpotS, c.Prices)
 			if !at.Before(warm) {
-				sc.afterWarmRequests += arrived
-				sc.afterWarmWithin += lat.within - before
+				sc.afterWarmRequests += tk.Arrived
+				sc.afterWarmWithin += tk.Within
 			}
-			if short {
+			if tk.Short {
 				res.UnderprovisionedMinutes += tick.Minutes()
 			}
 		}
-
-		obs = planner.Observation{At: at.Add(tick), Span: tick, DemandRPS: lambda,
-			Queue: waiting + lat.regime.meanQueue(), Utilisation: utilisation(served, capacity*tickS, lambda, waiting)}
-		seen.push(obs, !gap)
-
-		point.Ready += float64(counts.Ready)
-		point.Desired += float64(counts.Desired)
-		point.Billed += (onDemandS + spotS) / tickS
-		point.Requests += arrived
-		point.Late += served + dropped - (lat.within - before)
-		if short {
+		point.Ready += float64(tk.Ready)
+		point.Desired += float64(tk.Desired)
+		point.Billed += (tk.OnDemandS + tk.SpotS) / tick.Seconds()
+		point.Requests += tk.Arrived
+		point.Late += tk.Late()
+		if tk.Short {
 			point.Underprovisioned += tick
 		}
 		if (i+1)%perStep == 0 {
@@ -205,28 +157,21 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 			point = CapacityPoint{}
 		}
 	}
-	lat.finish()
-	res.SpotInterruptions = fleet.Usage(poolName).Interruptions
-	sc.fill(&res, lat)
+	res.P99WaitS, res.P99LatencyS = sim.Finish()
+	res.SpotInterruptions = sim.Interruptions()
+	sc.fill(&res)
 	if h, ok := p.(*hybridPolicy); ok {
-		res.ForecastMinutes = h.levels
+		res.ForecastMinutes, res.CandidateMinutes = h.levels, h.chosen
 	}
 	return res, nil
 }
 
-// newSafe wraps the fleet in the safety layer serve uses, with the pool's
-// limits and the simulated clock; it logs nothing.
-func newSafe(fleet *simulated.Fleet, cfg Config, now func() time.Time) *actuator.Safe {
-	pool := actuator.PoolConfig{Name: poolName, Backend: simulated.Name, Min: cfg.Planner.Fleet.MinInstances,
-		Max: cfg.Planner.Fleet.MaxInstances, MaxStep: cfg.Limits.MaxStep, MinInterval: cfg.Limits.MinInterval}
-	return actuator.NewSafe(fleet, actuator.SafetyOptions{
-		Pools:    []actuator.PoolConfig{pool},
-		Now:      now,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		NewToken: func() string { return "backtest" },
-		Sleep:    func(context.Context, time.Duration) error { return nil },
-		Retry:    actuator.RetryPolicy{AttemptTimeout: -1},
-	})
+// simOptions are the simulator's settings for a run starting at start.
+func (c Config) simOptions(start time.Time, initial int, stream uint64) fleetsim.Options {
+	return fleetsim.Options{Planner: c.Planner, Start: start, Tick: c.Tick, Initial: initial,
+		QueueTimeout: c.QueueTimeout, MetricsLag: c.MetricsLag, BootSpread: c.BootSpread, Drain: max(c.Drain, 0),
+		MaxStep: c.Limits.MaxStep, MinInterval: c.Limits.MinInterval,
+		SpotShare: c.Spot.Share, SpotInterruptionsPerHour: c.Spot.InterruptionsPerHour, Seed: c.Spot.Seed, Stream: stream}
 }
 
 // scored reports whether the tick starting at at counts in the figures.
@@ -255,7 +200,7 @@ func (s *scores) add(tickS, arrived, within, dropped, onDemandS, spotS float64, 
 	s.spot += spotS / 3600 * p.SpotPerHour
 }
 
-func (s scores) fill(r *Result, lat *latencies) {
+func (s scores) fill(r *Result) {
 	r.GPUHours = s.instanceSeconds / 3600
 	r.Cost = s.reservedCost + s.onDemandCost + s.spot
 	r.Requests = s.requests
@@ -268,55 +213,6 @@ func (s scores) fill(r *Result, lat *latencies) {
 	if s.afterWarmRequests > 0 {
 		r.SLOAttainmentAfterWarmUp = math.Min(1, math.Max(0, s.afterWarmWithin/s.afterWarmRequests))
 	}
-	r.P99WaitS = lat.wait.quantile(0.99)
-	r.P99LatencyS = lat.latency.quantile(0.99)
-}
-
-// utilisation is the busy share of the ready servers over a tick (1 while
-// requests wait or nothing can serve arrivals).
-func utilisation(served, capacityRequests, lambda, waiting float64) float64 {
-	switch {
-	case waiting > eps:
-		return 1
-	case capacityRequests > 0:
-		return math.Min(1, served/capacityRequests)
-	case lambda > 0:
-		return 1
-	}
-	return 0
-}
-
-// metricsFeed delays observations by the metrics lag: what the tick that
-// ended at At measured is seen from At + lag on.
-type metricsFeed struct {
-	lag     time.Duration
-	queue   []fedObservation
-	current fedObservation
-}
-
-type fedObservation struct {
-	obs planner.Observation
-	ok  bool
-}
-
-func newMetricsFeed(lag time.Duration) *metricsFeed {
-	return &metricsFeed{lag: max(lag, 0)}
-}
-
-func (m *metricsFeed) push(obs planner.Observation, ok bool) {
-	m.queue = append(m.queue, fedObservation{obs: obs, ok: ok})
-}
-
-// latest returns the newest observation visible at now; ok is false
-// before the first, and for a tick with no data.
-func (m *metricsFeed) latest(now time.Time) (planner.Observation, bool) {
-	k := 0
-	for k < len(m.queue) && !m.queue[k].obs.At.Add(m.lag).After(now) {
-		m.current = m.queue[k]
-		k++
-	}
-	m.queue = m.queue[k:]
-	return m.current.obs, m.current.ok
 }
 
 func clampInstances(c planner.Config, n int) (int, bool) {

@@ -29,6 +29,15 @@ func loadTrace(t testing.TB, name string, step time.Duration) Trace {
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("trace %s not available (set PREWARM_DATASETS to the datasets folder): %v", path, err)
 	}
+	return loadTraceStep(t, path, step)
+}
+
+// loadTraceFile reads a counts-per-row trace at its own step.
+func loadTraceFile(t testing.TB, path string) Trace { return loadTraceStep(t, path, 0) }
+
+func loadTraceStep(t testing.TB, path string, step time.Duration) Trace {
+	t.Helper()
+	name := filepath.Base(path)
 	s, err := datasets.LoadCSV(path, datasets.CSVOptions{Counts: true, Step: step})
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)

@@ -27,15 +27,69 @@ func (c *Controller) planFor(r Refit, d planner.DemandForecast, method int) plan
 	if r.Peak > 0 {
 		capRate = r.Peak * c.plan.Bounds.Headroom()
 	}
-	for i, m := range f.Mean {
+	for i := range f.Mean {
 		at := d.Start.Add(time.Duration(i) * d.Step)
-		bounded.Forecast.Upper[i] = math.Min(math.Max(m+c.width(at, f, i, method, q), 0), capRate)
+		bounded.Forecast.Upper[i] = math.Min(math.Max(c.bound(at, f, i, method, q), 0), capRate)
 	}
 	plan, err := planner.ForecastPlan(d.Start, bounded, c.plan)
 	if err != nil { // a forecast with no steps: nothing to plan
 		return nil
 	}
 	return plan
+}
+
+// bound is the q-quantile of the demand of step i's observations: the
+// point forecast plus its error (width), times the ratio of an
+// observation's demand to its step's mean learned for the step's slot of
+// the day (withinStep), when the demand varies inside a step.
+func (c *Controller) bound(at time.Time, f model.Forecast, i, method int, q float64) float64 {
+	m := f.Mean[i]
+	b := c.plan.Bounds
+	if b.AdditiveBursts {
+		return c.additiveBound(at, f, i, method, q)
+	}
+	r, ok := c.within.pool(c.slot(at), b.Spread())
+	bursty := ok && !r.flat()
+	if bursty && !b.FromInterval {
+		if pool := c.slotErrors(at, method); len(pool) >= b.Enough() {
+			return mixtureQuantile(m, pool, r, q)
+		}
+	}
+	w := c.width(at, f, i, method, q)
+	if bursty {
+		return math.Max(m+w, 0) * r.quantile(q)
+	}
+	return m + w
+}
+
+// additiveBound is bound for Bounds.AdditiveBursts: the point forecast
+// plus its error plus a deviation of the height learned over every slot
+// (withinStep.additive), in units of the recent mean demand.
+func (c *Controller) additiveBound(at time.Time, f model.Forecast, i, method int, q float64) float64 {
+	m := f.Mean[i]
+	b := c.plan.Bounds
+	r, ok := c.within.additive()
+	bursty := ok && !r.flat() && c.meanDemand > 0
+	if bursty && !b.FromInterval {
+		if pool := c.slotErrors(at, method); len(pool) >= b.Enough() {
+			return additiveQuantile(m, pool, r, c.meanDemand, q)
+		}
+	}
+	w := c.width(at, f, i, method, q)
+	if bursty {
+		return m + w + c.meanDemand*math.Max(r.quantile(q)-1, 0)
+	}
+	return m + w
+}
+
+// slot is at's position in the shortest season.
+func (c *Controller) slot(at time.Time) int {
+	season := int64(1)
+	if len(c.periods) > 0 {
+		season = int64(c.periods[0])
+	}
+	k := c.step(at)
+	return int(((k % season) + season) % season)
 }
 
 // width is how far above the point forecast the bound of step i (at at)
@@ -112,26 +166,14 @@ func zScore(p float64) float64 { return distuv.UnitNormal.Quantile(p) }
 // against the target and weighted by the interval's demand over its recent
 // mean (planner.Calibration). Only intervals served under a plan of the
 // refit in force count: the quantile sizes plans.
-func (c *Controller) calibrate(obs planner.Observation) {
+func (c *Controller) calibrate(obs planner.Observation, miss float64) {
 	cal := c.plan.Calibration
 	if cal.Off || obs.Span <= 0 {
 		return
 	}
-	day := 24 * time.Hour
-	alpha := -math.Expm1(-obs.Span.Seconds() / day.Seconds())
-	if c.meanDemand <= 0 {
-		c.meanDemand = obs.DemandRPS
-	} else {
-		c.meanDemand += alpha * (obs.DemandRPS - c.meanDemand)
-	}
 	if _, ok := c.PlanStep(obs.At.Add(-obs.Span)); !ok || c.meanDemand <= 0 {
 		return
 	}
-	ready, ok := c.readyEstimate(obs.At.Add(-obs.Span), obs.At)
-	if !ok {
-		return
-	}
-	miss := c.plan.MissShare(obs.DemandRPS, ready)
 	tail := 1 - c.plan.CalibrationTarget()
 	w := obs.DemandRPS / c.meanDemand
 	lp := c.logTail() - cal.StepRate()*obs.Span.Minutes()*w*(miss-tail)/tail
@@ -140,6 +182,41 @@ func (c *Controller) calibrate(obs planner.Observation) {
 	// The memory may run Carry past the top; the plans' quantile may not.
 	c.lnTail = math.Min(math.Max(lp, lo-cal.CarryLog()), hi)
 	c.quantile = 1 - math.Exp(math.Max(c.lnTail, lo))
+}
+
+// trackMean moves the recent mean demand that weighs the calibration's
+// intervals (a day's exponential average).
+func (c *Controller) trackMean(obs planner.Observation) {
+	if obs.Span <= 0 {
+		return
+	}
+	alpha := -math.Expm1(-obs.Span.Seconds() / (24 * time.Hour).Seconds())
+	if c.meanDemand <= 0 {
+		c.meanDemand = obs.DemandRPS
+	} else {
+		c.meanDemand += alpha * (obs.DemandRPS - c.meanDemand)
+	}
+}
+
+// estimateMiss is the share of obs's requests that waited past the SLO
+// on the instances that were ready (planner.Config.MissShareOver on the
+// fewest the pool was asked for over the boot delay before, the backlog
+// carried from the last observation); ok is false without records that
+// old. It also counts the estimate in Estimates.
+func (c *Controller) estimateMiss(obs planner.Observation) (float64, bool) {
+	if obs.Span <= 0 {
+		return 0, false
+	}
+	ready, ok := c.readyEstimate(obs.At.Add(-obs.Span), obs.At)
+	if !ok {
+		return 0, false
+	}
+	miss, backlog := c.plan.MissShareOver(obs.DemandRPS, ready, obs.Span, c.backlog)
+	c.backlog = backlog
+	arrived := obs.DemandRPS * obs.Span.Seconds()
+	c.estimated.Arrived += arrived
+	c.estimated.Late += miss * arrived
+	return miss, true
 }
 
 // logTail is the calibration's memory ln(1 − q): the quantile's, unless

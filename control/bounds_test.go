@@ -1,6 +1,7 @@
 package control
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -152,7 +153,7 @@ func TestCalibrationFollowsMisses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Quantile != c.Quantile() || !strings.Contains(r.ModelPlan[0].Reason, "forecast p99") {
+	if label := fmt.Sprintf("forecast p%g", math.Round(c.Quantile()*1000)/10); r.Quantile != c.Quantile() || !strings.Contains(r.ModelPlan[0].Reason, label) {
 		t.Errorf("refit at quantile %v (plan %q), want %v", r.Quantile, r.ModelPlan[0].Reason, c.Quantile())
 	}
 	// Off: nothing moves.
@@ -221,15 +222,17 @@ func TestCalibrationCarriesMissesPastTheTop(t *testing.T) {
 		}
 		return top
 	}
-	short, long := minutesAtTop(0, 60, 0), minutesAtTop(0, 120, 0)
-	t.Logf("carry on: %d and %d minutes at the top after 60 and 120 missed minutes", short, long)
-	if !(long > short+60) {
-		t.Errorf("carry on: %d minutes at the top after 60 missed minutes, %d after 120; want the longer lump to hold longer", short, long)
+	const shortLump, longLump = 30, 60
+	short, long := minutesAtTop(0, shortLump, 0), minutesAtTop(0, longLump, 0)
+	t.Logf("carry on: %d and %d minutes at the top after %d and %d missed minutes", short, long, shortLump, longLump)
+	if !(long > short+longLump-shortLump) {
+		t.Errorf("carry on: %d minutes at the top after %d missed minutes, %d after %d; want the longer lump to hold longer",
+			short, shortLump, long, longLump)
 	}
-	if restarted := minutesAtTop(0, 120, long/2); restarted != long {
+	if restarted := minutesAtTop(0, longLump, long/2); restarted != long {
 		t.Errorf("restarted half-way: %d minutes at the top, want %d as without the restart", restarted, long)
 	}
-	noShort, noLong := minutesAtTop(-1, 60, 0), minutesAtTop(-1, 120, 0)
+	noShort, noLong := minutesAtTop(-1, shortLump, 0), minutesAtTop(-1, longLump, 0)
 	if noShort != noLong || noLong >= long {
 		t.Errorf("carry off: %d and %d minutes at the top, want them equal and below %d", noShort, noLong, long)
 	}

@@ -55,6 +55,25 @@ type Settings struct {
 	Follow string
 }
 
+// Strategy says which terms a Controller's decisions combine. The zero
+// value is the hybrid policy: the forecast plan (with the warm-up term),
+// the reactive rules and the schedule floors. The tuner's candidates
+// (package tune) are strategies: the reactive rules alone, the plan
+// alone, or a flat fleet.
+type Strategy struct {
+	// NoPlan leaves the forecast plan and the warm-up term out.
+	NoPlan bool
+	// NoReactive leaves the reactive rules out; they are then not fed.
+	NoReactive bool
+	// Flat holds the pool at this many instances (with the schedule
+	// floors above it); 0: none. With NoPlan and NoReactive it is a flat
+	// fleet.
+	Flat int
+}
+
+// Hybrid reports whether s is the full hybrid policy.
+func (s Strategy) Hybrid() bool { return s == Strategy{} }
+
 // WithDefaults returns s with its zero fields set to the defaults.
 func (s Settings) WithDefaults() Settings {
 	if s.Step <= 0 {
@@ -151,6 +170,33 @@ type Controller struct {
 	last     Refit
 	level    string // the gate level the last Decide used
 	reactive planner.ReactiveState
+	// memory is what the controller learns of the demand and of its
+	// forecasts; shadows (Shadow) share their owner's and only the owner
+	// writes it.
+	*memory
+	owner bool
+	// quantile is the calibrated forecast quantile, meanDemand the recent
+	// mean observed demand that weighs each interval's misses. lnTail is
+	// the calibration's memory, ln(1 − quantile) unless it has run past
+	// the top quantile (planner.Calibration.Carry); 0 before the first
+	// calibration.
+	quantile, meanDemand float64
+	lnTail               float64
+	// backlog is the calibration's estimate of the requests left waiting
+	// on the instances that were ready; estimated counts its estimates.
+	backlog   planner.Backlog
+	estimated Estimate
+	// strategy says which terms Decide combines.
+	strategy Strategy
+	// asked is what the pool was asked for at each recent decision, oldest
+	// first, over the last boot delay: the calibration's estimate of the
+	// instances that were ready.
+	asked []planner.Step
+}
+
+// memory is a controller's knowledge of the demand and of its own
+// forecasts, shared with its shadows.
+type memory struct {
 	// forecasts remembers, per step, the model's and the profile's
 	// forecasts, to score them once the demand is known.
 	forecasts stepLog[[2]float64]
@@ -162,19 +208,13 @@ type Controller struct {
 	// history are no guide to later ones.
 	errors     stepLog[[2]float64]
 	errorsFrom time.Time
-	// quantile is the calibrated forecast quantile, meanDemand the recent
-	// mean observed demand that weighs each interval's misses. lnTail is
-	// the calibration's memory, ln(1 − quantile) unless it has run past
-	// the top quantile (planner.Calibration.Carry); 0 before the first
-	// calibration.
-	quantile, meanDemand float64
-	lnTail               float64
 	// warmPeak is the largest demand seen while warming up.
 	warmPeak float64
-	// asked is what the pool was asked for at each recent decision, oldest
-	// first, over the last boot delay: the calibration's estimate of the
-	// instances that were ready.
-	asked []planner.Step
+	// within learns the demand's variation inside a step (the plans
+	// size for its minutes, not its mean); peaks remembers each step's
+	// largest observed demand, for the peak cap.
+	within *withinStep
+	peaks  stepLog[float64]
 }
 
 // New returns a Controller for a pool planned with plan. Both configs are
@@ -187,13 +227,42 @@ func New(plan planner.Config, s Settings) (*Controller, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Controller{plan: plan, settings: s, quantile: plan.ForecastQuantile}
+	c := &Controller{plan: plan, settings: s, quantile: plan.ForecastQuantile, memory: &memory{}, owner: true}
 	for _, p := range s.Periods {
 		c.periods = append(c.periods, int(p/s.Step))
 	}
 	sort.Ints(c.periods)
+	season := 1
+	if len(c.periods) > 0 {
+		season = c.periods[0]
+	}
+	c.memory.within = newWithinStep(s.Step, season)
 	return c, nil
 }
+
+// Shadow returns a controller that shares c's memory of the demand and
+// of its forecasts but plans and decides on its own, with plan (which
+// must share c's fleet and forecast grid) and strategy: a candidate the
+// tuner replays beside the live policy. c must adopt each refit before
+// its shadows (Adopt) and observe each demand (Observe); a shadow's
+// observations calibrate its own quantile only.
+func (c *Controller) Shadow(plan planner.Config, s Strategy) (*Controller, error) {
+	if err := plan.Validate(); err != nil {
+		return nil, err
+	}
+	sh := *c
+	sh.plan, sh.strategy, sh.owner = plan, s, false
+	sh.quantile, sh.lnTail, sh.meanDemand, sh.backlog, sh.estimated = plan.ForecastQuantile, 0, 0, 0, Estimate{}
+	sh.reactive, sh.asked, sh.level = planner.ReactiveState{}, nil, ""
+	return &sh, nil
+}
+
+// SetStrategy changes the terms the next decisions combine; the
+// controller's memory stays.
+func (c *Controller) SetStrategy(s Strategy) { c.strategy = s }
+
+// Strategy returns the terms the controller's decisions combine.
+func (c *Controller) Strategy() Strategy { return c.strategy }
 
 // Settings returns the controller's settings with defaults filled in.
 func (c *Controller) Settings() Settings { return c.settings }
@@ -265,17 +334,8 @@ func (c *Controller) Forecast(now time.Time, history []float64) (Refit, error) {
 // peak cap, and lets planner.Gate decide which plan to trust. Refits must
 // be adopted in time order. It returns r with its plans and Gate set.
 func (c *Controller) Adopt(r Refit, history []float64) Refit {
-	c.remember(r.At, history)
-	c.scoreErrors(r.At)
-	if c.errorsFrom.IsZero() && r.ProfileForecast.Forecast.Horizon() > 0 {
-		c.errorsFrom = r.At // the first refit with a season of history
-	}
-	for i, v := range r.modelMean {
-		p := math.NaN()
-		if i < len(r.profileMean) {
-			p = r.profileMean[i]
-		}
-		c.forecasts.set(c.step(r.At.Add(time.Duration(i)*c.settings.Step)), [2]float64{v, p})
+	if c.owner {
+		c.learn(r, history)
 	}
 	r.Quantile = c.quantile
 	r.Peak = c.recentPeak(history)
@@ -291,7 +351,7 @@ func (c *Controller) Adopt(r Refit, history []float64) Refit {
 		season = c.periods[0]
 	}
 	r.WarmingUp = len(trimLeadingGaps(history)) < c.plan.Gating.MinSeasons*season
-	if r.WarmingUp {
+	if r.WarmingUp && c.owner {
 		// The warm-up holds the peak seen so far.
 		for _, v := range history {
 			if !math.IsNaN(v) {
@@ -303,6 +363,23 @@ func (c *Controller) Adopt(r Refit, history []float64) Refit {
 	return r
 }
 
+// learn remembers the demand in history, scores the earlier forecasts
+// against it and records r's forecasts to be scored later.
+func (c *Controller) learn(r Refit, history []float64) {
+	c.remember(r.At, history)
+	c.scoreErrors(r.At)
+	if c.errorsFrom.IsZero() && r.ProfileForecast.Forecast.Horizon() > 0 {
+		c.errorsFrom = r.At // the first refit with a season of history
+	}
+	for i, v := range r.modelMean {
+		p := math.NaN()
+		if i < len(r.profileMean) {
+			p = r.profileMean[i]
+		}
+		c.forecasts.set(c.step(r.At.Add(time.Duration(i)*c.settings.Step)), [2]float64{v, p})
+	}
+}
+
 // Decide returns the capacity step for now: the largest of the trusted
 // forecast plan (while its forecast lasts; the warm-up plan before there is
 // one), the reactive rules fed with obs, and the schedule floors, with the
@@ -311,29 +388,43 @@ func (c *Controller) Adopt(r Refit, history []float64) Refit {
 // reactive rules step from. obs also calibrates the forecast quantile.
 func (c *Controller) Decide(now time.Time, obs planner.Observation, current int) planner.Step {
 	c.Observe(now, obs, current)
+	s := c.strategy
 	var reactive planner.Step
-	c.reactive, reactive = c.plan.ReactiveNext(c.reactive, obs, current)
+	if !s.NoReactive {
+		c.reactive, reactive = c.plan.ReactiveNext(c.reactive, obs, current)
+	}
 	plan, found := c.PlanStep(now)
+	found = found && !s.NoPlan
 	level, why := c.levelAt(now, found)
-	if found {
+	if found && !s.NoReactive {
 		var back bool
 		if c.reactive, back = c.plan.ReturnToPlan(c.reactive, obs, plan.Desired); back {
 			reactive = planner.Step{At: now, Desired: plan.Desired,
 				Reason: "reactive: the load fits the plan again, back to " + strconv.Itoa(plan.Desired)}
 		}
 	}
-	terms := make([]planner.Step, 0, 4)
+	terms := make([]planner.Step, 0, 5)
 	if found {
 		terms = append(terms, plan)
 	}
-	if warm, ok := c.warmUpStep(now); ok {
+	if warm, ok := c.warmUpStep(now); ok && !s.NoPlan {
 		terms = append(terms, warm)
 		if !found {
 			level = planner.GateWarmUp
 		}
 	}
 	c.level = level
-	terms = append(terms, reactive, c.plan.FloorStep(now))
+	if s.Flat > 0 {
+		terms = append(terms, planner.Step{At: now, Desired: s.Flat, Reason: "flat: " + strconv.Itoa(s.Flat) + " instances"})
+	}
+	if !s.NoReactive {
+		terms = append(terms, reactive)
+	}
+	terms = append(terms, c.plan.FloorStep(now))
+	if len(terms) == 1 && terms[0].Desired == 0 {
+		// Nothing to follow (no plan, rules or floor): hold.
+		terms[0] = planner.Step{At: now, Desired: current, Reason: fmt.Sprintf("hold %d: no term in force", current)}
+	}
 	st := c.plan.Combine(now, terms...)
 	switch {
 	case why == "":
@@ -372,12 +463,37 @@ func (c *Controller) Observe(now time.Time, obs planner.Observation, current int
 	if math.IsNaN(obs.DemandRPS) || obs.DemandRPS < 0 {
 		return
 	}
+	if c.owner {
+		c.within.add(obs.At, obs.Span, obs.DemandRPS, c.meanDemand)
+		if obs.Span > 0 {
+			k := c.step(obs.At.Add(-obs.Span))
+			if p, ok := c.peaks.get(k); !ok || obs.DemandRPS > p {
+				c.peaks.set(k, obs.DemandRPS)
+			}
+		}
+	}
+	c.trackMean(obs)
+	miss, ok := c.estimateMiss(obs)
 	if c.warmingUp() {
-		c.warmPeak = math.Max(c.warmPeak, obs.DemandRPS)
+		if c.owner {
+			c.warmPeak = math.Max(c.warmPeak, obs.DemandRPS)
+		}
 		return // the warm-up serves now, not the plans: nothing to learn
 	}
-	c.calibrate(obs)
+	if ok {
+		c.calibrate(obs, miss)
+	}
 }
+
+// Estimate counts the requests the controller's observations brought and
+// how many of them it estimates waited past the SLO (estimateMiss): the
+// burn of the SLO's miss budget as the controller sees it.
+type Estimate struct {
+	Arrived, Late float64
+}
+
+// Estimated returns the counts since the controller was made.
+func (c *Controller) Estimated() Estimate { return c.estimated }
 
 // rememberAsked records the desired count at now and forgets what is older
 // than the boot delay (and ten minutes of slack for the interval) needs.
@@ -454,8 +570,12 @@ func (c *Controller) followedAt(g planner.GateResult) string {
 func (c *Controller) Hold(now time.Time, current int, why string) planner.Step {
 	terms := []planner.Step{{At: now, Desired: current, Reason: fmt.Sprintf("hold %d: %s", current, why)}}
 	st, found := c.PlanStep(now)
+	found = found && !c.strategy.NoPlan
 	if found {
 		terms = append(terms, st)
+	}
+	if n := c.strategy.Flat; n > current {
+		terms = append(terms, planner.Step{At: now, Desired: n, Reason: "flat: " + strconv.Itoa(n) + " instances"})
 	}
 	c.level, _ = c.levelAt(now, found)
 	terms = append(terms, c.plan.FloorStep(now))
@@ -605,6 +725,12 @@ func (c *Controller) recentPeak(history []float64) float64 {
 			peak = v
 		}
 	}
+	// The history may hold each step's mean: the observed minutes go
+	// higher.
+	if c.owner {
+		c.peaks.forget(c.step(c.last.At) - int64(n))
+	}
+	c.peaks.each(func(_ int64, v float64) { peak = math.Max(peak, v) })
 	return peak
 }
 

@@ -60,6 +60,33 @@ type State struct {
 	// Asked is the pool's desired count at each recent change, oldest
 	// first: what the calibration takes to have been ready.
 	Asked []planner.Step
+	// WithinStep is what the controller learned of the demand's variation
+	// inside a step; Peaks the largest demand observed per step start,
+	// oldest first. A state saved before they existed reads as nothing
+	// learned yet.
+	WithinStep WithinStepState
+	Peaks      []ObservedDemand
+	// Backlog is the calibration's estimate of the requests left waiting.
+	Backlog float64
+}
+
+// WithinStepState is the per-slot histograms of the ratio of an
+// observation's demand to its step's mean, and the step being gathered.
+type WithinStepState struct {
+	// Slots[s] are slot s's weights (nil: none yet): the point mass at a
+	// ratio of 1, then the log-spaced bins; LastDay[s] is the day number
+	// of its last update.
+	Slots   [][]float32
+	LastDay []int64
+	// Step is the number of the step being gathered and Obs its
+	// observations: demand (requests/s) and span (seconds), in pairs.
+	Step int64
+	Obs  []float64
+	// Pooled is the histogram of the deviations from the step's mean in
+	// units of the recent mean demand, over every slot, and PooledDay
+	// the day of its last update.
+	Pooled    []float32
+	PooledDay int64
 }
 
 // RefitState is a Refit with the forecasts that later refits score.
@@ -90,6 +117,11 @@ func (c *Controller) State() State {
 		Refit:    RefitState{Refit: c.last, ModelMean: slices.Clone(c.last.modelMean), ProfileMean: slices.Clone(c.last.profileMean)},
 		Quantile: c.quantile, QuantileMemory: c.lnTail, MeanDemand: c.meanDemand, WarmPeak: c.warmPeak, ErrorsFrom: c.errorsFrom,
 		Asked: slices.Clone(c.asked)}
+	st.WithinStep = c.within.state()
+	st.Backlog = float64(c.backlog)
+	c.peaks.each(func(k int64, v float64) {
+		st.Peaks = append(st.Peaks, ObservedDemand{At: stepTime(k, c.settings.Step), RPS: v})
+	})
 	st.Forecasts = c.scored(&c.forecasts)
 	st.Errors = c.scored(&c.errors)
 	c.actual.each(func(k int64, v float64) {
@@ -132,6 +164,12 @@ func (c *Controller) Restore(st State) error {
 	for _, a := range st.Actual {
 		c.actual.set(c.step(a.At), a.RPS)
 	}
+	c.peaks = stepLog[float64]{}
+	for _, a := range st.Peaks {
+		c.peaks.set(c.step(a.At), a.RPS)
+	}
+	c.within.restore(st.WithinStep)
+	c.backlog = planner.Backlog(st.Backlog)
 	return nil
 }
 
@@ -168,5 +206,39 @@ func DecodeState(data []byte) (st State, err error) {
 		return State{}, fmt.Errorf("decoding controller state: quantile %v (memory %v), mean demand %v or warm-up peak %v out of range",
 			st.Quantile, st.QuantileMemory, st.MeanDemand, st.WarmPeak)
 	}
+	if err := st.checkLearned(); err != nil {
+		return State{}, fmt.Errorf("decoding controller state: %w", err)
+	}
 	return st, nil
+}
+
+// checkLearned refuses a state whose backlog, peaks or within-step
+// weights are not finite and non-negative.
+func (st State) checkLearned() error {
+	if !(st.Backlog >= 0) || math.IsInf(st.Backlog, 0) {
+		return fmt.Errorf("backlog %v out of range", st.Backlog)
+	}
+	for _, p := range st.Peaks {
+		if !(p.RPS >= 0) || math.IsInf(p.RPS, 0) {
+			return fmt.Errorf("peak demand %v at %s out of range", p.RPS, p.At.Format(time.RFC3339))
+		}
+	}
+	for s, h := range st.WithinStep.Slots {
+		for _, v := range h {
+			if !(v >= 0) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("within-step weight %v of slot %d out of range", v, s)
+			}
+		}
+	}
+	for _, v := range st.WithinStep.Pooled {
+		if !(v >= 0) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("within-step pooled weight %v out of range", v)
+		}
+	}
+	for _, v := range st.WithinStep.Obs {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("within-step observation %v out of range", v)
+		}
+	}
+	return nil
 }

@@ -284,6 +284,27 @@ func TestSyntheticValidate(t *testing.T) {
 			err: "burst length 5m0s-2h0m0s"},
 		{name: "burst factor below 1", change: func(g *Synthetic) { *g = BurstySynthetic(); g.BurstFactorMin = 0.5 },
 			err: "burst factors 0.5-5"},
+		{name: "spiky", change: func(g *Synthetic) { *g = SpikySynthetic() }},
+		{name: "negative spike rate", change: func(g *Synthetic) { *g = SpikySynthetic(); g.SpikesPerDay = -1 },
+			err: "SpikesPerDay -1 must be in [0, 10000]"},
+		{name: "NaN spike rate", change: func(g *Synthetic) { *g = SpikySynthetic(); g.SpikesPerDay = math.NaN() },
+			err: "SpikesPerDay NaN must be in [0, 10000]"},
+		{name: "spike lengths reversed", change: func(g *Synthetic) { *g = SpikySynthetic(); g.SpikeMin = time.Hour },
+			err: "spike length 1h0m0s-10m0s"},
+		{name: "spike of no length", change: func(g *Synthetic) { *g = SpikySynthetic(); g.SpikeMin, g.SpikeMax = 0, 0 },
+			err: "spike length 0s-0s"},
+		{name: "negative spike height", change: func(g *Synthetic) { *g = SpikySynthetic(); g.SpikeHeightMin = -0.5 },
+			err: "spike heights -0.5-2.4"},
+		{name: "infinite spike height", change: func(g *Synthetic) { *g = SpikySynthetic(); g.SpikeHeightMax = math.Inf(1) },
+			err: "spike heights 2-+Inf"},
+		{name: "outage period not a multiple", change: func(g *Synthetic) { *g = SpikySynthetic(); g.OutageWindow = 7 * time.Minute },
+			err: "OutageEvery 24h0m0s must be a positive multiple of OutageWindow 7m0s"},
+		{name: "outage without a window", change: func(g *Synthetic) { *g = SpikySynthetic(); g.OutageWindow = 0 },
+			err: "multiple of OutageWindow 0s"},
+		{name: "negative outage period", change: func(g *Synthetic) { *g = SpikySynthetic(); g.OutageEvery = -time.Hour },
+			err: "OutageEvery -1h0m0s must be a positive multiple"},
+		{name: "outage keeps its whole window", change: func(g *Synthetic) { *g = SpikySynthetic(); g.OutageKept = 30 * time.Minute },
+			err: "OutageKept 30m0s must be in [0, OutageWindow 30m0s)"},
 	}
 	start := mustTime(t, "2024-01-01T00:00:00Z")
 	for _, tt := range tests {
@@ -357,5 +378,224 @@ func TestSyntheticShapeVsAlibaba(t *testing.T) {
 	}
 	if !within(s.troughToPeak, 0.15, 0.3) {
 		t.Errorf("synthetic trough/peak %.3f, want about 0.15", s.troughToPeak)
+	}
+}
+
+// spikyTargets is the signature SpikySynthetic is tuned to, measured at 30
+// minutes over 28 days per minute: each figure with its relative
+// tolerance, wider for the two small ones (lag-1 and the share above p99).
+var spikyTargets = []struct {
+	name   string
+	figure func(Signature) float64
+	want   float64
+	relTol float64
+}{
+	{"busiest/step mean, mean", func(s Signature) float64 { return s.PeakRatioMean }, 2.0, 0.15},
+	{"busiest/step mean, median", func(s Signature) float64 { return s.PeakRatioMedian }, 1.13, 0.15},
+	{"busiest/step mean, p90", func(s Signature) float64 { return s.PeakRatioP90 }, 2.7, 0.15},
+	{"within-step CV", func(s Signature) float64 { return s.CV }, 0.82, 0.15},
+	{"within-step lag-1", func(s Signature) float64 { return s.Lag1 }, 0.12, 0.25},
+	{"day/night", func(s Signature) float64 { return s.DayNight }, 3.9, 0.15},
+	{"peak/mean", func(s Signature) float64 { return s.PeakToMean }, 4.7, 0.15},
+	{"share above p99", func(s Signature) float64 { return s.ShareAboveP99 }, 0.0016, 0.25},
+}
+
+// spikySignature measures 28 days of g per minute at 30 minutes.
+func spikySignature(t *testing.T, g Synthetic) Signature {
+	t.Helper()
+	s := g.Generate(mustTime(t, "2024-01-01T00:00:00Z"), time.Minute, 28*24*60)
+	sig, err := MeasureSignature(s, 30*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sig
+}
+
+// TestSpikySyntheticSignature checks every figure of SpikySynthetic's
+// signature against its target for seeds 1, 2 and 3.
+//
+// Measured: seed 1 2.02, 1.12, 2.54, 0.847, 0.122, 3.63, 4.51, 0.180%;
+// seed 2 2.06, 1.13, 2.67, 0.851, 0.127, 3.98, 4.57, 0.176%; seed 3 2.06,
+// 1.12, 2.66, 0.848, 0.121, 3.72, 4.39, 0.169%.
+func TestSpikySyntheticSignature(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		g := SpikySynthetic()
+		g.Seed = seed
+		if err := g.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		sig := spikySignature(t, g)
+		t.Logf("seed %d: %v", seed, sig)
+		for _, c := range spikyTargets {
+			if got := c.figure(sig); !within(got, c.want, c.relTol) {
+				t.Errorf("seed %d: %s %.4g, want %.4g ±%.0f%%", seed, c.name, got, c.want, 100*c.relTol)
+			}
+		}
+	}
+}
+
+// TestBurstySignatureDiffers checks that the signature tells the two
+// modes apart: BurstySynthetic's bursts persist from minute to minute
+// within a half hour (lag-1 0.82) and spread less (CV 0.42), so both miss
+// SpikySynthetic's targets, whose lag-1 is 0.12.
+func TestBurstySignatureDiffers(t *testing.T) {
+	bursty, spiky := spikySignature(t, BurstySynthetic()), spikySignature(t, SpikySynthetic())
+	if bursty.Lag1 < 0.6 || spiky.Lag1 > 0.2 {
+		t.Errorf("lag-1 bursty %.3f, spiky %.3f; want above 0.6 and below 0.2", bursty.Lag1, spiky.Lag1)
+	}
+	missed := map[string]bool{}
+	for _, c := range spikyTargets {
+		missed[c.name] = !within(c.figure(bursty), c.want, c.relTol)
+	}
+	if !missed["within-step lag-1"] || !missed["within-step CV"] {
+		t.Errorf("bursty signature %v meets the spiky targets of lag-1 or CV", bursty)
+	}
+}
+
+// spikesAndOutages returns the quiet generator with SpikySynthetic's
+// spikes and outages, and the flat day of the same peak, for tests that
+// isolate one or the other.
+func spikesAndOutages() Synthetic {
+	g, s := quiet(), SpikySynthetic()
+	g.SpikesPerDay, g.SpikeMin, g.SpikeMax = s.SpikesPerDay, s.SpikeMin, s.SpikeMax
+	g.SpikeHeightMin, g.SpikeHeightMax = s.SpikeHeightMin, s.SpikeHeightMax
+	g.OutageEvery, g.OutageWindow, g.OutageKept = s.OutageEvery, s.OutageWindow, s.OutageKept
+	return g
+}
+
+// TestSyntheticSpikes finds every spike of SpikySynthetic over 14 days at
+// a 10-second step, noise and outages off: about one per 1/9 day plus a
+// spike's mean length (121 expected), each raising 24 to 61 steps (4 to 10
+// minutes, plus a partial step at each edge), adding 2 to 2.4 times
+// PeakRPS (judged inside a spike, not on its partial edges).
+func TestSyntheticSpikes(t *testing.T) {
+	start := mustTime(t, "2024-01-01T00:00:00Z")
+	g := spikesAndOutages()
+	g.OutageEvery = 0
+	const step, n = 10 * time.Second, 14 * 24 * 360
+	spiky := g.Generate(start, step, n)
+	clean := quiet().Generate(start, step, n)
+	raised := func(i int) bool { return spiky.Values[i] > clean.Values[i]*(1+1e-9) }
+	spikes := 0
+	for i := 0; i < n; i++ {
+		if !raised(i) {
+			continue
+		}
+		from := i
+		for i < n && raised(i) {
+			i++
+		}
+		spikes++
+		if from == 0 || i == n {
+			continue // cut by the series' ends
+		}
+		if d := i - from; d < 24 || d > 61 {
+			t.Errorf("spike at step %d raises %d steps, want 24 to 61", from, d)
+		}
+		for k := from + 1; k < i-1; k++ {
+			if h := (spiky.Values[k] - clean.Values[k]) / g.PeakRPS; h < 2-1e-9 || h > 2.4+1e-9 {
+				t.Errorf("spike at step %d adds %.3f·PeakRPS at step %d, want 2 to 2.4", from, h, k)
+				break
+			}
+		}
+	}
+	if spikes < 85 || spikes > 160 {
+		t.Errorf("%d spikes in 14 days, want about 121", spikes)
+	}
+	g.SpikesPerDay = 0
+	if none := g.Generate(start, step, n); !slices.Equal(none.Values, clean.Values) {
+		t.Error("SpikesPerDay 0 still changes demand")
+	}
+}
+
+// TestSyntheticOutages checks SpikySynthetic's outages over 28 days per
+// minute, noise and spikes off: in each UTC day one half hour on the
+// half-hour grid keeps its first minute and reads 0 for the other 29;
+// every other minute is untouched, and the half hours differ from day to
+// day.
+func TestSyntheticOutages(t *testing.T) {
+	start := mustTime(t, "2024-01-01T00:00:00Z")
+	g := spikesAndOutages()
+	g.SpikesPerDay = 0
+	const n = 28 * 24 * 60
+	out := g.Generate(start, time.Minute, n)
+	clean := quiet().Generate(start, time.Minute, n)
+	windows := map[int]bool{}
+	for day := range 28 {
+		var zero []int
+		for m := day * 1440; m < (day+1)*1440; m++ {
+			switch out.Values[m] {
+			case 0:
+				zero = append(zero, m)
+			case clean.Values[m]:
+			default:
+				t.Fatalf("minute %d is %v, want %v or 0", m, out.Values[m], clean.Values[m])
+			}
+		}
+		first := zero[0] - 1
+		if len(zero) != 29 || first%30 != 0 || zero[28] != first+29 {
+			t.Fatalf("day %d: %d minutes at 0 from minute %d, want 29 from a half hour's second minute", day, len(zero), zero[0])
+		}
+		windows[first%1440] = true
+	}
+	if len(windows) < 15 {
+		t.Errorf("outages in only %d distinct half hours of the day over 28 days", len(windows))
+	}
+}
+
+// TestSyntheticSpikesCoarse checks that at a step coarser than a minute a
+// spike or an outage counts by the share of the step it covers: on a flat
+// day without noise, each value at 7, 10 or 30 minutes is the mean of the
+// 1-minute values it spans, and an outage half hour reads 1/30 of the
+// level at 30 minutes. Spikes and outages are checked apart: each factor
+// is averaged over the step on its own.
+func TestSyntheticSpikesCoarse(t *testing.T) {
+	start := mustTime(t, "2024-01-01T00:00:00Z")
+	flat := spikesAndOutages()
+	flat.TroughRatio, flat.WeekendRatio, flat.LunchDip = 1, 1, 0
+	spikesOnly, outagesOnly := flat, flat
+	spikesOnly.OutageEvery, outagesOnly.SpikesPerDay = 0, 0
+	const minutes = 7 * 24 * 60
+	for name, g := range map[string]Synthetic{"spikes": spikesOnly, "outages": outagesOnly} {
+		fine := g.Generate(start, time.Minute, minutes)
+		for _, k := range []int{7, 10, 30} {
+			coarse := g.Generate(start, time.Duration(k)*time.Minute, minutes/k)
+			for i, v := range coarse.Values {
+				mean := 0.0
+				for _, f := range fine.Values[i*k : (i+1)*k] {
+					mean += f / float64(k)
+				}
+				if math.Abs(v-mean) > 1e-9*g.PeakRPS {
+					t.Fatalf("%s, step %d min, value %d: %.6f, want the mean of its minutes %.6f", name, k, i, v, mean)
+				}
+			}
+		}
+	}
+	halfHours := outagesOnly.Generate(start, 30*time.Minute, minutes/30).Values
+	if low := slices.Min(halfHours); math.Abs(low-flat.PeakRPS/30) > 1e-9 {
+		t.Errorf("quietest half hour %.4f, want 1/30 of %.0f", low, flat.PeakRPS)
+	}
+}
+
+// TestSpikySyntheticReproducible checks that a seed fixes the spiky series,
+// that a longer one begins with the shorter one at a 1- and a 7-minute
+// step, and that seeds differ.
+func TestSpikySyntheticReproducible(t *testing.T) {
+	start := mustTime(t, "2024-01-01T00:00:00Z")
+	g := SpikySynthetic()
+	for _, step := range []time.Duration{time.Minute, 7 * time.Minute} {
+		n := int(3 * 24 * time.Hour / step)
+		short, again, long := g.Generate(start, step, n), g.Generate(start, step, n), g.Generate(start, step, 4*n)
+		if !slices.Equal(short.Values, again.Values) {
+			t.Errorf("step %v: same seed, different series", step)
+		}
+		if !slices.Equal(short.Values, long.Values[:n]) {
+			t.Errorf("step %v: a longer series does not begin with the shorter one", step)
+		}
+		other := g
+		other.Seed++
+		if slices.Equal(short.Values, other.Generate(start, step, n).Values) {
+			t.Errorf("step %v: different seeds, same series", step)
+		}
 	}
 }

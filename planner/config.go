@@ -225,6 +225,12 @@ type Bounds struct {
 	PeakHeadroom float64
 	// PeakWindow is how far back the peak is taken (0: 7 days).
 	PeakWindow time.Duration
+	// AdditiveBursts sizes for the demand's variation inside a step as a
+	// height of its own, learned over the whole day in units of the
+	// recent mean demand, instead of as a share of the step's level
+	// learned per slot of the day: for bursts whose size does not follow
+	// the daily rhythm and whose time cannot be told.
+	AdditiveBursts bool
 	// NoWarmUpPeak leaves warming up to the plans and the reactive rules.
 	// By default, while the history is shorter than the Gating.MinSeasons
 	// seasons the model needs, the plan also holds the peak observed so
@@ -309,12 +315,25 @@ type Reactive struct {
 	// instances, and never scale in below what the SLO needs (see
 	// ReactiveNext).
 	IgnoreSLO bool
+	// PanicThreshold turns on the surge rule, Knative's panic mode: when
+	// the observed demand needs at least this many times the current
+	// instances, the rules scale out at once, without waiting for a
+	// condition to hold or a cooldown to pass, to the need of the
+	// observed demand times PanicHeadroom (room for the surge to grow
+	// while the new instances boot). 0: off; Knative's default is 2.
+	PanicThreshold float64
+	// PanicHeadroom multiplies the observed demand a surge scales out for
+	// (0: 2).
+	PanicHeadroom float64
 	// ReturnToPlanAfter: while a forecast plan is in force, a reactive
 	// scale-out above it is given back once the observed load has fitted
 	// the plan's instances for this long (0: 2m; negative: never, the term
 	// then holds until the scale-in rule lets go).
 	ReturnToPlanAfter time.Duration
 }
+
+// SurgeHeadroom is PanicHeadroom with its default.
+func (r Reactive) SurgeHeadroom() float64 { return orDefault(r.PanicHeadroom, 2) }
 
 // ReturnAfter is ReturnToPlanAfter with its default; 0 means never.
 func (r Reactive) ReturnAfter() time.Duration {
@@ -537,6 +556,12 @@ func (r Reactive) validate() error {
 	}
 	if r.MaxStep < r.ScaleOutStep {
 		bad("reactive.max_step %d must be at least reactive.scale_out_step %d", r.MaxStep, r.ScaleOutStep)
+	}
+	if !(r.PanicThreshold == 0 || (r.PanicThreshold >= 1.1 && r.PanicThreshold <= 100)) {
+		bad("reactive.panic_threshold %v must be 0 (off) or in [1.1, 100]", r.PanicThreshold)
+	}
+	if !(r.PanicHeadroom == 0 || (r.PanicHeadroom >= 1 && r.PanicHeadroom <= 10)) {
+		bad("reactive.panic_headroom %v must be in [1, 10] (0: the default, 2)", r.PanicHeadroom)
 	}
 	return errors.Join(errs...)
 }

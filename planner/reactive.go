@@ -78,7 +78,16 @@ func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Rea
 	cooled := func(last time.Time, d time.Duration) bool { return last.IsZero() || obs.At.Sub(last) >= d }
 
 	var reason string
+	need := 0
+	if r.PanicThreshold > 0 {
+		need = c.InstancesFor(obs.DemandRPS)
+	}
 	switch {
+	case r.PanicThreshold > 0 && current > 0 && float64(need) >= r.PanicThreshold*float64(current) && need > current:
+		s.Desired = c.InstancesFor(obs.DemandRPS * r.SurgeHeadroom())
+		reason = fmt.Sprintf("reactive: surge, %.3g req/s needs %d, %.3g× the %d asked for: %d (×%g headroom)",
+			obs.DemandRPS, need, float64(need)/float64(current), current, s.Desired, r.SurgeHeadroom())
+		s.LastOut, s.LastAction = obs.At, obs.At
 	case (held(s.HighSince, r.ScaleOutFor) || held(s.QueueSince, r.ScaleOutQueueFor) || held(s.SLOSince, r.ScaleOutQueueFor)) &&
 		cooled(s.LastOut, r.ScaleOutCooldown):
 		step := r.ScaleOutStep

@@ -74,6 +74,66 @@ func (c Config) MissShare(rate float64, instances int) float64 {
 	return math.Max(0, 1-float64(instances)*c.Fleet.rps()/rate)
 }
 
+// Backlog is a fluid estimate of the requests left waiting at the end of
+// an interval, carried into the next by MissShareOver.
+type Backlog float64
+
+// MissShareOver estimates, like MissShare, the share of the requests
+// arriving at rate requests/s over span that wait longer than
+// SLO.Latency on instances ready instances, but with the queue's memory:
+// a backlog b (requests) left by earlier intervals is served first. As a
+// fluid the backlog runs at b + (rate − C)·t, C the instances'
+// throughput, and a request arriving at t waits about backlog/C, so the
+// share late is the share of the span the backlog stays above
+// SLO.Latency·C; the rest wait as MissShare says. The backlog it returns
+// is capped at backlogCapLatencies × SLO.Latency of throughput, as
+// requests do not wait for ever: clients time out. A short overload is
+// absorbed by the latency the SLO allows instead of counting as wholly
+// late, and the minutes a burst's backlog takes to drain count too.
+// span ≤ 0 is MissShare with the backlog unchanged.
+func (c Config) MissShareOver(rate float64, instances int, span time.Duration, b Backlog) (float64, Backlog) {
+	steady := c.MissShare(rate, instances)
+	throughput := float64(max(instances, 0)) * c.Fleet.rps()
+	if span <= 0 || math.IsInf(rate, 1) || !(rate >= 0) {
+		return steady, b
+	}
+	if throughput <= 0 {
+		return math.Min(steady, 1), b
+	}
+	limit := c.SLO.Latency.Seconds() * throughput
+	T := span.Seconds()
+	b0 := math.Max(float64(b), 0)
+	slope := rate - throughput
+	end := math.Min(math.Max(b0+slope*T, 0), backlogCapLatencies*math.Max(limit, throughput))
+	// The share of the span the backlog stays above limit.
+	var above float64
+	switch {
+	case slope == 0:
+		if b0 > limit {
+			above = 1
+		}
+	default:
+		cross := (limit - b0) / slope // when b(t) = limit
+		switch {
+		case slope > 0 && cross <= 0, slope < 0 && cross >= T:
+			above = 1
+		case slope > 0 && cross < T:
+			above = 1 - cross/T
+		case slope < 0 && cross > 0:
+			above = cross / T
+		}
+	}
+	if rate >= throughput {
+		steady = 0 // no steady state: the backlog says it all
+	}
+	return above + (1-above)*steady, Backlog(end)
+}
+
+// backlogCapLatencies bounds MissShareOver's backlog, in SLO latencies
+// of throughput: the requests still waiting after six times the latency
+// the SLO allows are taken to have given up.
+const backlogCapLatencies = 6
+
 // ErlangCServers returns the smallest number of servers c for an M/M/c queue
 // with arrival rate lambda (requests/s) and mean service time serviceS
 // (seconds) such that the waiting time W meets P(W > waitS) ≤ 1 − quantile.

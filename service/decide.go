@@ -67,9 +67,9 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	case mode == spec.ModePaused:
 		step = planner.Step{At: now, Desired: current, Reason: fmt.Sprintf("paused: holding %d; the policy is not consulted", current)}
 	case holding:
-		step = p.ctl.Hold(now, current, "live signals unavailable")
+		step = p.tuner.Hold(now, current, "live signals unavailable")
 	default:
-		step = p.ctl.Decide(now, obs, current)
+		step = p.tuner.Decide(ctx, now, obs, current)
 	}
 
 	var res actuator.Result
@@ -155,15 +155,15 @@ func (s *Service) saveController(p *pool, at time.Time, refitted, changed bool) 
 	if !due && !refitted && at.Sub(p.savedAt) < clockSaveEvery {
 		return
 	}
-	cs := p.ctl.State()
-	mark := markOf(cs)
-	if !due && mark.level == p.saved.level && (refitted || mark.reactiveEqual(p.saved)) {
+	ts := p.tuner.State()
+	mark := markOf(ts)
+	if !due && mark.level == p.saved.level && mark.candidate == p.saved.candidate && (refitted || mark.reactiveEqual(p.saved)) {
 		if !refitted {
 			p.savedAt = at
 		}
 		return
 	}
-	data, err := cs.Encode()
+	data, err := ts.Encode()
 	if err == nil {
 		err = db.SaveController(p.spec.Name, data, p.nextRefit)
 	}
@@ -231,6 +231,7 @@ func (s *Service) record(p *pool, d decision) {
 	st.DemandRPS = Number(demand)
 	st.setGate(p.ctl.Level(), d.now) // what Decide followed: reactive once a plan runs out
 	st.NextRefit = p.nextRefit
+	st.Tuning = p.tuner.Choice(d.now)
 	st.Planned, st.Forecast = Number(planned), bounds
 	switch {
 	case !d.known || desired <= ready:
@@ -284,12 +285,12 @@ func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish boo
 	set := p.ctl.Settings()
 	at := epochFloor(now, set.Step)
 	start := at.Add(-time.Duration(set.History/set.Step) * set.Step)
-	hist, err := s.readSeries(ctx, p.spec.Demand, start, at, set.Step, store.Max)
+	hist, err := s.readSeries(ctx, p.spec.Demand, start, at, set.Step, store.Mean)
 	if err != nil {
 		return fmt.Errorf("reading demand history: %w", err)
 	}
 	began := time.Now()
-	r, err := p.ctl.Refit(at, hist)
+	r, err := p.tuner.Refit(at, hist)
 	p.nextRefit = at.Add(set.RefitEvery)
 	if err != nil && !errors.Is(err, control.ErrNoHistory) {
 		return err // the refit in force stays

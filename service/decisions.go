@@ -15,8 +15,8 @@ import (
 // with bounded memory: each page is one read of the file. Not every tick
 // is a new entry: a decision is recorded when it made a change (applied,
 // limited) or when what it decided differs from the entry before it (the
-// mode, the gate, the wished or desired size, the outcome, the limit or
-// the error). A pool holding steady for a week is one entry, not 10,000.
+// mode, the gate, the tuner's candidate, the wished or desired size, the
+// outcome, the limit or the error). A pool holding steady for a week is one entry, not 10,000.
 
 // keepDecisions is how many entries each pool keeps (a few hundred KB).
 const keepDecisions = 2000
@@ -27,9 +27,13 @@ type Decision struct {
 	// cursor.
 	Seq uint64    `json:"seq"`
 	At  time.Time `json:"at"`
-	// Mode and Gate are the mode in force and the forecast level followed.
-	Mode spec.Mode `json:"mode"`
-	Gate string    `json:"gate,omitempty"`
+	// Mode and Gate are the mode in force and the forecast level followed;
+	// Candidate the tuner's candidate in force and CandidateWhy why it
+	// was chosen.
+	Mode         spec.Mode `json:"mode"`
+	Gate         string    `json:"gate,omitempty"`
+	Candidate    string    `json:"candidate,omitempty"`
+	CandidateWhy string    `json:"candidate_why,omitempty"`
 	// Current, Ready: the capacity read; Wished what the policy wanted;
 	// Desired what was (or would be) applied within the limits.
 	Current int `json:"current"`
@@ -63,7 +67,7 @@ func (d Decision) same(prev Decision) bool {
 	if prev.changed() {
 		outcome = OutcomeUnchanged
 	}
-	return d.Mode == prev.Mode && d.Gate == prev.Gate && d.Wished == prev.Wished && d.Desired == prev.Desired &&
+	return d.Mode == prev.Mode && d.Gate == prev.Gate && d.Candidate == prev.Candidate && d.Wished == prev.Wished && d.Desired == prev.Desired &&
 		d.Outcome == outcome && (d.LimitedBy == prev.LimitedBy || prev.changed()) && d.Error == prev.Error
 }
 
@@ -72,7 +76,8 @@ func (d Decision) changed() bool { return d.Outcome == OutcomeApplied || d.Outco
 
 // decisionOf is the entry of the pool's last decision. s.mu held.
 func decisionOf(st PoolStatus) Decision {
-	d := Decision{At: st.At, Mode: st.Mode, Gate: st.Gate, Current: st.Current, Ready: st.Ready, Wished: st.Wished,
+	d := Decision{At: st.At, Mode: st.Mode, Gate: st.Gate, Candidate: st.Tuning.Candidate, CandidateWhy: st.Tuning.Why,
+		Current: st.Current, Ready: st.Ready, Wished: st.Wished,
 		Desired: st.Desired, Outcome: st.Outcome, LimitedBy: st.LimitedBy, NextChangeAt: st.NextChangeAt,
 		DemandRPS: st.DemandRPS, Reason: st.Reason, Error: st.Error}
 	if st.Outcome == OutcomeFailed && st.Error != "" {

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
@@ -10,6 +11,7 @@ import (
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/tune"
 )
 
 // pool is one pool's live state. The decision goroutine owns ctl, act,
@@ -17,8 +19,11 @@ import (
 type pool struct {
 	spec spec.Pool
 	plan planner.Config
-	ctl  *control.Controller
-	act  *actuator.Safe
+	// tuner replays the pool's candidate policies and picks one; ctl is
+	// its live controller.
+	tuner *tune.Tuner
+	ctl   *control.Controller
+	act   *actuator.Safe
 
 	nextRefit     time.Time
 	saved         controllerMark // what the state file holds of ctl
@@ -39,10 +44,10 @@ type pool struct {
 }
 
 // controllerMark is what the saving rules compare (saveController): the
-// gate level and the reactive rules' memory.
+// gate level, the reactive rules' memory and the tuner's candidate.
 type controllerMark struct {
-	level    string
-	reactive planner.ReactiveState
+	level, candidate string
+	reactive         planner.ReactiveState
 }
 
 // reactiveEqual reports whether the reactive rules' memory is the same.
@@ -52,8 +57,9 @@ func (a controllerMark) reactiveEqual(b controllerMark) bool {
 		ra.LowSince.Equal(rb.LowSince) && ra.LastOut.Equal(rb.LastOut) && ra.LastAction.Equal(rb.LastAction)
 }
 
-// newController builds a pool's planner configuration and controller.
-func (s *Service) newController(ps spec.Pool) (planner.Config, *control.Controller, error) {
+// newController builds a pool's planner configuration and its tuner
+// around the live controller.
+func (s *Service) newController(ps spec.Pool) (planner.Config, *tune.Tuner, error) {
 	plan, err := ps.Planner()
 	if err != nil {
 		return plan, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
@@ -64,12 +70,16 @@ func (s *Service) newController(ps spec.Pool) (planner.Config, *control.Controll
 	if err != nil {
 		return plan, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
 	}
-	return plan, ctl, nil
+	tuner, err := tune.New(ctl, ps.Tuning(s.Interval()))
+	if err != nil {
+		return plan, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
+	}
+	return plan, tuner, nil
 }
 
 // newPool builds a pool's planner, controller and back-end.
 func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
-	plan, ctl, err := s.newController(ps)
+	plan, tuner, err := s.newController(ps)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +87,8 @@ func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pool{spec: ps, plan: plan, ctl: ctl, act: act, mode: ps.Mode}
+	ctl := tuner.Live()
+	p := &pool{spec: ps, plan: plan, tuner: tuner, ctl: ctl, act: act, mode: ps.Mode}
 	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Min: ps.Min, Max: ps.Max,
 		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
 		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
@@ -106,11 +117,11 @@ func (s *Service) newSafe(ctx context.Context, ps spec.Pool) (*actuator.Safe, er
 // rebuild prepares a changed pool: a new controller (restored at the swap)
 // and, when the back-end or its limits changed, a new back-end.
 func (s *Service) rebuild(ctx context.Context, was, ps spec.Pool) (*pool, error) {
-	plan, ctl, err := s.newController(ps)
+	plan, tuner, err := s.newController(ps)
 	if err != nil {
 		return nil, err
 	}
-	np := &pool{spec: ps, plan: plan, ctl: ctl}
+	np := &pool{spec: ps, plan: plan, tuner: tuner, ctl: tuner.Live()}
 	a, b := was.Actuator(), ps.Actuator()
 	if a.Backend != b.Backend || a.Min != b.Min || a.Max != b.Max || a.MaxStep != b.MaxStep ||
 		a.MinInterval != b.MinInterval || fmt.Sprint(a.Options) != fmt.Sprint(b.Options) {
@@ -133,7 +144,7 @@ func (s *Service) takePending(p *pool) {
 		return
 	}
 	name := p.spec.Name
-	if err := np.ctl.Restore(p.ctl.State()); err != nil {
+	if err := np.tuner.Restore(p.tuner.State()); err != nil {
 		s.log.Warn("reloaded pool starts its forecast afresh", "pool", name, "reason", err)
 		p.nextRefit = time.Time{}
 	}
@@ -145,7 +156,7 @@ func (s *Service) takePending(p *pool) {
 		}
 		p.act = np.act
 	}
-	p.ctl, p.plan, p.saved = np.ctl, np.plan, controllerMark{}
+	p.tuner, p.ctl, p.plan, p.saved = np.tuner, np.ctl, np.plan, controllerMark{}
 	s.mu.Lock()
 	p.spec = np.spec
 	if p.override == nil || p.override.ConfigMode != string(np.spec.Mode) {
@@ -178,15 +189,19 @@ func (s *Service) restore(p *pool) {
 		}
 	}
 	if saved.Controller != nil {
-		cs, err := control.DecodeState(saved.Controller)
+		ts, fresh, err := tune.DecodeState(saved.Controller)
 		if err == nil {
-			err = p.ctl.Restore(cs)
+			err = p.tuner.Restore(ts)
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			s.log.Warn("pool's forecast starts afresh", "pool", name, "reason", err)
-		} else {
+		default:
+			if fresh {
+				s.log.Info("pool's saved state predates the tuner: its forecast is kept, its candidates start afresh", "pool", name)
+			}
 			p.nextRefit = saved.NextRefit
-			p.saved = markOf(cs)
+			p.saved = markOf(ts)
 			s.applyRefitStatus(p, time.Time{})
 		}
 	}
@@ -198,8 +213,9 @@ func (s *Service) restore(p *pool) {
 		"gate", p.ctl.Last().Gate.Level, "next_refit", p.nextRefit)
 }
 
-func markOf(st control.State) controllerMark {
-	return controllerMark{level: st.Level, reactive: st.Reactive}
+func markOf(st tune.State) controllerMark {
+	return controllerMark{level: st.Controller.Level, reactive: st.Controller.Reactive,
+		candidate: st.Chosen + " " + strconv.Itoa(st.FlatN)}
 }
 
 // configMode is the mode the configuration file gives the pool.

@@ -8,6 +8,7 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/tune"
 )
 
 // Outcomes of a decision, in PoolStatus.Outcome and the outcome label of
@@ -97,6 +98,10 @@ type PoolStatus struct {
 	// divided by seasonal naive's (below 1: it beats it); null until a
 	// day's forecasts can be scored.
 	ForecastMASE Number `json:"forecast_mase"`
+	// Tuning is the candidate policy the pool follows, why it was
+	// chosen, the live burn of the SLO's miss budget, and every
+	// candidate's replayed cost and SLO over the tuning window.
+	Tuning tune.Choice `json:"tuning"`
 	// Cost is what the pool has cost since the service started.
 	Cost Cost `json:"cost"`
 	// Alerts are the conditions of deploy/prometheus/rules.yml that hold

@@ -19,8 +19,10 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/fleetsim"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/store"
+	"github.com/prewarm/prewarm/tune"
 )
 
 // File is the forecaster's configuration file: the service's settings and
@@ -133,6 +135,9 @@ type Pool struct {
 	Reactive Reactive `yaml:"reactive"`
 	Gate     Gate     `yaml:"gate"`
 	Forecast Forecast `yaml:"forecast"`
+	// Tune sets how the pool chooses its policy walk-forward among the
+	// candidates it replays (package tune).
+	Tune tune.Options `yaml:"tune"`
 }
 
 // SeriesRef selects a series in the store: a measurement and the tags its
@@ -268,6 +273,7 @@ func DefaultPool() Pool {
 		Gate: Gate{MinSeasons: pc.Gating.MinSeasons, Tolerance: pc.Gating.Tolerance, Window: pc.Gating.Window},
 		Forecast: Forecast{Step: fs.Step, RefitEvery: fs.RefitEvery, Horizon: fs.Horizon, History: fs.History,
 			Periods: slices.Clone(fs.Periods)},
+		Tune: tune.Options{}.WithDefaults(),
 	}
 }
 
@@ -486,6 +492,16 @@ func (p Pool) Settings() control.Settings {
 	f := p.Forecast
 	return control.Settings{Step: f.Step, RefitEvery: f.RefitEvery, Horizon: f.Horizon,
 		History: f.History, Periods: slices.Clone(f.Periods)}
+}
+
+// Tuning returns the pool's tuner options, its twins deciding every
+// interval within the pool's max_step and min_interval. A twin sees the
+// interval that just ended, as the service reads it: no lag beyond the
+// interval.
+func (p Pool) Tuning(interval time.Duration) tune.Options {
+	o := p.Tune
+	o.Sim = fleetsim.Options{Tick: interval, MaxStep: p.MaxStep, MinInterval: p.MinInterval, MetricsLag: -1}
+	return o
 }
 
 // Actuator returns the pool's actuator configuration: its back-end, the

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/store"
+	"github.com/prewarm/prewarm/tune"
 )
 
 // The bounds of the settings. Every number a user can type has a range:
@@ -155,6 +157,13 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	c.ints(at("max_step"), p.MaxStep, 0, max(p.Max, 0))
 	c.durations(at("min_interval"), p.MinInterval, 0, maxDay)
 
+	if err := p.Tune.WithDefaults().Validate(); err != nil {
+		if oe := (*tune.OptionError)(nil); errors.As(err, &oe) {
+			c.add(at("tune."+oe.Key), "%s", oe.Msg)
+		} else {
+			c.add(at("tune"), "%v", err)
+		}
+	}
 	p.Demand.check(c, at("demand"))
 	if p.Utilisation != nil {
 		p.Utilisation.check(c, at("utilisation"))

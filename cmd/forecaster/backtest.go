@@ -74,7 +74,7 @@ func (b *backtestFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&b.plotFormat, "plot-format", "png", "plot format: png or svg")
 	fs.DurationVar(&b.refit, "refit", 0, fmt.Sprintf("how often the forecasting policies refit, a multiple of the forecast step up to 7d (default %v, as serve's forecast.refit_every)", def.RefitEvery))
 	fs.DurationVar(&b.forecastStep, "forecast-step", 0, fmt.Sprintf("forecast grid, 1m to 24h and a multiple of the demand's step (default %v, as serve's forecast.step, or the demand's step when coarser)", def.Step))
-	fs.StringVar(&b.aggregate, "forecast-aggregate", "max", "how demand steps fold into a forecast step: max (size for the busiest) or mean")
+	fs.StringVar(&b.aggregate, "forecast-aggregate", "mean", "how demand steps fold into a forecast step: mean (as serve reads its history; the variation inside a step is learned from the observations) or max (the busiest)")
 	fs.DurationVar(&b.timeout, "timeout", time.Minute, "requests waiting longer are dropped, 0 to 24h")
 	fs.DurationVar(&b.bootSpread, "boot-spread", 0, "standard deviation of each instance's boot time around --boot, 0 to 24h (0: every boot takes --boot)")
 	fs.DurationVar(&b.drain, "drain", 0, "how long a removed instance stays billed finishing its requests, up to 24h (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")
@@ -194,7 +194,7 @@ func (b *backtestFlags) poolConfig(cfg *backtest.Config, tr backtest.Trace) erro
 	cfg.Forecast.Settings = cf.forecastSettings()
 	switch agg := p.Demand.Aggregate; agg {
 	case "":
-		cfg.Forecast.Aggregate = "max" // what serve's refits read (store.Max)
+		cfg.Forecast.Aggregate = "mean" // what serve's refits read (store.Mean)
 	case store.Max, store.Mean:
 		cfg.Forecast.Aggregate = string(agg)
 	default:

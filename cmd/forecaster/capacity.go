@@ -88,13 +88,25 @@ const (
 )
 
 func (f *capacityFlags) register(fs *pflag.FlagSet) {
-	f.fs = fs
 	fs.StringVar(&f.input, "input", "", "demand CSV file (timestamp and value columns); none: synthetic demand")
+	f.registerCSV(fs)
+	fs.IntVar(&f.syntheticDays, "synthetic-days", 28, fmt.Sprintf("days of synthetic demand when --input is not given, 1 to %d", maxSyntheticDays))
+	fs.BoolVar(&f.bursts, "synthetic-bursts", false, "synthetic demand with bursts: 4-5x for 5-12 min about every 2 h, jittered ±30 min")
+	f.registerFleet(fs)
+}
+
+// registerCSV adds the flags that read a demand file: the CSV columns,
+// --counts and --step.
+func (f *capacityFlags) registerCSV(fs *pflag.FlagSet) {
+	f.fs = fs
 	f.csv.register(fs)
 	fs.BoolVar(&f.counts, "counts", false, "values are requests per row, not requests/s")
 	fs.DurationVar(&f.step, "step", 0, "resample the demand to this step, for the replay as well as the forecasts, 1s to 7d (default: the file's own step; 1m for synthetic); at most 1,000,000 steps")
-	fs.IntVar(&f.syntheticDays, "synthetic-days", 28, fmt.Sprintf("days of synthetic demand when --input is not given, 1 to %d", maxSyntheticDays))
-	fs.BoolVar(&f.bursts, "synthetic-bursts", false, "synthetic demand with bursts: 4-5x for 5-12 min about every 2 h, jittered ±30 min")
+}
+
+// registerFleet adds the fleet, SLO, sizing and plan flags.
+func (f *capacityFlags) registerFleet(fs *pflag.FlagSet) {
+	f.fs = fs
 	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves flat out, 1e-9 to 1e9 (each of its --slots takes slots/gpu-rps seconds a request)")
 	fs.IntVar(&f.peakInstances, "peak-instances", 0, fmt.Sprintf("instead of --gpu-rps: size instances so the demand's peak needs this many, 1 to %d (under --sizing, at --slo-target)", maxFleet))
 	fs.Float64Var(&f.targetUtil, "target-util", 0.8, "share of an instance's throughput the plan aims to use, in (0, 1]")
@@ -222,23 +234,28 @@ func (f *capacityFlags) load(stderr io.Writer) (backtest.Trace, error) {
 		s := gen.Generate(start, step, n)
 		return backtest.Trace{Name: name, Start: s.Start, Step: s.Step, RPS: s.Values}, nil
 	}
+	return f.loadFile(f.input, stderr)
+}
+
+// loadFile reads one demand file with the CSV flags, --counts and --step.
+func (f *capacityFlags) loadFile(path string, stderr io.Writer) (backtest.Trace, error) {
 	opts := f.csv.options()
 	opts.Counts, opts.Step = f.counts, f.step
-	s, err := loadDemandCSV("forecaster "+f.fs.Name(), f.input, opts, stderr)
+	s, err := loadDemandCSV("forecaster "+f.fs.Name(), path, opts, stderr)
 	if err != nil {
 		return backtest.Trace{}, err
 	}
 	if s.Len() > maxTraceSteps {
-		return backtest.Trace{}, usageErrorf("%s: %d steps at %v, more than %d: give a coarser --step", f.input, s.Len(), s.Step, maxTraceSteps)
+		return backtest.Trace{}, usageErrorf("%s: %d steps at %v, more than %d: give a coarser --step", path, s.Len(), s.Step, maxTraceSteps)
 	}
 	if s.Len() > 0 && s.Missing()*2 > s.Len() {
 		return backtest.Trace{}, fmt.Errorf("%s: %d of %d steps have no data; is --step %v finer than the file's own step?",
-			f.input, s.Missing(), s.Len(), f.step)
+			path, s.Missing(), s.Len(), f.step)
 	}
 	if f.counts {
 		s = s.PerSecond()
 	}
-	return backtest.Trace{Name: filepath.Base(f.input), Start: s.Start, Step: s.Step, RPS: s.Values}, nil
+	return backtest.Trace{Name: filepath.Base(path), Start: s.Start, Step: s.Step, RPS: s.Values}, nil
 }
 
 // plannerConfig builds the planner configuration for a trace: the pool's

@@ -75,17 +75,21 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return runEvalM4(ctx, args[1:], stdout, stderr)
 		case "traces":
 			return runEvalTraces(ctx, args[1:], stdout, stderr)
+		case "policy":
+			return runEvalPolicy(ctx, args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlagSet("eval", "m4|traces [FLAGS]",
-		"Score the forecasting methods out of sample.\n\n"+
+	fs := newFlagSet("eval", "m4|traces|policy [FLAGS]",
+		"Score the forecasting methods and the scaling policy out of sample.\n\n"+
 			"  m4      the M4 Hourly series, on the official test or on a holdout cut from the training data\n"+
-			"  traces  rolling origins on the recorded traces, against seasonal naive, beside R's forecast package\n\n"+
-			"Run 'forecaster eval m4 --help' or 'forecaster eval traces --help' for the flags (sMAPE, MASE, OWA, MSIS, coverage).", stderr)
+			"  traces  rolling origins on the recorded traces, against seasonal naive, beside R's forecast package\n"+
+			"  policy  the hybrid policy's cost on each trace's second half against the cheaper of a reactive\n"+
+			"          and a flat fleet chosen on its first half, at the same SLO\n\n"+
+			"Run 'forecaster eval m4 --help', 'forecaster eval traces --help' or 'forecaster eval policy --help' for the flags.", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	return usageErrorf("want a data set, m4 or traces; got %q", fs.Args())
+	return usageErrorf("want m4, traces or policy; got %q", fs.Args())
 }
 
 // runEvalM4 implements 'forecaster eval m4'.

@@ -99,8 +99,8 @@ func TestEvalUsage(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"no data set", []string{}, 2, "m4 or traces"},
-		{"unknown data set", []string{"m3"}, 2, "m4 or traces"},
+		{"no data set", []string{}, 2, "m4, traces or policy"},
+		{"unknown data set", []string{"m3"}, 2, "m4, traces or policy"},
 		{"bad split", []string{"m4", "--split", "test"}, 2, "--split"},
 		{"extra argument", []string{"m4", "extra"}, 2, "extra"},
 		{"traces: unknown method", []string{"traces", "--methods", "prophet"}, 2, "prophet"},
@@ -111,7 +111,7 @@ func TestEvalUsage(t *testing.T) {
 		{"unknown method", []string{"m4", "--methods", "auto,prophet"}, 2, "prophet"},
 		{"negative series", []string{"m4", "--series", "-1"}, 2, "--series"},
 		{"missing data", []string{"m4", "--data", "/nonexistent/m4"}, 1, "--data"},
-		{"help", []string{"--help"}, 0, "sMAPE"},
+		{"help", []string{"--help"}, 0, "eval policy --help"},
 		{"m4 help", []string{"m4", "--help"}, 0, "holdout"},
 	}
 	for _, tc := range tests {

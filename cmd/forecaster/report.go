@@ -281,7 +281,7 @@ func (f *reportFlags) readDemand(ctx context.Context, pool spec.Pool, span time.
 	step := pool.Forecast.Step
 	end := store.WindowStart(time.Now(), step)
 	start := end.Add(-span / step * step)
-	series, err := db.Query(ctx, pool.Demand.Query(start, end, step, store.Max))
+	series, err := db.Query(ctx, pool.Demand.Query(start, end, step, store.Mean))
 	if err != nil {
 		return backtest.Trace{}, fmt.Errorf("reading %s from %s: %w", pool.Demand, f.storeSpec(), err)
 	}

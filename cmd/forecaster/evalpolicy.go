@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/prewarm/prewarm/backtest"
+)
+
+// Ranges of eval policy's own flags.
+const (
+	maxSuiteSeeds = 10
+	maxSuiteFiles = 100
+)
+
+// runEvalPolicy implements 'forecaster eval policy'.
+func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("eval policy", "[--input FILE|DIR ...] [--counts] --peak-instances N [--boot 10m] [--slo 10s] [--loto] [--format table|json]",
+		"Score the default hybrid policy, causally, against the plans a team could make without a\n"+
+			"forecast, on every trace: each is split at the midnight before its middle; on the first\n"+
+			"half the cheapest reactive setting of the frontier's grid and the cheapest flat fleet that\n"+
+			"reach --slo-target are chosen, both are replayed on the second half, and the baseline is the\n"+
+			"cheaper of those that reach it there (else the one with the higher attainment). The hybrid\n"+
+			"runs at its defaults, walk-forward, and is scored on the same second half, beside the\n"+
+			"oracle and the reactive setting and flat size chosen on the second half itself (hindsight).\n"+
+			"Without --input it replays the shared traces of --datasets; with it, every FILE and every\n"+
+			"CSV of every DIR, each at its own step (--step resamples them all). --synthetic-seeds adds\n"+
+			"the generator's bursts and spikes with each seed. --loto chooses the tuner's defaults on the\n"+
+			"first halves of every trace but the one it scores (leave one trace out).\n\n"+
+			"Example:\n"+
+			"  forecaster eval policy --counts --peak-instances 20 --boot 10m --slo 10s", stderr)
+	var cf capacityFlags
+	cf.registerCSV(fs)
+	cf.registerFleet(fs)
+	var inputs []string
+	fs.StringArrayVar(&inputs, "input", nil, fmt.Sprintf("a demand CSV file, or a folder of them; repeat for more (at most %d files)", maxSuiteFiles))
+	datasetsDir := fs.String("datasets", defaultDatasets(), "the shared datasets folder, whose traces/ the suite replays without --input")
+	seeds := fs.UintSlice("synthetic-seeds", []uint{1, 2, 3}, fmt.Sprintf("seeds of the generator's bursts and spikes to add, at most %d (0: none)", maxSuiteSeeds))
+	days := fs.Int("synthetic-days", 56, fmt.Sprintf("days of each generated trace, 4 to %d", maxSyntheticDays))
+	loto := fs.Bool("loto", false, "choose the tuner's defaults without each trace before scoring it (leave one trace out); replays every first half once per setting")
+	format := fs.String("format", "table", "output format: table or json")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() != 0:
+		return usageErrorf("unexpected arguments %q after policy", fs.Args())
+	case *format != "table" && *format != "json":
+		return usageErrorf("--format %q: want table or json", *format)
+	case len(*seeds) > maxSuiteSeeds:
+		return usageErrorf("--synthetic-seeds: %d seeds, at most %d", len(*seeds), maxSuiteSeeds)
+	}
+	if err := checkInt("--synthetic-days", *days, 4, maxSyntheticDays); err != nil {
+		return err
+	}
+	if err := cf.checkRanges(); err != nil {
+		return err
+	}
+	traces, err := suiteTraces(&cf, inputs, *datasetsDir, *seeds, *days, stderr)
+	if err != nil {
+		return err
+	}
+	cases := make([]backtest.SuiteCase, len(traces))
+	for i, tr := range traces {
+		cfg := backtest.DefaultConfig()
+		if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
+			return fmt.Errorf("%s: %w", tr.Name, err)
+		}
+		cases[i] = backtest.SuiteCase{Trace: tr, Config: cfg}
+	}
+	start := time.Now()
+	say := func(s string) { fmt.Fprintf(stderr, "%6s  %s\n", time.Since(start).Round(time.Second), s) }
+	if *loto {
+		rep, err := backtest.LeaveOneTraceOut(ctx, cases, backtest.DefaultsGrid(), say)
+		if err != nil {
+			return err
+		}
+		if *format == "json" {
+			return printJSON(stdout, rep)
+		}
+		return writeLOTOTable(stdout, rep)
+	}
+	rep, err := backtest.RunSuite(ctx, cases, func(done int, e backtest.SuiteEntry) {
+		say(fmt.Sprintf("%d/%d %s: hybrid %.3f× the baseline", done, len(cases), e.Trace, e.VsBaseline))
+	})
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		return printJSON(stdout, rep)
+	}
+	return writeSuiteTable(stdout, rep)
+}
+
+// defaultDatasets is $PREWARM_DATASETS, or ../shared/datasets.
+func defaultDatasets() string {
+	if d := os.Getenv("PREWARM_DATASETS"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "shared", "datasets")
+}
+
+// suiteTraces loads the traces the suite replays: every --input (a file,
+// or the CSVs of a folder), or the shared ones that exist, then the
+// generated ones.
+func suiteTraces(cf *capacityFlags, inputs []string, datasetsDir string, seeds []uint, days int, stderr io.Writer) ([]backtest.Trace, error) {
+	var files []string
+	for _, in := range inputs {
+		st, err := os.Stat(in)
+		if err != nil {
+			return nil, usageErrorf("--input %s: %v", in, err)
+		}
+		if !st.IsDir() {
+			files = append(files, in)
+			continue
+		}
+		csvs, _ := filepath.Glob(filepath.Join(in, "*.csv"))
+		if len(csvs) == 0 {
+			return nil, usageErrorf("--input %s: no .csv file in the folder", in)
+		}
+		files = append(files, csvs...)
+	}
+	if len(inputs) == 0 {
+		for _, name := range backtest.SuiteFiles {
+			path := filepath.Join(datasetsDir, "traces", name)
+			if _, err := os.Stat(path); err != nil {
+				fmt.Fprintf(stderr, "forecaster eval policy: %s not found, left out (--datasets names the shared datasets folder)\n", path)
+				continue
+			}
+			files = append(files, path)
+		}
+	}
+	if len(files) > maxSuiteFiles {
+		return nil, usageErrorf("--input: %d files, at most %d", len(files), maxSuiteFiles)
+	}
+	var traces []backtest.Trace
+	for _, f := range files {
+		tr, err := cf.loadFile(f, stderr)
+		if err != nil {
+			return nil, err
+		}
+		traces = append(traces, tr)
+	}
+	var s []uint64
+	for _, seed := range seeds {
+		if seed != 0 {
+			s = append(s, uint64(seed))
+		}
+	}
+	traces = append(traces, backtest.SuiteSynthetic(s, days)...)
+	if len(traces) == 0 {
+		return nil, usageErrorf("no trace to replay: give --input, --datasets or --synthetic-seeds")
+	}
+	return traces, nil
+}
+
+// writeSuiteTable prints one line per trace and the summary.
+func writeSuiteTable(w io.Writer, rep backtest.SuiteReport) error {
+	fmt.Fprintf(w, "policy suite: every figure is the second half of each trace, as a share of a static fleet at the peak's need;\n"+
+		"SLO target %.2f%% of requests; baseline: the cheaper of the reactive setting and the flat size chosen on the first half\n\n", 100*rep.SLOTarget)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "trace\tfrom\thybrid\tSLO\tbaseline\tits SLO\tchosen on the first half\thindsight reactive\thindsight flat\toracle\thybrid ÷ baseline\t÷ oracle\tbar")
+	for _, e := range rep.Entries {
+		fmt.Fprintln(tw, suiteRow(e))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeSuiteSummary(w, rep.Worst, rep.WorstVsBaseline, rep.GeoMeanVsBaseline, len(rep.Entries), rep.MissedSLO)
+}
+
+// suiteRow is one trace's line of the suite table.
+func suiteRow(e backtest.SuiteEntry) string {
+	h, b := e.Hybrid, e.Baseline
+	bar := "ok"
+	if !e.MeetsSLO {
+		bar = "SLO missed"
+	}
+	return fmt.Sprintf("%s\t%s\t%.1f%%\t%.3f%%\t%s %.1f%%\t%.3f%%\t%s\t%.1f%% (%.2f%%)\t%.1f%% (%s)\t%.1f%%\t%.3f×\t%.2f×\t%s",
+		e.Trace, e.ScoredFrom.Format(time.DateOnly), 100*h.CostVsStatic, 100*h.SLOAttainment, b.Policy, 100*b.Scored.CostVsStatic,
+		100*b.Scored.SLOAttainment, choiceSettings(b), 100*e.HindsightReactive.Scored.CostVsStatic,
+		100*e.HindsightReactive.Scored.SLOAttainment, 100*e.HindsightFlat.Scored.CostVsStatic,
+		e.HindsightFlat.Settings["instances"], 100*e.Oracle.CostVsStatic, e.VsBaseline, e.VsOracle, bar)
+}
+
+// choiceSettings names a baseline's setting: the flat size, or the
+// reactive thresholds.
+func choiceSettings(c backtest.Choice) string {
+	if n, ok := c.Settings["instances"]; ok {
+		return n + " instances"
+	}
+	return formatSettings(c.Settings)
+}
+
+func writeSuiteSummary(w io.Writer, worst string, worstRatio, geomean float64, n int, missed []string) error {
+	_, err := fmt.Fprintf(w, "\nworst: %s at %.3f× its baseline; geometric mean %.3f× over %d traces", worst, worstRatio, geomean, n)
+	if err == nil && len(missed) > 0 {
+		_, err = fmt.Fprintf(w, "; below the SLO bar (the target, or the baseline's attainment where it falls short): %s", strings.Join(missed, ", "))
+	}
+	if err == nil {
+		_, err = fmt.Fprintln(w)
+	}
+	return err
+}
+
+// writeLOTOTable prints the leave-one-trace-out protocol: the setting
+// chosen without each trace and that trace's second half with it.
+func writeLOTOTable(w io.Writer, rep backtest.LOTOReport) error {
+	fmt.Fprintf(w, "leave one trace out: each trace scored on its second half with the tuner's defaults chosen on the other traces' first halves\n"+
+		"defaults chosen on every first half: %s\n\n", rep.Defaults)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "trace\tchosen without it\thybrid\tSLO\tbaseline\tits SLO\thybrid ÷ baseline\t÷ oracle\tbar")
+	for _, le := range rep.Entries {
+		e := le.Entry
+		bar := "ok"
+		if !e.MeetsSLO {
+			bar = "SLO missed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.3f%%\t%s %.1f%%\t%.3f%%\t%.3f×\t%.2f×\t%s\n", e.Trace, le.Chosen, 100*e.Hybrid.CostVsStatic,
+			100*e.Hybrid.SLOAttainment, e.Baseline.Policy, 100*e.Baseline.Scored.CostVsStatic, 100*e.Baseline.Scored.SLOAttainment,
+			e.VsBaseline, e.VsOracle, bar)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeSuiteSummary(w, rep.Worst, rep.WorstVsBaseline, rep.GeoMeanVsBaseline, len(rep.Entries), rep.MissedSLO)
+}

@@ -1,0 +1,327 @@
+package control
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// withinStep learns how demand varies inside a forecast step: the
+// distribution, per slot of the day, of each observation's demand over
+// its step's mean (the ratio z). A forecast says what a step's mean will
+// be; requests wait when the demand of a minute is above what is ready,
+// so the plan sizes for the minutes' distribution, (mean + error)·z, not
+// for the mean alone. Where the demand is recorded once per step, every z
+// is 1 and the plan is the mean's.
+//
+// Each slot holds a histogram of z on a log scale (binsPerOctave bins per
+// doubling from zLow to zHigh, plus an exact point mass at z = 1), whose
+// weights decay by decayPerDay so the last couple of weeks count.
+type withinStep struct {
+	step time.Duration
+	// slots[s] are the weights of slot s: index 0 is z = 1 exactly, then
+	// the bins.
+	slots [][]float32
+	// cur gathers the observations of the step now running.
+	cur    int64
+	obs    []weighted
+	mean   float64 // running weighted sum of demand
+	weight float64
+	// lastDay is, per slot, the day number of its last update (decay).
+	lastDay []int64
+	// pooled is one histogram over every slot of u = (demand − step
+	// mean)/recent mean + 1: the deviations in units of the recent mean
+	// demand, for demand whose bursts have a height of their own rather
+	// than a share of the level; pooledDay is its last update's day.
+	pooled    []float32
+	pooledDay int64
+}
+
+type weighted struct{ rps, w float64 }
+
+const (
+	zLow          = 1.0 / 16
+	zHigh         = 32.0
+	binsPerOctave = 6
+	zBins         = 9 * binsPerOctave // log2(zHigh/zLow) octaves
+	// decayPerDay is how much of a slot's weight survives a day: about
+	// two weeks of memory.
+	decayPerDay = 0.93
+	// minStepShare is the least a step's mean must be, as a share of the
+	// recent mean demand, for its ratios to count: near-empty steps would
+	// read any request as a huge ratio.
+	minStepShare = 0.01
+)
+
+func newWithinStep(step time.Duration, season int) *withinStep {
+	w := &withinStep{step: step, slots: make([][]float32, season), lastDay: make([]int64, season)}
+	return w
+}
+
+// add records an observation of rps over [at−span, at). The step it
+// belongs to is the one holding at−span; when a later step begins the
+// finished one's ratios are added to its slot. recentMean is the recent
+// mean demand (0: unknown).
+func (w *withinStep) add(at time.Time, span time.Duration, rps, recentMean float64) {
+	if span <= 0 || math.IsNaN(rps) || rps < 0 {
+		return
+	}
+	k := stepIndex(at.Add(-span), w.step)
+	if k != w.cur {
+		w.finish(recentMean)
+		w.cur = k
+	}
+	w.obs = append(w.obs, weighted{rps, span.Seconds()})
+	w.mean += rps * span.Seconds()
+	w.weight += span.Seconds()
+}
+
+// finish adds the step gathered so far to its slot.
+func (w *withinStep) finish(recentMean float64) {
+	defer func() { w.obs, w.mean, w.weight = w.obs[:0], 0, 0 }()
+	if len(w.obs) < 2 || w.weight <= 0 || len(w.slots) == 0 {
+		return
+	}
+	mean := w.mean / w.weight
+	if !(mean > 0) || mean < minStepShare*recentMean {
+		return
+	}
+	season := int64(len(w.slots))
+	s := ((w.cur % season) + season) % season
+	day := w.cur / season
+	h := w.slots[s]
+	if h == nil {
+		h = make([]float32, zBins+1)
+		w.slots[s] = h
+	} else if d := day - w.lastDay[s]; d > 0 {
+		f := float32(math.Pow(decayPerDay, float64(d)))
+		for i := range h {
+			h[i] *= f
+		}
+	}
+	w.lastDay[s] = day
+	for _, o := range w.obs {
+		h[zIndex(o.rps/mean)] += float32(o.w / w.weight)
+	}
+	if recentMean <= 0 {
+		return
+	}
+	if w.pooled == nil {
+		w.pooled = make([]float32, zBins+1)
+	} else if d := day - w.pooledDay; d > 0 {
+		f := float32(math.Pow(decayPerDay, float64(d)))
+		for i := range w.pooled {
+			w.pooled[i] *= f
+		}
+	}
+	w.pooledDay = day
+	for _, o := range w.obs {
+		w.pooled[zIndex((o.rps-mean)/recentMean+1)] += float32(o.w / w.weight)
+	}
+}
+
+// additive returns the pooled deviations, u = deviation/recent mean + 1;
+// ok is false before any.
+func (w *withinStep) additive() (ratios, bool) {
+	if w.pooled == nil {
+		return ratios{}, false
+	}
+	return poolOf([][]float32{w.pooled})
+}
+
+// zIndex is the histogram index of ratio z: 0 for z = 1 (to a part in a
+// billion), else its bin, the ends taking what lies beyond them.
+func zIndex(z float64) int {
+	if math.Abs(z-1) < 1e-9 {
+		return 0
+	}
+	if z <= zLow {
+		return 1
+	}
+	b := int(math.Log2(z/zLow) * binsPerOctave)
+	return 1 + min(b, zBins-1)
+}
+
+// zEdge is the lower edge of bin b (0-based among the bins).
+func zEdge(b int) float64 { return zLow * math.Exp2(float64(b)/binsPerOctave) }
+
+// ratios is the pooled distribution of z over a set of slots, for
+// quantiles.
+type ratios struct {
+	point float64   // mass at z = 1
+	bins  []float64 // masses of the bins
+	// below[b] is the mass of the bins before b.
+	below []float64
+	total float64
+}
+
+// pool sums the histograms of the slots around slot s (spread either
+// side). ok is false when they hold nothing.
+func (w *withinStep) pool(s, spread int) (ratios, bool) {
+	n := len(w.slots)
+	if n == 0 {
+		return ratios{}, false
+	}
+	hs := make([][]float32, 0, 2*spread+1)
+	for j := -spread; j <= spread; j++ {
+		hs = append(hs, w.slots[((s+j)%n+n)%n])
+	}
+	return poolOf(hs)
+}
+
+// poolOf sums histograms (nil ones hold nothing).
+func poolOf(hs [][]float32) (ratios, bool) {
+	r := ratios{bins: make([]float64, zBins)}
+	for _, h := range hs {
+		if h == nil {
+			continue
+		}
+		r.point += float64(h[0])
+		for b, v := range h[1:] {
+			r.bins[b] += float64(v)
+		}
+	}
+	r.below = make([]float64, zBins+1)
+	for b, v := range r.bins {
+		r.below[b+1] = r.below[b] + v
+	}
+	r.total = r.below[zBins] + r.point
+	return r, r.total > 0
+}
+
+// flat reports whether every observation sat at its step's mean.
+func (r ratios) flat() bool { return r.total == r.point }
+
+// cdf is P(z ≤ x), log-linear inside a bin (the first bin, which also
+// holds everything below zLow, linear from 0).
+func (r ratios) cdf(x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	cum := 0.0
+	if x >= 1 {
+		cum += r.point
+	}
+	if e1 := zEdge(1); x < e1 {
+		return (cum + r.bins[0]*x/e1) / r.total
+	}
+	pos := math.Log2(x/zLow) * binsPerOctave
+	b := int(pos)
+	if b >= zBins {
+		return 1
+	}
+	return math.Min((cum+r.below[b]+r.bins[b]*(pos-float64(b)))/r.total, 1)
+}
+
+// quantile is the q-quantile of z.
+func (r ratios) quantile(q float64) float64 {
+	return invert(r.cdf, r.top(), q)
+}
+
+// invert returns the least x in [0, hi] with cdf(x) ≥ level, by
+// bisection to a relative 1e-4 (cdf non-decreasing; hi ≤ 0 gives 0).
+func invert(cdf func(float64) float64, hi, level float64) float64 {
+	if hi <= 0 {
+		return 0
+	}
+	lo := 0.0
+	for range 40 {
+		mid := (lo + hi) / 2
+		if cdf(mid) >= level {
+			hi = mid
+		} else {
+			lo = mid
+		}
+		if hi-lo <= 1e-4*hi {
+			break
+		}
+	}
+	return hi
+}
+
+// top is the largest ratio the pool can hold: the upper edge of its last
+// bin with weight, or 1.
+func (r ratios) top() float64 {
+	for b := zBins - 1; b >= 0; b-- {
+		if r.bins[b] > 0 {
+			return zEdge(b + 1)
+		}
+	}
+	return 1
+}
+
+// mixtureQuantile is the q-quantile of (base + e)·z with e drawn from the
+// sorted errors (equal weights) and z from r, independently: the demand
+// of an observation of a step whose mean is forecast at base. Levels e
+// with base + e ≤ 0 stand for no demand. The mixture holds as many points
+// as the errors times the observations, so it needs no conformal
+// correction of its own.
+func mixtureQuantile(base float64, errs []float64, r ratios, q float64) float64 {
+	n := len(errs)
+	cdf := func(x float64) float64 {
+		s := 0.0
+		for _, e := range errs {
+			if l := base + e; l > 0 {
+				s += r.cdf(x / l)
+			} else {
+				s++
+			}
+		}
+		return s / float64(n)
+	}
+	return invert(cdf, math.Max(base+errs[n-1], 0)*r.top(), q)
+}
+
+// additiveQuantile is the q-quantile of base + e + scale·(u − 1) with e
+// drawn from the sorted errors (equal weights) and u from r,
+// independently: the demand of an observation of a step whose mean is
+// forecast at base, when its deviations have a height of their own.
+func additiveQuantile(base float64, errs []float64, r ratios, scale, q float64) float64 {
+	cdf := func(x float64) float64 {
+		s := 0.0
+		for _, e := range errs {
+			s += r.cdf((x-base-e)/scale + 1)
+		}
+		return s / float64(len(errs))
+	}
+	return invert(cdf, math.Max(base+errs[len(errs)-1], 0)+scale*math.Max(r.top()-1, 0), q)
+}
+
+// state copies what w has learned.
+func (w *withinStep) state() WithinStepState {
+	st := WithinStepState{Slots: make([][]float32, len(w.slots)), LastDay: slices.Clone(w.lastDay), Step: w.cur,
+		Pooled: slices.Clone(w.pooled), PooledDay: w.pooledDay}
+	for i, h := range w.slots {
+		st.Slots[i] = slices.Clone(h)
+	}
+	for _, o := range w.obs {
+		st.Obs = append(st.Obs, o.rps, o.w)
+	}
+	return st
+}
+
+// restore replaces what w has learned with st; a state of another season
+// or bin layout (or none) leaves w empty.
+func (w *withinStep) restore(st WithinStepState) {
+	season := len(w.slots)
+	*w = *newWithinStep(w.step, season)
+	if len(st.Slots) != season || len(st.LastDay) != season {
+		return
+	}
+	for i, h := range st.Slots {
+		if h != nil && len(h) != zBins+1 {
+			return
+		}
+		w.slots[i] = slices.Clone(h)
+	}
+	copy(w.lastDay, st.LastDay)
+	if len(st.Pooled) == zBins+1 {
+		w.pooled, w.pooledDay = slices.Clone(st.Pooled), st.PooledDay
+	}
+	w.cur = st.Step
+	for i := 0; i+1 < len(st.Obs); i += 2 {
+		w.obs = append(w.obs, weighted{st.Obs[i], st.Obs[i+1]})
+		w.mean += st.Obs[i] * st.Obs[i+1]
+		w.weight += st.Obs[i+1]
+	}
+}

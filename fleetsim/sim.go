@@ -1,0 +1,321 @@
+package fleetsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/simulated"
+	"github.com/prewarm/prewarm/planner"
+)
+
+// Options set up a Sim. Planner holds the fleet (throughput or service
+// time, slots, boot delay, bounds), prices and SLO.
+type Options struct {
+	Planner planner.Config
+	// Start is when the first tick begins; Tick its length (required).
+	Start time.Time
+	Tick  time.Duration
+	// Initial is how many instances are ready at Start.
+	Initial int
+	// QueueTimeout drops requests that have waited this long.
+	QueueTimeout time.Duration
+	// MetricsLag is the age of the newest observation a policy sees: the
+	// figures of one tick are read this long after it ends (≤ 0: at
+	// once).
+	MetricsLag time.Duration
+	// BootSpread is the standard deviation of each boot around the boot
+	// delay (log-normal); Drain how long a removed instance stays billed
+	// (≤ 0: none). WithDefaults fills the zero ones.
+	BootSpread, Drain time.Duration
+	// MaxStep and MinInterval are the safety layer's limits (0: none).
+	MaxStep     int
+	MinInterval time.Duration
+	// SpotShare of the instances above the reserved baseline run on spot,
+	// each interrupted at SpotInterruptionsPerHour; Seed and Stream make
+	// the interruptions and boot times reproducible.
+	SpotShare, SpotInterruptionsPerHour float64
+	Seed, Stream                        uint64
+}
+
+// WithDefaults returns o with its zero durations set: a queue timeout of
+// a minute, metrics one tick old (negative: none) and drains of the
+// expected time for the last of Slots requests in service to finish,
+// S·(1 + 1/2 + … + 1/Slots) for exponential service times of mean S
+// (negative: none). The backtest's flags and the tuner's twins share
+// these.
+func (o Options) WithDefaults() Options {
+	if o.QueueTimeout == 0 {
+		o.QueueTimeout = time.Minute
+	}
+	if o.MetricsLag == 0 {
+		o.MetricsLag = o.Tick
+	}
+	if o.Drain == 0 {
+		h := 0.0
+		for k := 1; k <= max(o.Planner.Fleet.Slots, 1); k++ {
+			h += 1 / float64(k)
+		}
+		o.Drain = time.Duration(h * float64(ServiceTime(o.Planner)))
+	}
+	return o
+}
+
+// Tick is what one simulated tick did.
+type Tick struct {
+	// At is the tick's start; Gap is true for a tick with no data (no
+	// requests arrive).
+	At  time.Time
+	Gap bool
+	// Ready and Desired are the pool's counts during the tick.
+	Ready, Desired int
+	// Arrived requests arrived; Within of those served in the tick waited
+	// at most the SLO's latency; Served and Dropped were served and gave
+	// up in the tick (of earlier arrivals too).
+	Arrived, Within, Served, Dropped float64
+	// OnDemandS and SpotS are the instance-seconds billed in the tick.
+	OnDemandS, SpotS float64
+	// Short is true when the tick left a backlog, ran over capacity or
+	// served more requests late than the SLO allows.
+	Short bool
+}
+
+// Late is how many requests the tick served past the SLO or dropped.
+func (t Tick) Late() float64 { return t.Served + t.Dropped - t.Within }
+
+// Sim is one pool of simulated GPU instances serving a demand, tick by
+// tick: a policy reads Latest, decides, Apply passes its decision through
+// actuator.Safe to the fleet, and Serve queues the tick's arrivals for
+// the ready instances' servers. Not safe for concurrent use.
+type Sim struct {
+	opts     Options
+	clock    time.Time
+	fleet    *simulated.Fleet
+	safe     *actuator.Safe
+	queue    *fluidQueue
+	lat      *latencies
+	seen     *metricsFeed
+	prev     simulated.Usage
+	tickS    float64
+	serviceS float64
+	slots    int
+	rps      float64
+	ticks    int
+}
+
+// pool is the simulated fleet's one pool.
+const pool = "sim"
+
+// New returns a Sim at opts.Start with opts.Initial instances ready.
+func New(opts Options) (*Sim, error) {
+	c := opts.Planner
+	serviceS := ServiceTime(c).Seconds()
+	if opts.Tick <= 0 || !(serviceS > 0) {
+		return nil, fmt.Errorf("fleetsim: tick %v and service time %vs must be positive", opts.Tick, serviceS)
+	}
+	s := &Sim{opts: opts, clock: opts.Start, tickS: opts.Tick.Seconds(), serviceS: serviceS, slots: max(c.Fleet.Slots, 1)}
+	s.rps = float64(s.slots) / serviceS
+	now := func() time.Time { return s.clock }
+	s.fleet = simulated.New(simulated.Options{Now: now, BootDelay: c.Fleet.BootDelay, BootSpread: opts.BootSpread,
+		Drain: max(opts.Drain, 0), OnDemandBase: c.Prices.ReservedInstances, SpotShare: opts.SpotShare,
+		InterruptionsPerHour: opts.SpotInterruptionsPerHour, Rand: rand.New(rand.NewPCG(opts.Seed, opts.Stream))})
+	s.fleet.AddPool(pool, opts.Initial, c.Fleet.MinInstances, c.Fleet.MaxInstances)
+	s.safe = newSafe(s.fleet, opts, now)
+	s.queue = &fluidQueue{}
+	s.lat = newLatencies(c.SLO.Latency.Seconds(), opts.QueueTimeout.Seconds(), serviceS)
+	s.seen = newMetricsFeed(opts.MetricsLag)
+	return s, nil
+}
+
+// ServiceTime is the mean time one request occupies a slot:
+// Fleet.ServiceTime, or Slots/RPSPerInstance when that is not set.
+func ServiceTime(c planner.Config) time.Duration {
+	f := c.Fleet
+	if f.ServiceTime > 0 {
+		return f.ServiceTime
+	}
+	if f.RPSPerInstance > 0 {
+		return time.Duration(float64(max(f.Slots, 1)) / f.RPSPerInstance * float64(time.Second))
+	}
+	return 0
+}
+
+// Now is the start of the next tick.
+func (s *Sim) Now() time.Time { return s.clock }
+
+// Counts returns the pool's instances by state now.
+func (s *Sim) Counts() simulated.Counts { return s.fleet.Counts(pool) }
+
+// Latest returns the newest observation a policy can see now (MetricsLag
+// old); ok is false before the first and for a tick with no data.
+func (s *Sim) Latest() (planner.Observation, bool) { return s.seen.latest(s.clock) }
+
+// Apply asks the pool for st.Desired through the safety layer (bounds,
+// max_step, min_interval). It returns the step as applied (its reason
+// says when max_step cut it) and whether the pool's desired count
+// changed. A change refused by min_interval is not an error.
+func (s *Sim) Apply(ctx context.Context, st planner.Step) (planner.Step, bool, error) {
+	current := s.fleet.Counts(pool).Desired
+	if st.Desired == current {
+		return st, false, nil
+	}
+	if err := s.safe.SetDesired(ctx, pool, st.Desired, st.Reason); err != nil && !errors.Is(err, actuator.ErrRateLimited) {
+		return st, false, err
+	}
+	got := s.fleet.Counts(pool).Desired
+	if got == current {
+		return st, false, nil
+	}
+	if got != st.Desired {
+		st.Reason = fmt.Sprintf("%s (limited to %d by max_step)", st.Reason, got)
+		st.Desired = got
+	}
+	return st, true, nil
+}
+
+// Serve runs one tick of demand at raw requests/s (NaN: no data) on the
+// instances ready now and advances the clock by a tick. scored false
+// keeps the tick out of the wait and latency distributions (its counts
+// are still returned).
+func (s *Sim) Serve(raw float64, scored bool) Tick {
+	at := s.clock
+	counts := s.fleet.Counts(pool)
+	gap := math.IsNaN(raw)
+	lambda := rate(raw)
+	servers := counts.Ready * s.slots
+	capacity := float64(counts.Ready) * s.rps
+	lat := s.lat
+	lat.off = !scored
+	lat.setRegime(lambda, servers)
+	before, droppedBefore := lat.within, lat.erlangDropped
+	t0 := float64(s.ticks) * s.tickS
+	timeoutS := s.opts.QueueTimeout.Seconds()
+	s.queue.arrive(t0, s.tickS, lambda)
+	served, dropped := s.queue.serve(t0, t0+s.tickS, capacity, timeoutS, lat)
+	if timeoutS > 0 {
+		dropped += s.queue.dropOlder(t0 + s.tickS - timeoutS)
+	}
+	lat.addDropped(timeoutS, dropped)
+	dropped += lat.erlangDropped - droppedBefore
+	waiting := s.queue.len()
+
+	s.ticks++
+	s.clock = at.Add(s.opts.Tick)
+	use := s.fleet.Usage(pool)
+	onDemandS, spotS := (use.OnDemand - s.prev.OnDemand).Seconds(), (use.Spot - s.prev.Spot).Seconds()
+	s.prev = use
+
+	arrived := lambda * s.tickS
+	within := lat.within - before
+	quantile := s.opts.Planner.SLO.Quantile
+	short := !gap && (waiting > eps || lambda > capacity*(1+1e-9) ||
+		(arrived > 0 && 1-within/arrived > 1-quantile+1e-9))
+	obs := planner.Observation{At: s.clock, Span: s.opts.Tick, DemandRPS: lambda,
+		Queue: waiting + lat.regime.meanQueue(), Utilisation: utilisation(served, capacity*s.tickS, lambda, waiting)}
+	s.seen.push(obs, !gap)
+	return Tick{At: at, Gap: gap, Ready: counts.Ready, Desired: counts.Desired, Arrived: arrived, Within: within,
+		Served: served, Dropped: dropped, OnDemandS: onDemandS, SpotS: spotS, Short: short}
+}
+
+// Finish closes the wait and latency distributions and returns their
+// 99th percentiles in seconds (dropped requests at the queue timeout).
+// Call it once, after the last tick.
+func (s *Sim) Finish() (p99WaitS, p99LatencyS float64) {
+	s.lat.finish()
+	return s.lat.wait.quantile(0.99), s.lat.latency.quantile(0.99)
+}
+
+// Interruptions is how many spot instances were interrupted so far.
+func (s *Sim) Interruptions() int { return s.fleet.Usage(pool).Interruptions }
+
+// newSafe wraps the fleet in the safety layer serve uses, with the pool's
+// limits and the simulated clock; it logs nothing.
+func newSafe(fleet *simulated.Fleet, opts Options, now func() time.Time) *actuator.Safe {
+	c := opts.Planner
+	cfg := actuator.PoolConfig{Name: pool, Backend: simulated.Name, Min: c.Fleet.MinInstances,
+		Max: c.Fleet.MaxInstances, MaxStep: opts.MaxStep, MinInterval: opts.MinInterval}
+	return actuator.NewSafe(fleet, actuator.SafetyOptions{
+		Pools:    []actuator.PoolConfig{cfg},
+		Now:      now,
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		NewToken: func() string { return "sim" },
+		Sleep:    func(context.Context, time.Duration) error { return nil },
+		Retry:    actuator.RetryPolicy{AttemptTimeout: -1},
+	})
+}
+
+// utilisation is the busy share of the ready servers over a tick (1 while
+// requests wait or nothing can serve arrivals).
+func utilisation(served, capacityRequests, lambda, waiting float64) float64 {
+	switch {
+	case waiting > eps:
+		return 1
+	case capacityRequests > 0:
+		return math.Min(1, served/capacityRequests)
+	case lambda > 0:
+		return 1
+	}
+	return 0
+}
+
+// metricsFeed delays observations by the metrics lag: what the tick that
+// ended at At measured is seen from At + lag on.
+type metricsFeed struct {
+	lag     time.Duration
+	queue   []fedObservation
+	current fedObservation
+}
+
+type fedObservation struct {
+	obs planner.Observation
+	ok  bool
+}
+
+func newMetricsFeed(lag time.Duration) *metricsFeed {
+	return &metricsFeed{lag: max(lag, 0)}
+}
+
+func (m *metricsFeed) push(obs planner.Observation, ok bool) {
+	m.queue = append(m.queue, fedObservation{obs: obs, ok: ok})
+	if len(m.queue) > 64 {
+		// Nobody has read the feed for a while (a fixed fleet): what is
+		// visible at the newest observation's time supersedes the rest.
+		m.latest(obs.At)
+		m.queue = append(m.queue[:0:0], m.queue...)
+	}
+}
+
+// latest returns the newest observation visible at now; ok is false
+// before the first, and for a tick with no data.
+func (m *metricsFeed) latest(now time.Time) (planner.Observation, bool) {
+	k := 0
+	for k < len(m.queue) && !m.queue[k].obs.At.Add(m.lag).After(now) {
+		m.current = m.queue[k]
+		k++
+	}
+	m.queue = m.queue[k:]
+	return m.current.obs, m.current.ok
+}
+
+// rate reads a demand value as a rate; a gap (NaN) has no arrivals.
+func rate(v float64) float64 {
+	if math.IsNaN(v) || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// Cost bills the tick at the prices, per second: the reserved baseline
+// all the time, on-demand instances above it, spot instances at the spot
+// price.
+func (t Tick) Cost(p planner.Prices, tick time.Duration) float64 {
+	reservedS := float64(p.ReservedInstances) * tick.Seconds()
+	return reservedS/3600*p.ReservedPerHour + math.Max(t.OnDemandS-reservedS, 0)/3600*p.OnDemandPerHour +
+		t.SpotS/3600*p.SpotPerHour
+}

@@ -1,0 +1,368 @@
+package tune
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prewarm/prewarm/control"
+)
+
+// Flat grid: the fixed sizes replayed, from flatLow of the largest need
+// observed up to that need, at most maxFlats of them.
+const (
+	flatLow  = 0.25
+	maxFlats = 20
+)
+
+// growFlats adds the flat sizes a new largest need calls for.
+func (t *Tuner) growFlats(from time.Time, rps float64) {
+	need := clamp(t.base, t.base.InstancesFor(rps))
+	if need <= t.peakNeed {
+		return
+	}
+	t.peakNeed = need
+	lo := max(t.base.Fleet.MinInstances, 1, int(math.Ceil(flatLow*float64(need))))
+	step := max(1, (need-lo+maxFlats-1)/maxFlats)
+	for n := need; n >= lo; n -= step {
+		if !slices.ContainsFunc(t.flats, func(c *candidate) bool { return c.flat == n }) {
+			if twin := t.newTwin(from, n, uint64(1000+n)); twin != nil {
+				t.flats = append(t.flats, &candidate{name: flatName(n), flat: n, twin: twin, since: from})
+			}
+		}
+	}
+	slices.SortFunc(t.flats, func(a, b *candidate) int { return a.flat - b.flat })
+}
+
+// window sums a candidate's days in [max(today−days, from), today), but
+// for its trim worst, each weighted by half per halfLife days of age (0:
+// all alike), and says how many whole days it replayed there.
+func (c *candidate) window(today, days, from int64, halfLife float64, trim int) (w score, age int64) {
+	first := max(today-days, from, dayOf(c.since)+1)
+	left := worstDays(c.days, first, today, trim)
+	for _, d := range c.days {
+		if d.At < first || d.At >= today || slices.Contains(left, d.At) {
+			continue
+		}
+		k := 1.0
+		if halfLife > 0 {
+			k = math.Exp2(-float64(today-1-d.At) / halfLife)
+		}
+		w.Cost += k * d.Cost
+		w.Arrived += k * d.Arrived
+		w.Late += k * d.Late
+	}
+	return w, max(today-first, 0)
+}
+
+// worstDays are the days of [first, today) with the highest miss shares,
+// n of them at most, and none unless a week remains.
+func worstDays(days []score, first, today int64, n int) []int64 {
+	var in []score
+	for _, d := range days {
+		if d.At >= first && d.At < today {
+			in = append(in, d)
+		}
+	}
+	if n <= 0 || len(in)-n < 7 {
+		return nil
+	}
+	slices.SortFunc(in, func(a, b score) int {
+		switch {
+		case a.missShare() > b.missShare():
+			return -1
+		case a.missShare() < b.missShare():
+			return 1
+		}
+		return 0
+	})
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = in[i].At
+	}
+	return out
+}
+
+// recentScore sums a candidate's hours in [hour−hours, hour].
+func recentScore(list []score, hour, hours int64) score {
+	var w score
+	for _, h := range list {
+		if h.At > hour-hours && h.At <= hour {
+			w.Cost += h.Cost
+			w.Arrived += h.Arrived
+			w.Late += h.Late
+		}
+	}
+	return w
+}
+
+// Standing is a candidate's record over the tuning window, as the
+// status page and the API show it.
+type Standing struct {
+	Name string `json:"name"`
+	// Days is how many whole days of the window it was replayed.
+	Days int `json:"days"`
+	// Cost is what its twin cost over those days, in the prices'
+	// currency, and SLO the share of its requests served within the SLO.
+	Cost float64 `json:"cost"`
+	SLO  float64 `json:"slo_attainment"`
+	// Qualifies is true when it has the history and left the margin of
+	// the miss budget unspent; Chosen marks the candidate in force.
+	Qualifies bool `json:"qualifies"`
+	Chosen    bool `json:"chosen"`
+}
+
+// standings scores every candidate, with the flat grid folded into one:
+// the smallest size that qualifies, else the largest.
+func (t *Tuner) standings(now time.Time) []Standing {
+	today, days := dayOf(now), int64(t.opts.Window/(24*time.Hour))
+	minDays := int64(t.opts.MinHistory / (24 * time.Hour))
+	limit := (1 - t.opts.Margin) * t.budget()
+	stand := func(c *candidate) Standing {
+		w, age := c.window(today, days, t.tuneFrom, t.opts.HalfLife.Hours()/24, t.opts.Trim)
+		s := Standing{Name: c.name, Days: int(max(age, 0)), Cost: w.Cost, SLO: 1 - w.missShare()}
+		// A fixed rule must leave the margin unspent; a calibrated one
+		// may overrun the budget by Slack, as it corrects itself.
+		bar := limit
+		if c.calibrated {
+			bar = (1 + t.opts.Slack) * t.budget()
+		}
+		s.Qualifies = age >= minDays && w.Arrived > 0 && w.missShare() <= bar
+		return s
+	}
+	var out []Standing
+	for _, c := range t.cands {
+		out = append(out, stand(c))
+	}
+	var flat *Standing
+	for _, c := range t.flats { // smallest first
+		s := stand(c)
+
+		if s.Qualifies || flat == nil || !flat.Qualifies {
+			flat = &s
+		}
+		if s.Qualifies {
+			break
+		}
+	}
+	if flat != nil {
+		out = append(out, *flat)
+	}
+	// The flat size in force stands on its own too, so that it stays
+	// while it qualifies (the incumbent's rule in choose).
+	if t.chosen == Flat && (flat == nil || flat.Name != flatName(t.flatN)) {
+		for _, c := range t.flats {
+			if c.flat == t.flatN {
+				out = append(out, stand(c))
+			}
+		}
+	}
+	for i := range out {
+		out[i].Chosen = out[i].Name == t.chosenName()
+	}
+	return out
+}
+
+// budget is the SLO's miss budget: the share of requests that may wait
+// past the SLO's latency.
+func (t *Tuner) budget() float64 { return 1 - t.base.SLO.Quantile }
+
+// chosenName is the candidate in force as standings name it.
+func (t *Tuner) chosenName() string {
+	if t.chosen == Flat {
+		return flatName(t.flatN)
+	}
+	return t.chosen
+}
+
+// tune makes the day's choice at the first decision of each UTC day,
+// once the candidates are scored.
+func (t *Tuner) tune(now time.Time) {
+	if day := dayOf(now); day > t.tunedDay && t.tuneFrom > 0 {
+		t.tunedDay = day
+		t.choose(now)
+	}
+}
+
+// choose makes the day's choice from the candidates' standings over the
+// window. A candidate qualifies when it had the history and its window
+// left Margin of the miss budget unspent (a calibrated one: when it ran
+// no more than calibratedSlack past the budget). The candidate in force
+// stays while it qualifies and nothing qualifies at Hysteresis less cost;
+// otherwise the cheapest that qualifies is adopted, and when none does,
+// the one that missed least.
+func (t *Tuner) choose(now time.Time) {
+	st := t.standings(now)
+	current := slices.IndexFunc(st, func(s Standing) bool { return s.Chosen })
+	best := -1
+	for i, s := range st {
+		if s.Qualifies && (best < 0 || s.Cost < st[best].Cost) {
+			best = i
+		}
+	}
+	if current >= 0 && st[current].Qualifies && st[best].Cost >= (1-t.opts.Hysteresis)*st[current].Cost {
+		return // the one in force qualifies and nothing qualifies for clearly less
+	}
+	var why string
+	if best >= 0 {
+		why = fmt.Sprintf("cheapest that met the SLO over %d days: %s at %s (%s)",
+			st[best].Days, st[best].Name, percent(st[best].SLO), costs(st, best))
+	} else {
+		for i, s := range st {
+			if t.hasHistory(s) && (best < 0 || s.SLO > st[best].SLO) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return
+		}
+		why = fmt.Sprintf("none met the SLO over the last %d days; %s missed least: %s", st[best].Days, st[best].Name, percent(st[best].SLO))
+	}
+	if best != current {
+		t.adopt(st[best].Name, now, why)
+	}
+}
+
+// hasHistory reports whether a candidate was replayed long enough to be
+// chosen.
+func (t *Tuner) hasHistory(s Standing) bool {
+	return time.Duration(s.Days)*24*time.Hour >= t.opts.MinHistory
+}
+
+// adopt puts a candidate in force: the live controller follows its
+// twin's controller (or holds the flat size).
+func (t *Tuner) adopt(name string, now time.Time, why string) {
+	t.why = fmt.Sprintf("%s: %s", now.UTC().Format("2006-01-02 15:04"), why)
+	if n, ok := strings.CutPrefix(name, Flat+" "); ok {
+		var size int
+		fmt.Sscan(n, &size)
+		t.chosen, t.flatN = Flat, size
+		t.live.Follow(t.cands[0].ctl)
+		t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: size})
+		return
+	}
+	t.chosen, t.flatN = name, 0
+	if c := t.find(name); c != nil {
+		t.live.Follow(c.ctl)
+	}
+}
+
+// trackLive adds the live controller's new estimates to its hours and
+// trips the guard when the miss budget burns too fast: faster than
+// GuardBurn times its allowed rate over the guard window and over the
+// last hour too (still burning now), as SRE's multi-window burn-rate
+// alerts ask, so that a bad hour inside a good day does not trip it.
+// The guard then adopts the cheapest candidate that met the SLO over the
+// guard window, or the one that missed least when none did.
+func (t *Tuner) trackLive(now time.Time) {
+	est := t.live.Estimated()
+	d := score{At: hourOf(now), Arrived: est.Arrived - t.lastEst.Arrived, Late: est.Late - t.lastEst.Late}
+	t.lastEst = est
+	hours := int64(t.opts.GuardWindow / time.Hour)
+	t.liveRecent = addScore(t.liveRecent, d, hours+1)
+	hour := recentScore(t.liveRecent, hourOf(now), 1)
+	w := recentScore(t.liveRecent, hourOf(now), hours)
+	limit := t.opts.GuardBurn * t.budget()
+	// A burn needs enough requests to be told from noise: ten misses'
+	// worth of the budget. Before the candidates are scored they all
+	// follow the same warm-up.
+	if t.tuneFrom == 0 || dayOf(now) < t.tuneFrom || w.Arrived*t.budget() < 10 ||
+		w.missShare() <= limit || hour.missShare() <= limit {
+		return
+	}
+	best, bestCost, bestMiss, fallback := "", math.Inf(1), math.Inf(1), ""
+	for _, c := range t.all() {
+		if c.since.After(now.Add(-t.opts.GuardWindow)) {
+			continue // too new to judge
+		}
+		r := recentScore(c.recent, hourOf(now), hours)
+		if r.Arrived <= 0 {
+			continue
+		}
+		if r.missShare() <= t.budget() && r.Cost < bestCost {
+			best, bestCost = c.name, r.Cost
+		}
+		if m := r.missShare(); m < bestMiss {
+			fallback, bestMiss = c.name, m
+		}
+	}
+	if best == "" {
+		best = fallback
+	}
+	if best == "" || best == t.chosenName() {
+		return
+	}
+	t.adopt(best, now, fmt.Sprintf("guard: the live pool spent the miss budget %.1f× as fast as allowed over the last %s and is still burning; %s held the SLO there",
+		w.missShare()/t.budget(), shortDuration(t.opts.GuardWindow), best))
+	t.liveRecent = nil // the burn is answered: judge the new choice afresh
+}
+
+// Choice is the tuner's state for the status page, the API and the
+// decision log.
+type Choice struct {
+	// Candidate is the candidate in force and Why the reason it was
+	// chosen, with the time.
+	Candidate string `json:"candidate"`
+	Why       string `json:"why"`
+	// Burn is the live pool's burn rate of the miss budget over the guard
+	// window (1: as fast as the SLO allows).
+	Burn       float64    `json:"burn_rate"`
+	Candidates []Standing `json:"candidates"`
+}
+
+// Choice returns the candidate in force, why, and every candidate's
+// standing over the window up to now.
+func (t *Tuner) Choice(now time.Time) Choice {
+	w := recentScore(t.liveRecent, hourOf(now), int64(t.opts.GuardWindow/time.Hour))
+	ch := Choice{Candidate: t.chosenName(), Why: t.why}
+	if b := t.budget(); b > 0 {
+		ch.Burn = w.missShare() / b
+	}
+	if !t.opts.Off {
+		ch.Candidates = t.standings(now)
+	}
+	return ch
+}
+
+func percent(a float64) string { return fmt.Sprintf("%.2f%%", 100*a) }
+
+// costs describes the chosen candidate's cost against the others'.
+func costs(st []Standing, best int) string {
+	var parts []string
+	for i, s := range st {
+		if i == best || s.Cost <= 0 || st[best].Cost <= 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2f×", s.Name, s.Cost/st[best].Cost))
+	}
+	if len(parts) == 0 {
+		return "the only one"
+	}
+	return "others cost " + strings.Join(parts, ", ")
+}
+
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	s = strings.TrimSuffix(s, "0s")
+	return strings.TrimSuffix(s, "0m")
+}
+
+// Totals is every candidate's record over all the days it kept (for tests).
+func (t *Tuner) Totals() []Standing {
+	var out []Standing
+	for _, c := range t.all() {
+		var w score
+		for _, d := range c.days {
+			w.Cost += d.Cost
+			w.Arrived += d.Arrived
+			w.Late += d.Late
+		}
+		out = append(out, Standing{Name: c.name, Days: len(c.days), Cost: w.Cost, SLO: 1 - w.missShare()})
+	}
+	return out
+}
+
+// Candidate names the candidate in force.
+func (t *Tuner) Candidate() string { return t.chosenName() }

@@ -1,0 +1,28 @@
+// Package tune lets each pool choose, walk-forward, the policy that has
+// lately been the cheapest at its SLO: the hybrid, the hybrid with more
+// headroom, the forecast plan alone, the reactive rules alone (two
+// settings) or a flat fleet.
+//
+// No fixed policy wins on every kind of traffic. A forecast pays on
+// smooth daily and weekly rhythms; on traffic whose bursts are shorter
+// than a boot and cannot be timed, a flat fleet that lets the SLO's miss
+// budget absorb them costs less; on news-driven surges that last hours,
+// the reactive rules do. A Tuner therefore replays every candidate beside
+// the live policy, on the pool's own observed demand, each on a simulated
+// twin of the pool (package fleetsim, the simulator the backtest runs) fed
+// the same observations the live controller sees. Each twin's cost and
+// requests served late are kept per day. Once a day the tuner adopts the
+// cheapest candidate whose last Window days left at least Margin of the
+// miss budget unspent (the safest one when none did), and the live
+// controller follows it (control.Controller.Follow). Between tunings a
+// guard watches the live miss estimate: when the budget burns faster than
+// GuardBurn times its allowed rate over GuardWindow (SRE's multi-window
+// burn-rate alert), the tuner moves at once to the candidate that missed
+// least over that window.
+//
+// The flat candidate is a grid of fixed fleet sizes, each replayed; the
+// candidate is the smallest size whose window qualifies. Everything is
+// causal: a day's choice reads only the days before it, so the backtest
+// (whose hybrid policy is a Tuner) scores what `forecaster serve` would
+// have done.
+package tune

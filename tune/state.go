@@ -1,0 +1,203 @@
+package tune
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/prewarm/prewarm/control"
+)
+
+// StateVersion is the version of State's encoding. A state of another
+// version, or the live controller's state saved alone before the tuner
+// existed, is read by DecodeState as the controller's memory with the
+// tuning started afresh.
+const StateVersion = 1
+
+// State is what a Tuner remembers across restarts: the live controller's
+// memory, the candidate in force and why, every candidate's scores and
+// its controller's policy state, and the live estimates the guard reads.
+// The twins' fleets are not kept: after a restart each starts again at
+// the instances the next demand needs, its scores carried on.
+type State struct {
+	Version    int
+	Controller control.State
+	Chosen     string
+	FlatN      int
+	Why        string
+	TunedDay   int64
+	TuneFrom   int64
+	Started    time.Time
+	PeakNeed   int
+	Candidates []CandidateState
+	LiveRecent []Score
+	LastEst    control.Estimate
+}
+
+// CandidateState is one candidate's record.
+type CandidateState struct {
+	Name         string
+	Flat         int
+	Since        time.Time
+	Adopted      time.Time
+	Days, Recent []Score
+	// Policy is its controller's policy state (none for a flat size).
+	Policy *control.PolicyState
+}
+
+// Score is a day's or an hour's figures of a candidate (At is the day or
+// hour number since the epoch).
+type Score struct {
+	At                  int64
+	Cost, Arrived, Late float64
+}
+
+// State returns a copy of what the tuner remembers.
+func (t *Tuner) State() State {
+	st := State{Version: StateVersion, Controller: t.live.State(), Chosen: t.chosen, FlatN: t.flatN, Why: t.why,
+		TunedDay: t.tunedDay, TuneFrom: t.tuneFrom, Started: t.started, PeakNeed: t.peakNeed,
+		LiveRecent: exportScores(t.liveRecent), LastEst: t.lastEst}
+	for _, c := range t.all() {
+		cs := CandidateState{Name: c.name, Flat: c.flat, Since: c.since, Adopted: c.adopted,
+			Days: exportScores(c.days), Recent: exportScores(c.recent)}
+		if c.ctl != nil {
+			p := c.ctl.Policy()
+			cs.Policy = &p
+		}
+		st.Candidates = append(st.Candidates, cs)
+	}
+	return st
+}
+
+// Restore replaces what the tuner remembers with st, taken by State from
+// a tuner of the same pool. The live controller's memory is restored
+// first (an error there leaves the tuner as it was); a candidate that
+// the tuner no longer replays is dropped and a new one starts afresh.
+// The twins start again at the next observation.
+func (t *Tuner) Restore(st State) error {
+	if st.Version != StateVersion {
+		return fmt.Errorf("tuner state version %d, want %d", st.Version, StateVersion)
+	}
+	if err := t.live.Restore(st.Controller); err != nil {
+		return err
+	}
+	if t.opts.Off {
+		return nil
+	}
+	t.chosen, t.flatN, t.why = st.Chosen, st.FlatN, st.Why
+	t.tunedDay, t.tuneFrom, t.peakNeed, t.lastEst = st.TunedDay, st.TuneFrom, st.PeakNeed, st.LastEst
+	t.liveRecent = importScores(st.LiveRecent)
+	t.started, t.pending = time.Time{}, nil // the twins start again at the next observation
+	byName := map[string]CandidateState{}
+	for _, cs := range st.Candidates {
+		byName[cs.Name] = cs
+	}
+	for _, c := range t.cands {
+		cs, ok := byName[c.name]
+		if !ok {
+			continue
+		}
+		c.since, c.adopted, c.days, c.recent = cs.Since, cs.Adopted, importScores(cs.Days), importScores(cs.Recent)
+		if cs.Policy != nil {
+			if err := c.ctl.RestorePolicy(*cs.Policy); err != nil {
+				return fmt.Errorf("candidate %s: %w", c.name, err)
+			}
+		}
+	}
+	for _, c := range t.cands {
+		c.ctl.Replan(t.live)
+	}
+	t.flats = nil
+	for _, cs := range st.Candidates {
+		if cs.Flat > 0 {
+			t.flats = append(t.flats, &candidate{name: flatName(cs.Flat), flat: cs.Flat, since: cs.Since,
+				days: importScores(cs.Days), recent: importScores(cs.Recent)})
+		}
+	}
+	if t.find(t.chosen) == nil && t.chosen != Flat {
+		t.chosen, t.flatN = Hybrid, 0 // a candidate no longer replayed
+	}
+	if c := t.followed(); c != nil {
+		t.live.Follow(c.ctl)
+		if t.chosen == Flat {
+			t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: t.flatN})
+		}
+	}
+	return nil
+}
+
+func exportScores(l []score) []Score {
+	out := make([]Score, len(l))
+	for i, s := range l {
+		out[i] = Score(s)
+	}
+	return out
+}
+
+func importScores(l []Score) []score {
+	out := make([]score, len(l))
+	for i, s := range l {
+		out[i] = score(s)
+	}
+	return out
+}
+
+// Encode serialises st with encoding/gob, which keeps NaN.
+func (st State) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+		return nil, fmt.Errorf("encoding tuner state: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeState parses what Encode wrote, or the live controller's state
+// saved alone (control.State.Encode, from before the tuner): that reads
+// as the controller's memory with the tuning started afresh, and fresh
+// is true. Corrupt input is an error, never a panic.
+func DecodeState(data []byte) (st State, fresh bool, err error) {
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err == nil && st.Version == StateVersion {
+		if err := st.check(); err != nil {
+			return State{}, false, fmt.Errorf("decoding tuner state: %w", err)
+		}
+		return st, false, nil
+	}
+	cs, err := control.DecodeState(data)
+	if err != nil {
+		return State{}, false, err
+	}
+	return State{Version: StateVersion, Controller: cs, Chosen: Hybrid}, true, nil
+}
+
+// check refuses scores that are not finite and non-negative, and a
+// controller state out of range.
+func (st State) check() error {
+	data, err := st.Controller.Encode()
+	if err == nil {
+		_, err = control.DecodeState(data)
+	}
+	if err != nil {
+		return err
+	}
+	bad := func(l []Score) bool {
+		for _, s := range l {
+			for _, v := range []float64{s.Cost, s.Arrived, s.Late} {
+				if !(v >= 0) || math.IsInf(v, 0) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if bad(st.LiveRecent) || st.FlatN < 0 || st.PeakNeed < 0 {
+		return fmt.Errorf("live scores, flat size %d or peak need %d out of range", st.FlatN, st.PeakNeed)
+	}
+	for _, c := range st.Candidates {
+		if bad(c.Days) || bad(c.Recent) || c.Flat < 0 {
+			return fmt.Errorf("candidate %q: scores or flat size out of range", c.Name)
+		}
+	}
+	return nil
+}
