@@ -29,3 +29,41 @@ func BenchmarkRun30DaysPerMinute(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkYearPerMinute replays a year of per-minute synthetic demand
+// (525,600 ticks) through one policy: the reactive rules (the simulator
+// alone), and the hybrid with its walk-forward refits and its tuner's
+// twins. The simulator's goal is under 10 s a year on 2 cores:
+//
+//	go test ./backtest -run '^$' -bench YearPerMinute -benchtime 1x -cpu 2
+func BenchmarkYearPerMinute(b *testing.B) {
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	s := datasets.DefaultSynthetic().Generate(start, time.Minute, 365*24*60)
+	tr := Trace{Name: s.Name, Start: s.Start, Step: s.Step, RPS: s.Values}
+	for _, policy := range []string{PolicyReactive, PolicyHybrid} {
+		b.Run(policy, func(b *testing.B) {
+			cfg := barConfig(tr, 20)
+			for b.Loop() {
+				if _, err := Run(context.Background(), tr, cfg, policy); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFrontierMetro is `forecaster backtest --frontier` over the two
+// hourly years of the Metro traffic trace, per-minute ticks: the refits,
+// every setting of each policy's grid and the flat fleet's bisections.
+// The goal is under 60 s on 2 cores:
+//
+//	go test ./backtest -run '^$' -bench FrontierMetro -benchtime 1x -cpu 2
+func BenchmarkFrontierMetro(b *testing.B) {
+	tr := loadTrace(b, "metro_traffic_hourly.csv", 0)
+	cfg := barConfig(tr, 20)
+	for b.Loop() {
+		if _, _, err := RunFrontier(context.Background(), tr, cfg, []float64{0.99, 0.995, 0.999}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

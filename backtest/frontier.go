@@ -44,7 +44,8 @@ type Frontier struct {
 
 // RunFrontier runs the named policies as Run does and sweeps the main
 // knobs of each adaptive policy — reactive: the target utilisation and the
-// scale-out and scale-in thresholds; hybrid and predictive: the forecast
+// scale-out and scale-in thresholds; hybrid (its controller alone, without
+// the tuner's choice among candidates) and predictive: the forecast
 // quantile (fixed, or calibrated walk-forward towards a target) and the
 // target utilisation — returning, per policy and per SLO target, the
 // cheapest setting that reaches the target. Flat (the best fixed fleet in
@@ -111,6 +112,11 @@ func (b *bench) frontier(ctx context.Context, rep Report, targets []float64) (Fr
 		c := cfg
 		for _, k := range jb.settings {
 			k.set(&c)
+		}
+		if jb.policy == PolicyHybrid {
+			// The knobs are the controller's; the tuner would choose over
+			// them. The report's hybrid is the tuned one.
+			c.Tune.Off = true
 		}
 		var err error
 		if jb.policy == PolicyFlat {

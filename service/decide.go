@@ -219,6 +219,7 @@ func (s *Service) record(p *pool, d decision) {
 	}
 	p.lastSeen = d.now
 	price := p.plan.Prices.OnDemandPerHour
+	tuning := p.tuner.Choice(d.now)
 
 	s.mu.Lock()
 	st := &p.status
@@ -231,7 +232,7 @@ func (s *Service) record(p *pool, d decision) {
 	st.DemandRPS = Number(demand)
 	st.setGate(p.ctl.Level(), d.now) // what Decide followed: reactive once a plan runs out
 	st.NextRefit = p.nextRefit
-	st.Tuning = p.tuner.Choice(d.now)
+	st.Tuning = tuning
 	st.Planned, st.Forecast = Number(planned), bounds
 	switch {
 	case !d.known || desired <= ready:
@@ -259,6 +260,7 @@ func (s *Service) record(p *pool, d decision) {
 	m.capacity(name, ready, booting, d.known, short)
 	m.forecast(name, bounds)
 	m.gate(name, p.ctl.Level())
+	m.tuning(name, tuning)
 	m.bill(name, hours, staticHours, price)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/tune"
 )
 
 // Metrics are the service's Prometheus metrics, named as docs/metrics.md's
@@ -15,7 +16,7 @@ import (
 // one.
 type Metrics struct {
 	modeVec, wished, desired, planned, current, ready, booting, demand, forecastRPS *prometheus.GaugeVec
-	gateLevel, maseVec, bootDelaySec, capacityShort                                 *prometheus.GaugeVec
+	gateLevel, maseVec, bootDelaySec, capacityShort, policy, burn                   *prometheus.GaugeVec
 	decisions, failures, gpuHours, cost, staticCost                                 *prometheus.CounterVec
 	refitSeconds                                                                    *prometheus.HistogramVec
 	tickSeconds                                                                     prometheus.Histogram
@@ -45,6 +46,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		bootDelaySec: gauge("pool_boot_delay_seconds", "The pool's configured boot_delay."),
 		capacityShort: gauge("pool_capacity_short_seconds",
 			"How long desired instances have exceeded ready ones without a break, at the last decision (0 when they do not)."),
+		policy:     gauge("pool_policy", "1 for the kind of candidate policy the tuner follows (hybrid, forecast-only, hybrid-additive, forecast-only-additive, reactive, reactive-surge, flat).", "candidate"),
+		burn:       gauge("pool_slo_burn_rate", "The live estimate of the miss budget's burn over the tuner's guard window (1: as fast as the SLO allows)."),
 		decisions:  counter("pool_decisions_total", "Decisions by outcome: applied, unchanged, limited, rate_limited, not_applied, failed.", "outcome"),
 		failures:   counter("pool_decision_failures_total", "Ticks whose decision or its application failed."),
 		gpuHours:   counter("pool_gpu_hours_total", "Instance-hours billed (booting included), from the capacity read each tick."),
@@ -58,7 +61,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Unix time of the last tick in which every pool decided."}),
 	}
 	for _, c := range []prometheus.Collector{m.modeVec, m.wished, m.desired, m.planned, m.current, m.ready, m.booting, m.demand, m.forecastRPS,
-		m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick} {
+		m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort, m.policy, m.burn, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -122,6 +125,17 @@ func (m *Metrics) gate(pool, level string) {
 		}
 		m.gateLevel.WithLabelValues(pool, l).Set(v)
 	}
+}
+
+// tuning records the candidate in force (by kind: a flat size is
+// "flat", a reactive setting "reactive") and the burn rate.
+func (m *Metrics) tuning(pool string, ch tune.Choice) {
+	if m == nil || ch.Candidate == "" {
+		return
+	}
+	m.policy.DeletePartialMatch(prometheus.Labels{"pool": pool})
+	m.policy.WithLabelValues(pool, tune.Kind(ch.Candidate)).Set(1)
+	m.burn.WithLabelValues(pool).Set(ch.Burn)
 }
 
 func (m *Metrics) mode(pool string, mode spec.Mode) {

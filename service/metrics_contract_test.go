@@ -22,6 +22,8 @@ var contract = map[string][]string{
 	"prewarm_pool_forecast_mase":                     nil,
 	"prewarm_pool_boot_delay_seconds":                nil,
 	"prewarm_pool_capacity_short_seconds":            nil,
+	"prewarm_pool_policy":                            {"candidate"},
+	"prewarm_pool_slo_burn_rate":                     nil,
 	"prewarm_pool_decisions_total":                   {"outcome"},
 	"prewarm_pool_decision_failures_total":           nil,
 	"prewarm_pool_gpu_hours_total":                   nil,

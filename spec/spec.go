@@ -150,9 +150,10 @@ type SeriesRef struct {
 	// PromQL is a query in the store's own language; when set, Measurement
 	// and Match are not.
 	PromQL string `yaml:"promql"`
-	// Aggregate folds each series' points within a window. Default: mean
-	// for the live signals of the last interval; max for the demand
-	// history a refit reads, so each forecast step is planned for its peak.
+	// Aggregate folds each series' points within a window. Default: mean,
+	// for the live signals of the last interval and for the demand
+	// history a refit reads (the variation inside a forecast step is
+	// learned from the live observations).
 	Aggregate store.Aggregate `yaml:"aggregate"`
 }
 

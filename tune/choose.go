@@ -272,7 +272,7 @@ func (t *Tuner) trackLive(now time.Time) {
 		w.missShare() <= limit || hour.missShare() <= limit {
 		return
 	}
-	best, bestCost, bestMiss, fallback := "", math.Inf(1), math.Inf(1), ""
+	best, bestCost, bestMiss, fallback, current := "", math.Inf(1), math.Inf(1), "", math.NaN()
 	for _, c := range t.all() {
 		if c.since.After(now.Add(-t.opts.GuardWindow)) {
 			continue // too new to judge
@@ -281,6 +281,9 @@ func (t *Tuner) trackLive(now time.Time) {
 		if r.Arrived <= 0 {
 			continue
 		}
+		if c.name == t.chosenName() {
+			current = r.missShare()
+		}
 		if r.missShare() <= t.budget() && r.Cost < bestCost {
 			best, bestCost = c.name, r.Cost
 		}
@@ -288,14 +291,20 @@ func (t *Tuner) trackLive(now time.Time) {
 			fallback, bestMiss = c.name, m
 		}
 	}
+	held := "held the SLO there"
 	if best == "" {
-		best = fallback
+		// None held it: move only to one that missed under half as much
+		// as the one in force, or the move buys nothing but churn.
+		if !(bestMiss <= current/2) {
+			return
+		}
+		best, held = fallback, fmt.Sprintf("missed least there (%s within the SLO)", percent(1-bestMiss))
 	}
 	if best == "" || best == t.chosenName() {
 		return
 	}
-	t.adopt(best, now, fmt.Sprintf("guard: the live pool spent the miss budget %.1f× as fast as allowed over the last %s and is still burning; %s held the SLO there",
-		w.missShare()/t.budget(), shortDuration(t.opts.GuardWindow), best))
+	t.adopt(best, now, fmt.Sprintf("guard: the live pool spent the miss budget %.1f× as fast as allowed over the last %s and is still burning; %s %s",
+		w.missShare()/t.budget(), shortDuration(t.opts.GuardWindow), best, held))
 	t.liveRecent = nil // the burn is answered: judge the new choice afresh
 }
 
@@ -366,3 +375,15 @@ func (t *Tuner) Totals() []Standing {
 
 // Candidate names the candidate in force.
 func (t *Tuner) Candidate() string { return t.chosenName() }
+
+// Kind is the kind of a candidate's name: a flat size is Flat, a setting
+// of the reactive grid Reactive, the others their own names.
+func Kind(name string) string {
+	switch {
+	case strings.HasPrefix(name, Flat+" "):
+		return Flat
+	case strings.HasPrefix(name, Reactive+" "):
+		return Reactive
+	}
+	return name
+}

@@ -43,6 +43,7 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	datasetsDir := fs.String("datasets", defaultDatasets(), "the shared datasets folder, whose traces/ the suite replays without --input")
 	seeds := fs.UintSlice("synthetic-seeds", []uint{1, 2, 3}, fmt.Sprintf("seeds of the generator's bursts and spikes to add, at most %d (0: none)", maxSuiteSeeds))
 	days := fs.Int("synthetic-days", 56, fmt.Sprintf("days of each generated trace, 4 to %d", maxSyntheticDays))
+	tuning := fs.Bool("tune", true, "let the hybrid choose walk-forward among its candidates, as serve's pools do (tune.off: false); false: the hybrid alone")
 	loto := fs.Bool("loto", false, "choose the tuner's defaults without each trace before scoring it (leave one trace out); replays every first half once per setting")
 	format := fs.String("format", "table", "output format: table or json")
 	if err := parseFlags(fs, args); err != nil {
@@ -72,10 +73,14 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
 			return fmt.Errorf("%s: %w", tr.Name, err)
 		}
+		cfg.Tune.Off = !*tuning
 		cases[i] = backtest.SuiteCase{Trace: tr, Config: cfg}
 	}
 	start := time.Now()
 	say := func(s string) { fmt.Fprintf(stderr, "%6s  %s\n", time.Since(start).Round(time.Second), s) }
+	if *loto && !*tuning {
+		return usageErrorf("--loto chooses the tuner's defaults: it needs --tune")
+	}
 	if *loto {
 		rep, err := backtest.LeaveOneTraceOut(ctx, cases, backtest.DefaultsGrid(), say)
 		if err != nil {

@@ -79,13 +79,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.demoOpts.Trace, "demo-trace", "", "with --demo: replay this CSV of demand (a time column and requests/s) instead of synthetic demand")
 	fs.Float64Var(&f.demoOpts.Speed, "demo-speed", live.DefaultSpeed, "with --demo: simulated seconds per real second, 1 to 100000 (1440: a simulated day a minute)")
 	fs.DurationVar(&f.demoOpts.Duration, "demo-duration", 0, "with --demo: stop after this much real time (0: run until interrupted)")
+	fs.BoolVar(&f.demoOpts.Shift, "demo-shift", false, "with --demo: the synthetic demand turns from smooth rhythms to short untimeable spikes a week into the replay, to watch the pool's tuner change policy on the page")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if f.demo {
 		return serveDemo(ctx, fs, f, stdout, stderr)
 	}
-	for _, name := range []string{"demo-trace", "demo-speed", "demo-duration"} {
+	for _, name := range []string{"demo-trace", "demo-speed", "demo-duration", "demo-shift"} {
 		if fs.Changed(name) {
 			return usageErrorf("--%s goes with --demo", name)
 		}

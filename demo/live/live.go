@@ -79,6 +79,12 @@ type Options struct {
 	Duration time.Duration
 	// Seed of the synthetic demand (default 1).
 	Seed uint64
+	// Shift changes the synthetic demand's character a week into the
+	// replay: smooth daily and weekly rhythms (datasets.DefaultSynthetic)
+	// before, short spikes at random times on a flatter day
+	// (datasets.SpikySynthetic) after, so the pool's tuner is seen to move
+	// to another candidate and the page to say why.
+	Shift bool
 	// BootDelay is the instances' boot and model-load time (default 10m).
 	BootDelay time.Duration
 	// Logger receives the service's logs; nil discards them.
@@ -119,6 +125,8 @@ func (o Options) Check() error {
 		return fmt.Errorf("history of %d days: want 1 to 365", o.HistoryDays)
 	case o.Duration < 0:
 		return fmt.Errorf("--demo-duration %v must not be negative", o.Duration)
+	case o.Shift && o.Trace != "":
+		return fmt.Errorf("--demo-shift changes the synthetic demand: it does not go with --demo-trace")
 	case o.BootDelay < 0 || o.BootDelay > 24*time.Hour:
 		return fmt.Errorf("boot delay %v: want 0 to 24h", o.BootDelay)
 	}
@@ -238,9 +246,7 @@ func loadDemand(o Options) (datasets.Series, int, error) {
 	history := o.HistoryDays * 24 * 60
 	if o.Trace == "" {
 		start := replayStart(time.Now()).Add(-time.Duration(history) * step)
-		gen := datasets.DefaultSynthetic()
-		gen.Seed = o.Seed
-		return gen.Generate(start, step, history+7*24*60), history, nil
+		return synthetic(o, start, history, history+7*24*60), history, nil
 	}
 	s, err := datasets.LoadCSV(o.Trace, datasets.CSVOptions{SkipBad: true})
 	if err != nil {
@@ -327,6 +333,8 @@ type rig struct {
 	pool  spec.Pool
 	peak  float64
 	close func()
+	// from is the first replayed minute of the demand.
+	from int
 }
 
 // poolSpec sizes the demo pool for the demand: one instance serves a
@@ -392,7 +400,7 @@ func newRig(ctx context.Context, opts Options, dir string, db store.Store, deman
 		closeAll()
 		return nil, err
 	}
-	return &rig{opts: opts, clock: clk, db: db, fleet: fleet, svc: svc, reg: reg, pool: pool, peak: p99, close: closeAll}, nil
+	return &rig{opts: opts, clock: clk, db: db, fleet: fleet, svc: svc, reg: reg, pool: pool, peak: p99, close: closeAll, from: from}, nil
 }
 
 // sleepNot is the safety layer's retry backoff in the demo: the simulated
@@ -403,8 +411,8 @@ func sleepNot(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 // writing each minute's demand first, until ctx ends or the demand does
 // (synthetic demand is extended a week at a time and never ends).
 func (r *rig) replay(ctx context.Context, demand datasets.Series, from int, w io.Writer) error {
-	const line = "%-14s  %12s  %5s  %7s  %-8s  %s\n"
-	fmt.Fprintf(w, line, "simulated time", "demand req/s", "ready", "desired", "gate", "speed")
+	const line = "%-14s  %12s  %5s  %7s  %-8s  %-22s  %s\n"
+	fmt.Fprintf(w, line, "simulated time", "demand req/s", "ready", "desired", "gate", "policy", "speed")
 	began, simBegan := time.Now(), demand.Time(from)
 	lastLine, lastLineAt := began, simBegan
 	for i := from; ; i++ {
@@ -440,7 +448,7 @@ func (r *rig) replay(ctx context.Context, demand datasets.Series, from int, w io
 			speed := float64(sim.Sub(lastLineAt)) / float64(time.Since(lastLine))
 			lastLine, lastLineAt = time.Now(), sim
 			fmt.Fprintf(w, line, sim.Format("Mon 2 Jan 15:04"), fmt.Sprintf("%.0f", demand.Values[i]), fmt.Sprint(st.Ready),
-				fmt.Sprint(st.Desired), st.Gate, fmt.Sprintf("×%.0f", speed))
+				fmt.Sprint(st.Desired), st.Gate, st.Tuning.Candidate, fmt.Sprintf("×%.0f", speed))
 		}
 	}
 }
@@ -448,7 +456,27 @@ func (r *rig) replay(ctx context.Context, demand datasets.Series, from int, w io
 // extend returns the synthetic demand a week longer (the generator gives
 // the same values for the steps it gave before).
 func (r *rig) extend(demand datasets.Series) datasets.Series {
-	gen := datasets.DefaultSynthetic()
-	gen.Seed = r.opts.Seed
-	return gen.Generate(demand.Start, step, demand.Len()+7*24*60)
+	return synthetic(r.opts, demand.Start, r.from, demand.Len()+7*24*60)
 }
+
+// synthetic is n minutes of the demo's demand from start: the smooth
+// generator, or with Options.Shift the spiky one from a week after
+// minute from (the first replayed) on.
+func synthetic(o Options, start time.Time, from, n int) datasets.Series {
+	gen := datasets.DefaultSynthetic()
+	gen.Seed = o.Seed
+	s := gen.Generate(start, step, n)
+	if shift := from + ShiftAfterDays*24*60; o.Shift && shift < n {
+		spiky := datasets.SpikySynthetic()
+		// Spikes of 2 to 2.4 times the level on top of it: a level of a
+		// third keeps them within the pool's max, sized for the smooth
+		// history.
+		spiky.Seed, spiky.PeakRPS = o.Seed, gen.PeakRPS/3
+		copy(s.Values[shift:], spiky.Generate(start, step, n).Values[shift:])
+	}
+	return s
+}
+
+// ShiftAfterDays is how far into the replay Options.Shift changes the
+// demand.
+const ShiftAfterDays = 7

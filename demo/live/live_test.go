@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/prewarm/prewarm/tune"
 	"math"
 	"net/http"
 	"os"
@@ -34,32 +35,56 @@ func getJSON(t *testing.T, url string, v any) {
 	}
 }
 
+// demo is a demo running for a test.
+type demo struct {
+	base string // http://address
+	out  bytes.Buffer
+	done chan error
+	stop context.CancelFunc
+}
+
+// launchDemo runs the demo with opts (on a loopback port, reporting when it
+// serves) and returns it once it serves.
+func launchDemo(t *testing.T, opts Options) *demo {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &demo{done: make(chan error, 1), stop: cancel}
+	t.Cleanup(cancel)
+	addr := make(chan string, 1)
+	opts.Listen, opts.Ready = "127.0.0.1:0", func(a string) { addr <- a }
+	go func() { d.done <- Run(ctx, opts, &d.out) }()
+	select {
+	case a := <-addr:
+		d.base = "http://" + a
+		return d
+	case err := <-d.done:
+		cancel()
+		t.Fatalf("the demo stopped before serving: %v\n%s", err, d.out.String())
+	case <-time.After(time.Minute):
+		cancel()
+		t.Fatal("the demo did not start serving within a minute")
+	}
+	return nil
+}
+
+// finish stops the demo and returns what it printed, failing the test on
+// its error.
+func (d *demo) finish(t *testing.T) string {
+	t.Helper()
+	d.stop()
+	if err := <-d.done; err != nil {
+		t.Errorf("demo: %v", err)
+	}
+	return d.out.String()
+}
+
 // startDemo runs the demo at speed until the test ends and returns its
 // address.
 func startDemo(t *testing.T, speed float64) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	var out bytes.Buffer
-	go func() {
-		done <- Run(ctx, Options{Listen: "127.0.0.1:0", Speed: speed, Duration: 3 * time.Minute, Ready: func(a string) { addr <- a }}, &out)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("demo: %v", err)
-		}
-	})
-	select {
-	case a := <-addr:
-		return "http://" + a
-	case err := <-done:
-		t.Fatalf("demo stopped before serving: %v\n%s", err, out.String())
-	case <-time.After(time.Minute):
-		t.Fatal("the demo did not start serving within a minute")
-	}
-	return ""
+	d := launchDemo(t, Options{Speed: speed, Duration: 3 * time.Minute})
+	t.Cleanup(func() { d.finish(t) })
+	return d.base
 }
 
 // waitSim waits until the demo's clock reaches at.
@@ -164,21 +189,8 @@ func TestDemoReplaysATrace(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("no %s (set %s to the shared data folder): %v", path, datasets.EnvDir, err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	var out bytes.Buffer
-	go func() {
-		done <- Run(ctx, Options{Listen: "127.0.0.1:0", Speed: MaxSpeed, Trace: path, Duration: time.Minute, Ready: func(a string) { addr <- a }}, &out)
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("the demo stopped: %v\n%s", err, out.String())
-	}
+	d := launchDemo(t, Options{Speed: MaxSpeed, Trace: path, Duration: time.Minute})
+	base := d.base
 	// The gate may rightly step back to reactive for a few hours (at night
 	// the model can lose to seasonal naive), so the test watches the first
 	// simulated day and wants decisions that follow a forecast in it.
@@ -192,16 +204,49 @@ func TestDemoReplaysATrace(t *testing.T) {
 		getJSON(t, base+"/api/v1/pools/"+PoolName+"/forecast", &fc)
 		followed = (pool.Gate == planner.GateModel || pool.Gate == planner.GateProfile) && len(fc.Steps) > 0 && pool.DemandRPS.Known()
 		if !followed && (pool.At.After(end) || time.Now().After(deadline)) {
-			t.Fatalf("replaying the trace until %s: gate %q (%s), %d forecast steps, demand %v; want decisions that follow a forecast from the imported history on the first day",
-				pool.At.Format(time.RFC3339), pool.Gate, pool.GateReason, len(fc.Steps), pool.DemandRPS)
+			t.Fatalf("replaying the trace until %s: gate %q (%s), %d forecast steps, demand %v; want decisions that follow a forecast from the imported history on the first day\n%s",
+				pool.At.Format(time.RFC3339), pool.Gate, pool.GateReason, len(fc.Steps), pool.DemandRPS, d.finish(t))
 		}
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "28 days of nyc_taxi.csv demand") {
-		t.Errorf("the demo did not say what it replays:\n%s", out.String())
+	if out := d.finish(t); !strings.Contains(out, "28 days of nyc_taxi.csv demand") {
+		t.Errorf("the demo did not say what it replays:\n%s", out)
 	}
 	t.Logf("at %s: gate %s, model %s, demand %.0f, desired %d", pool.At.Format(time.RFC3339), pool.Gate, pool.Model, float64(pool.DemandRPS), pool.Desired)
+}
+
+// With Shift the demand turns from smooth rhythms to untimeable spikes a
+// week into the replay: within two simulated days of the shift the pool's
+// tuner leaves the forecast candidate it followed through the smooth week,
+// and the API says which candidate it follows and why.
+func TestDemoShiftChangesThePolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays nine simulated days; skipped with -short")
+	}
+	d := launchDemo(t, Options{Speed: MaxSpeed, Shift: true, Duration: 3 * time.Minute})
+	base := d.base
+	var pool service.PoolStatus
+	var shift time.Time
+	before := ""
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		getJSON(t, base+"/api/v1/pools/"+PoolName, &pool)
+		if shift.IsZero() && !pool.At.IsZero() {
+			shift = pool.At.Truncate(24*time.Hour).AddDate(0, 0, ShiftAfterDays)
+		}
+		if !shift.IsZero() && pool.At.Before(shift) && pool.Tuning.Candidate != "" {
+			before = pool.Tuning.Candidate
+		}
+		if !shift.IsZero() && pool.At.After(shift) && pool.Tuning.Candidate != before && before != "" {
+			break
+		}
+		if time.Now().After(deadline) || (!shift.IsZero() && pool.At.After(shift.Add(48*time.Hour))) {
+			t.Fatalf("at %s (shift at %s): candidate %q, the same as before the shift (%q); want another within two days\n%s",
+				pool.At.Format(time.RFC3339), shift.Format(time.RFC3339), pool.Tuning.Candidate, before, d.finish(t))
+		}
+	}
+	d.finish(t)
+	if tune.Kind(before) == tune.Flat || pool.Tuning.Why == "" || len(pool.Tuning.Candidates) == 0 {
+		t.Errorf("before the shift %q, after it %q (%s) with %d candidates; want a forecast candidate before and a reason after",
+			before, pool.Tuning.Candidate, pool.Tuning.Why, len(pool.Tuning.Candidates))
+	}
+	t.Logf("at %s: %s → %s: %s", pool.At.Format(time.RFC3339), before, pool.Tuning.Candidate, pool.Tuning.Why)
 }
