@@ -73,7 +73,8 @@ FUZZ_TARGETS = \
 	./store/prometheus:FuzzParseSpec \
 	./store/remote:FuzzClientReply \
 	./store/remote:FuzzDecodeSamples \
-	./store/remote:FuzzParseQuery
+	./store/remote:FuzzParseQuery \
+	./tune:FuzzDecodeState
 ## fuzz-check: every FUZZ_TARGETS entry is a fuzz function of its package (go test -fuzz passes
 ## silently when it matches none), and every fuzz function in the tree is listed
 fuzz-check:

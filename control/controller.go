@@ -394,8 +394,10 @@ func (c *Controller) Decide(now time.Time, obs planner.Observation, current int)
 		c.reactive, reactive = c.plan.ReactiveNext(c.reactive, obs, current)
 	}
 	plan, found := c.PlanStep(now)
-	found = found && !s.NoPlan
 	level, why := c.levelAt(now, found)
+	if s.NoPlan {
+		found, level, why = false, planner.GateReactive, "" // the strategy, not a stale plan, leaves it reactive
+	}
 	if found && !s.NoReactive {
 		var back bool
 		if c.reactive, back = c.plan.ReturnToPlan(c.reactive, obs, plan.Desired); back {

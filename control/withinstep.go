@@ -195,8 +195,11 @@ func (r ratios) flat() bool { return r.total == r.point }
 // cdf is P(z ≤ x), log-linear inside a bin (the first bin, which also
 // holds everything below zLow, linear from 0).
 func (r ratios) cdf(x float64) float64 {
-	if x <= 0 {
+	switch {
+	case x <= 0 || math.IsNaN(x):
 		return 0
+	case x >= zEdge(zBins):
+		return 1
 	}
 	cum := 0.0
 	if x >= 1 {
@@ -258,6 +261,9 @@ func (r ratios) top() float64 {
 // correction of its own.
 func mixtureQuantile(base float64, errs []float64, r ratios, q float64) float64 {
 	n := len(errs)
+	if n == 0 {
+		return math.Max(base, 0) * r.quantile(q)
+	}
 	cdf := func(x float64) float64 {
 		s := 0.0
 		for _, e := range errs {
@@ -277,6 +283,9 @@ func mixtureQuantile(base float64, errs []float64, r ratios, q float64) float64 
 // independently: the demand of an observation of a step whose mean is
 // forecast at base, when its deviations have a height of their own.
 func additiveQuantile(base float64, errs []float64, r ratios, scale, q float64) float64 {
+	if len(errs) == 0 {
+		errs = []float64{0}
+	}
 	cdf := func(x float64) float64 {
 		s := 0.0
 		for _, e := range errs {
@@ -308,10 +317,12 @@ func (w *withinStep) restore(st WithinStepState) {
 	if len(st.Slots) != season || len(st.LastDay) != season {
 		return
 	}
-	for i, h := range st.Slots {
+	for _, h := range st.Slots {
 		if h != nil && len(h) != zBins+1 {
 			return
 		}
+	}
+	for i, h := range st.Slots {
 		w.slots[i] = slices.Clone(h)
 	}
 	copy(w.lastDay, st.LastDay)

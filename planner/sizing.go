@@ -86,8 +86,10 @@ type Backlog float64
 // throughput, and a request arriving at t waits about backlog/C, so the
 // share late is the share of the span the backlog stays above
 // SLO.Latency·C; the rest wait as MissShare says. The backlog it returns
-// is capped at backlogCapLatencies × SLO.Latency of throughput, as
-// requests do not wait for ever: clients time out. A short overload is
+// is capped at backlogCapLatencies × the larger of SLO.Latency and one
+// second of throughput, as requests do not wait for ever: clients time
+// out. With no instances the backlog is returned as it was: nothing
+// serves it, and the share late is the steady one. A short overload is
 // absorbed by the latency the SLO allows instead of counting as wholly
 // late, and the minutes a burst's backlog takes to drain count too.
 // span ≤ 0 is MissShare with the backlog unchanged.

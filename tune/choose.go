@@ -255,7 +255,8 @@ func (t *Tuner) adopt(name string, now time.Time, why string) {
 // last hour too (still burning now), as SRE's multi-window burn-rate
 // alerts ask, so that a bad hour inside a good day does not trip it.
 // The guard then adopts the cheapest candidate that met the SLO over the
-// guard window, or the one that missed least when none did.
+// guard window and in the hour so far, or the one that missed least in
+// the hour when none did: the safer choice is the one that copes now.
 func (t *Tuner) trackLive(now time.Time) {
 	est := t.live.Estimated()
 	d := score{At: hourOf(now), Arrived: est.Arrived - t.lastEst.Arrived, Late: est.Late - t.lastEst.Late}
@@ -268,7 +269,7 @@ func (t *Tuner) trackLive(now time.Time) {
 	// A burn needs enough requests to be told from noise: ten misses'
 	// worth of the budget. Before the candidates are scored they all
 	// follow the same warm-up.
-	if t.tuneFrom == 0 || dayOf(now) < t.tuneFrom || w.Arrived*t.budget() < 10 ||
+	if t.tuneFrom == 0 || dayOf(now) < t.tuneFrom || now.Before(t.guardedAt.Add(t.guardCooldown())) || w.Arrived*t.budget() < 10 ||
 		w.missShare() <= limit || hour.missShare() <= limit {
 		return
 	}
@@ -277,35 +278,47 @@ func (t *Tuner) trackLive(now time.Time) {
 		if c.since.After(now.Add(-t.opts.GuardWindow)) {
 			continue // too new to judge
 		}
-		r := recentScore(c.recent, hourOf(now), hours)
-		if r.Arrived <= 0 {
+		r, hr := recentScore(c.recent, hourOf(now), hours), recentScore(c.recent, hourOf(now), 1)
+		if r.Arrived <= 0 || hr.Arrived <= 0 {
 			continue
 		}
 		if c.name == t.chosenName() {
-			current = r.missShare()
+			current = hr.missShare()
 		}
-		if r.missShare() <= t.budget() && r.Cost < bestCost {
+		if r.missShare() <= t.budget() && hr.missShare() <= t.budget() && r.Cost < bestCost {
 			best, bestCost = c.name, r.Cost
 		}
-		if m := r.missShare(); m < bestMiss {
+		if m := hr.missShare(); m < bestMiss {
 			fallback, bestMiss = c.name, m
 		}
 	}
-	held := "held the SLO there"
+	held := "held the SLO there and this hour"
 	if best == "" {
 		// None held it: move only to one that missed under half as much
 		// as the one in force, or the move buys nothing but churn.
 		if !(bestMiss <= current/2) {
 			return
 		}
-		best, held = fallback, fmt.Sprintf("missed least there (%s within the SLO)", percent(1-bestMiss))
+		best, held = fallback, fmt.Sprintf("missed least this hour (%s within the SLO)", percent(1-bestMiss))
 	}
 	if best == "" || best == t.chosenName() {
 		return
 	}
-	t.adopt(best, now, fmt.Sprintf("guard: the live pool spent the miss budget %.1f× as fast as allowed over the last %s and is still burning; %s %s",
-		w.missShare()/t.budget(), shortDuration(t.opts.GuardWindow), best, held))
-	t.liveRecent = nil // the burn is answered: judge the new choice afresh
+	span := "over the last " + shortDuration(t.opts.GuardWindow)
+	if since := now.Sub(t.guardedAt); since < t.opts.GuardWindow {
+		span = "in the " + shortDuration(since.Truncate(time.Minute)) + " since its last move"
+	}
+	t.adopt(best, now, fmt.Sprintf("guard: the live pool spent the miss budget %.1f× as fast as allowed %s and is still burning; %s %s",
+		w.missShare()/t.budget(), span, best, held))
+	t.liveRecent, t.guardedAt = nil, now // the burn is answered: judge the new choice afresh
+}
+
+// guardCooldown is how long the guard lets a choice it made run before it
+// judges it: a boot for the fleet it sized to arrive and a few minutes of
+// its own misses; sooner it would judge the old choice's queue, later it
+// would leave a wrong pick burning.
+func (t *Tuner) guardCooldown() time.Duration {
+	return max(t.base.Fleet.BootDelay, 5*time.Minute) + 5*time.Minute
 }
 
 // Choice is the tuner's state for the status page, the API and the

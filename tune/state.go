@@ -34,6 +34,7 @@ type State struct {
 	Candidates []CandidateState
 	LiveRecent []Score
 	LastEst    control.Estimate
+	GuardedAt  time.Time
 }
 
 // CandidateState is one candidate's record.
@@ -58,7 +59,7 @@ type Score struct {
 func (t *Tuner) State() State {
 	st := State{Version: StateVersion, Controller: t.live.State(), Chosen: t.chosen, FlatN: t.flatN, Why: t.why,
 		TunedDay: t.tunedDay, TuneFrom: t.tuneFrom, Started: t.started, PeakNeed: t.peakNeed,
-		LiveRecent: exportScores(t.liveRecent), LastEst: t.lastEst}
+		LiveRecent: exportScores(t.liveRecent), LastEst: t.lastEst, GuardedAt: t.guardedAt}
 	for _, c := range t.all() {
 		cs := CandidateState{Name: c.name, Flat: c.flat, Since: c.since, Adopted: c.adopted,
 			Days: exportScores(c.days), Recent: exportScores(c.recent)}
@@ -88,7 +89,7 @@ func (t *Tuner) Restore(st State) error {
 	}
 	t.chosen, t.flatN, t.why = st.Chosen, st.FlatN, st.Why
 	t.tunedDay, t.tuneFrom, t.peakNeed, t.lastEst = st.TunedDay, st.TuneFrom, st.PeakNeed, st.LastEst
-	t.liveRecent = importScores(st.LiveRecent)
+	t.liveRecent, t.guardedAt = importScores(st.LiveRecent), st.GuardedAt
 	t.started, t.pending = time.Time{}, nil // the twins start again at the next observation
 	byName := map[string]CandidateState{}
 	for _, cs := range st.Candidates {
@@ -154,7 +155,7 @@ func (st State) Encode() ([]byte, error) {
 }
 
 // DecodeState parses what Encode wrote, or the live controller's state
-// saved alone (control.State.Encode, from before the tuner): that reads
+// saved alone (control.State.Encode, as earlier releases saved it): that reads
 // as the controller's memory with the tuning started afresh, and fresh
 // is true. Corrupt input is an error, never a panic.
 func DecodeState(data []byte) (st State, fresh bool, err error) {

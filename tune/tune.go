@@ -168,7 +168,7 @@ func (s score) missShare() float64 {
 	if s.Arrived <= 0 {
 		return 0
 	}
-	return s.Late / s.Arrived
+	return min(max(s.Late/s.Arrived, 0), 1) // sums of many ticks may round past either end
 }
 
 // Tuner is one pool's walk-forward choice of policy. Not safe for
@@ -191,6 +191,9 @@ type Tuner struct {
 	// the last decision.
 	liveRecent []score
 	lastEst    control.Estimate
+	// guardedAt is when the guard last moved the choice; it waits
+	// guardCooldown before it judges the new one.
+	guardedAt time.Time
 	// peakNeed is the largest need observed, which sizes the flat grid.
 	peakNeed int
 	// pending are the refits the twins have yet to adopt, oldest first.
@@ -487,8 +490,10 @@ func (c *candidate) add(at time.Time, s score, o Options) {
 }
 
 // addScore adds s to the last entry of list when it is for the same
-// period, else appends it, keeping at most keep entries.
+// period, else appends it, keeping at most keep entries. A tick's
+// lateness is served minus within, which rounds to a hair below zero.
 func addScore(list []score, s score, keep int64) []score {
+	s.Late = max(s.Late, 0)
 	if n := len(list); n > 0 && list[n-1].At == s.At {
 		list[n-1].Cost += s.Cost
 		list[n-1].Arrived += s.Arrived

@@ -1,0 +1,456 @@
+package tune
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/fleetsim"
+	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/model/seasonal"
+	"github.com/prewarm/prewarm/planner"
+)
+
+// start is a Monday at midnight UTC.
+var start = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+
+// testPlan is a pool of 10 req/s instances sized by utilisation, booting
+// in 10 minutes, with the default SLO (99.5% within 10 s).
+func testPlan() planner.Config {
+	c := planner.DefaultConfig()
+	c.Fleet.RPSPerInstance = 10
+	c.Sizing = planner.SizingUtilisation
+	c.Fleet.BootDelay = 10 * time.Minute
+	return c
+}
+
+// fastSettings forecast with seasonal naive on the longest period that
+// has the history (the default model fits for tens of milliseconds).
+func fastSettings() control.Settings {
+	return control.Settings{NewModel: func(periods []int) model.Forecaster {
+		if len(periods) == 0 {
+			return seasonal.Naive{}
+		}
+		return seasonal.SeasonalNaive{Period: periods[len(periods)-1]}
+	}}
+}
+
+// newController is the live controller of testPlan with fast settings.
+func newController(t testing.TB, plan planner.Config) *control.Controller {
+	t.Helper()
+	ctl, err := control.New(plan, fastSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctl
+}
+
+// newTuner is a Tuner of testPlan ticking per minute, with opts' other
+// fields.
+func newTuner(t testing.TB, opts Options) *Tuner {
+	t.Helper()
+	opts.Sim.Tick = time.Minute
+	tu, err := New(newController(t, testPlan()), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tu
+}
+
+// rig drives a Tuner minute by minute on a live simulated pool, refitting
+// every three hours from the demand per half hour (mean), as the service
+// does.
+type rig struct {
+	tuner  *Tuner
+	live   *fleetsim.Sim
+	demand []float64 // per minute from start
+	i      int       // the next minute
+	// buckets is the demand per half hour so far (mean).
+	buckets []float64
+	// refits counts the refits made.
+	refits int
+}
+
+const (
+	bucket     = 30 * time.Minute
+	refitEvery = 3 * time.Hour
+	history    = 28 * 24 * time.Hour
+)
+
+func newRig(t testing.TB, tu *Tuner, demand []float64) *rig {
+	t.Helper()
+	plan := tu.Live().PlannerConfig()
+	o := fleetsim.Options{Planner: plan, Start: start, Tick: time.Minute, Initial: plan.InstancesFor(demand[0]), Stream: 7}
+	sim, err := fleetsim.New(o.WithDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{tuner: tu, live: sim, demand: demand}
+}
+
+// tick is one minute of the rig.
+type tick struct {
+	At   time.Time
+	Step planner.Step
+	Tick fleetsim.Tick
+}
+
+// run drives n minutes, calling each (when not nil) after every one.
+func (r *rig) run(t testing.TB, n int, each func(tick)) {
+	t.Helper()
+	ctx := context.Background()
+	per := int(bucket / time.Minute)
+	for end := r.i + n; r.i < end && r.i < len(r.demand); r.i++ {
+		at := start.Add(time.Duration(r.i) * time.Minute)
+		if r.i > 0 && r.i%per == 0 {
+			sum := 0.0
+			for _, v := range r.demand[r.i-per : r.i] {
+				sum += v
+			}
+			r.buckets = append(r.buckets, sum/float64(per))
+		}
+		if r.i > 0 && at.Sub(start)%refitEvery == 0 {
+			h := r.buckets[max(0, len(r.buckets)-int(history/bucket)):]
+			if _, err := r.tuner.Refit(at, h); err != nil {
+				t.Fatalf("refit at %v: %v", at, err)
+			}
+			r.refits++
+		}
+		current := r.live.Counts().Desired
+		var st planner.Step
+		if obs, ok := r.live.Latest(); ok {
+			st = r.tuner.Decide(ctx, at, obs, current)
+		} else {
+			st = r.tuner.Hold(at, current, "no metrics")
+		}
+		if st.Desired != current {
+			if _, _, err := r.live.Apply(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tk := r.live.Serve(r.demand[r.i], true)
+		if each != nil {
+			each(tick{At: at, Step: st, Tick: tk})
+		}
+	}
+}
+
+// now is the start of the rig's next minute.
+func (r *rig) now() time.Time { return start.Add(time.Duration(r.i) * time.Minute) }
+
+func minutes(g datasets.Synthetic, days int) []float64 {
+	return g.Generate(start, time.Minute, days*24*60).Values
+}
+
+// daily is the default generator without weekends, flash crowds or trend:
+// one smooth daily rhythm.
+func daily() datasets.Synthetic {
+	g := datasets.DefaultSynthetic()
+	g.WeekendRatio, g.FlashCrowdsPerWeek, g.TrendPerWeek = 1, 0, 0
+	return g
+}
+
+// Options out of range are refused with the YAML key under tune: that
+// is wrong, and the defaults pass.
+func TestOptionsValidateNamesTheKey(t *testing.T) {
+	day := 24 * time.Hour
+	cases := []struct {
+		name string
+		edit func(*Options)
+		key  string
+	}{
+		{"defaults", func(*Options) {}, ""},
+		{"short window", func(o *Options) { o.Window = 3 * day }, "window"},
+		{"long window", func(o *Options) { o.Window = 60 * day }, "window"},
+		{"history beyond the window", func(o *Options) { o.MinHistory = 20 * day }, "min_history"},
+		{"negative margin", func(o *Options) { o.Margin = -0.1 }, "margin"},
+		{"margin NaN", func(o *Options) { o.Margin = math.NaN() }, "margin"},
+		{"half-life of an hour", func(o *Options) { o.HalfLife = time.Hour }, "half_life"},
+		{"no half-life", func(o *Options) { o.HalfLife = -1 }, ""},
+		{"trim", func(o *Options) { o.Trim = 4 }, "trim"},
+		{"slack", func(o *Options) { o.Slack = 3 }, "slack"},
+		{"hysteresis", func(o *Options) { o.Hysteresis = 0.6 }, "hysteresis"},
+		{"guard window", func(o *Options) { o.GuardWindow = time.Hour }, "guard_window"},
+		{"guard burn", func(o *Options) { o.GuardBurn = 0.5 }, "guard_burn"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := Options{}.WithDefaults()
+			c.edit(&o)
+			err := o.Validate()
+			var oe *OptionError
+			switch {
+			case c.key == "" && err != nil:
+				t.Fatalf("Validate: %v; want no error", err)
+			case c.key == "":
+			case !errors.As(err, &oe) || oe.Key != c.key:
+				t.Fatalf("Validate: %v; want an error naming tune.%s", err, c.key)
+			case !strings.HasPrefix(err.Error(), "tune."+c.key+": "):
+				t.Errorf("message %q does not start with the key", err)
+			}
+		})
+	}
+}
+
+// Kind folds the grids' names into their kind and keeps the others.
+func TestKind(t *testing.T) {
+	for name, want := range map[string]string{
+		"flat 12": Flat, "reactive 80%/40%/15%": Reactive, Hybrid: Hybrid,
+		"forecast-only-additive": "forecast-only-additive", "flatter": "flatter",
+	} {
+		if got := Kind(name); got != want {
+			t.Errorf("Kind(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// On a smooth daily rhythm the tuner keeps a forecast candidate once the
+// candidates have a week's history, and its choice is one of the
+// standings, marked, with a reason.
+func TestTunerKeepsAForecastOnSmoothDemand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays two weeks; skipped with -short")
+	}
+	tu := newTuner(t, Options{})
+	r := newRig(t, tu, minutes(daily(), 14))
+	r.run(t, 14*24*60, nil)
+	ch := tu.Choice(r.now())
+	if k := Kind(ch.Candidate); k == Flat || k == Reactive || k == ReactiveSurge {
+		t.Errorf("after two smooth weeks the choice is %s (%s); want a forecast candidate", ch.Candidate, ch.Why)
+	}
+	checkChoice(t, ch)
+}
+
+// checkChoice wants exactly one standing marked chosen, the one named,
+// and a reason.
+func checkChoice(t *testing.T, ch Choice) {
+	t.Helper()
+	chosen := 0
+	for _, s := range ch.Candidates {
+		if s.Chosen {
+			chosen++
+			if s.Name != ch.Candidate {
+				t.Errorf("standing %q is marked chosen; the choice is %q", s.Name, ch.Candidate)
+			}
+		}
+		if s.SLO < 0 || s.SLO > 1 || s.Cost < 0 {
+			t.Errorf("standing %+v out of range", s)
+		}
+	}
+	if chosen != 1 || ch.Why == "" {
+		t.Errorf("%d standings marked chosen, why %q; want one and a reason", chosen, ch.Why)
+	}
+}
+
+// On isolated per-minute spikes no forecast pays for its headroom: the
+// tuner leaves the hybrid for a candidate that met the SLO for less, and
+// the live pool's attainment after the first week meets the SLO.
+func TestTunerLeavesTheHybridOnSpikes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays two weeks; skipped with -short")
+	}
+	tu := newTuner(t, Options{})
+	r := newRig(t, tu, minutes(datasets.SpikySynthetic(), 14))
+	var arrived, late float64
+	r.run(t, 14*24*60, func(k tick) {
+		if k.At.After(start.Add(7 * 24 * time.Hour)) {
+			arrived += k.Tick.Arrived
+			late += k.Tick.Late()
+		}
+	})
+	ch := tu.Choice(r.now())
+	if Kind(ch.Candidate) == Hybrid {
+		t.Errorf("after two weeks of spikes the choice is still %s (%s)", ch.Candidate, ch.Why)
+	}
+	if got := 1 - late/arrived; got < 0.995 {
+		t.Errorf("the live pool served %.3f%% within the SLO in the second week; want ≥ 99.5%%", 100*got)
+	}
+	checkChoice(t, ch)
+}
+
+// A level shift (demand doubles for good) trips the guard within hours,
+// not at the next daily choice; a single hour at 1.3× inside a good day
+// does not.
+func TestGuardAnswersLevelShiftsNotOneBadHour(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays eight days; skipped with -short")
+	}
+	shiftAt := start.Add(5*24*time.Hour + 8*time.Hour)
+	cases := []struct {
+		name   string
+		factor func(at time.Time) float64
+		guard  bool
+	}{
+		{"demand doubles", func(at time.Time) float64 {
+			if at.After(shiftAt) {
+				return 2
+			}
+			return 1
+		}, true},
+		{"one hour at 1.3×", func(at time.Time) float64 {
+			if at.After(shiftAt) && at.Before(shiftAt.Add(time.Hour)) {
+				return 1.3
+			}
+			return 1
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := minutes(daily(), 8)
+			for i := range d {
+				d[i] *= c.factor(start.Add(time.Duration(i) * time.Minute))
+			}
+			tu := newTuner(t, Options{})
+			r := newRig(t, tu, d)
+			var tripped time.Time
+			r.run(t, len(d), func(k tick) {
+				if tripped.IsZero() && k.At.After(shiftAt) && strings.Contains(tu.Choice(k.At).Why, "guard:") {
+					tripped = k.At
+				}
+			})
+			switch {
+			case c.guard && tripped.IsZero():
+				t.Errorf("the guard never moved after the shift; choice %s (%s)", tu.Candidate(), tu.Choice(r.now()).Why)
+			case c.guard && tripped.Sub(shiftAt) > 36*time.Hour:
+				t.Errorf("the guard moved %v after the shift; want within 36h", tripped.Sub(shiftAt))
+			case !c.guard && !tripped.IsZero():
+				t.Errorf("the guard moved at %v: %s", tripped, tu.Choice(tripped).Why)
+			}
+		})
+	}
+}
+
+// What State keeps survives Encode and DecodeState, and a tuner restored
+// from it makes the same choice for the same reason, with the same
+// standings.
+func TestStateRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays nine days; skipped with -short")
+	}
+	tu := newTuner(t, Options{})
+	r := newRig(t, tu, minutes(datasets.SpikySynthetic(), 9))
+	r.run(t, 9*24*60, nil)
+	data, err := tu.State().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, fresh, err := DecodeState(data)
+	if err != nil || fresh {
+		t.Fatalf("DecodeState: fresh %v, %v", fresh, err)
+	}
+	back := newTuner(t, Options{})
+	if err := back.Restore(st); err != nil {
+		t.Fatal(err)
+	}
+	want, got := tu.Choice(r.now()), back.Choice(r.now())
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("restored choice\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// The live controller's state saved alone (as earlier releases did)
+// decodes as that memory with the tuning started afresh; corrupt blobs and
+// out-of-range scores are errors.
+func TestDecodeState(t *testing.T) {
+	ctl := newController(t, testPlan())
+	alone, err := ctl.State().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, fresh, err := DecodeState(alone)
+	if err != nil || !fresh || st.Chosen != Hybrid || st.Version != StateVersion {
+		t.Errorf("the controller's state alone: fresh %v, chosen %q, version %d, %v; want fresh, hybrid", fresh, st.Chosen, st.Version, err)
+	}
+	good := State{Version: StateVersion, Controller: ctl.State(), Chosen: Hybrid}
+	cases := []struct {
+		name string
+		edit func(*State)
+	}{
+		{"negative cost", func(s *State) { s.Candidates = []CandidateState{{Name: Hybrid, Days: []Score{{Cost: -1}}}} }},
+		{"NaN arrivals", func(s *State) { s.LiveRecent = []Score{{Arrived: math.NaN()}} }},
+		{"infinite lateness", func(s *State) {
+			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Recent: []Score{{Late: math.Inf(1)}}}}
+		}},
+		{"negative flat size", func(s *State) { s.FlatN = -2 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := good
+			c.edit(&s)
+			data, err := s.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := DecodeState(data); err == nil {
+				t.Error("DecodeState accepted it")
+			}
+		})
+	}
+	if _, _, err := DecodeState([]byte("not a state")); err == nil {
+		t.Error("DecodeState accepted garbage")
+	}
+}
+
+// DecodeState never panics, and what it accepts encodes and decodes to
+// the same state.
+func FuzzDecodeState(f *testing.F) {
+	ctl, err := control.New(testPlan(), fastSettings())
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, st := range []State{
+		{Version: StateVersion, Controller: ctl.State(), Chosen: Hybrid},
+		{Version: StateVersion, Controller: ctl.State(), Chosen: Flat, FlatN: 4,
+			Candidates: []CandidateState{{Name: "flat 4", Flat: 4, Days: []Score{{At: 20000, Cost: 3, Arrived: 100, Late: 1}}}}},
+	} {
+		data, err := st.Encode()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	if alone, err := ctl.State().Encode(); err == nil {
+		f.Add(alone)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, _, err := DecodeState(data)
+		if err != nil {
+			return
+		}
+		again, err := st.Encode()
+		if err != nil {
+			t.Fatalf("an accepted state does not encode: %v", err)
+		}
+		back, _, err := DecodeState(again)
+		if err != nil {
+			t.Fatalf("an accepted state does not decode again: %v", err)
+		}
+		a, _ := back.Encode()
+		if !bytes.Equal(a, again) {
+			t.Error("decoding and encoding again changed the state")
+		}
+	})
+}
+
+// BenchmarkTunerDay is the tuner's price per pool and simulated day at a
+// one-minute decision interval: the replay of every candidate's twin and
+// the daily choice (the live pool's simulation is in the figure too).
+func BenchmarkTunerDay(b *testing.B) {
+	tu := newTuner(b, Options{})
+	days := 8 + b.N
+	r := newRig(b, tu, minutes(datasets.SpikySynthetic(), days))
+	r.run(b, 8*24*60, nil) // the candidates are scored from here
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r.run(b, 24*60, nil)
+	}
+	b.ReportMetric(float64(len(tu.all())), "twins")
+}
