@@ -47,12 +47,16 @@ type SuiteEntry struct {
 	// replayed on the second; Baseline is the one of them a team would
 	// have kept: the cheaper of those that reach the target on the second
 	// half, else the one with the higher attainment.
-	Reactive, Flat, Baseline Choice
+	Reactive Choice `json:"reactive"`
+	Flat     Choice `json:"flat"`
+	Baseline Choice `json:"baseline"`
 	// HindsightReactive and HindsightFlat are each chosen on the second
 	// half itself: what knowing the future of the trace would buy.
-	HindsightReactive, HindsightFlat Choice
+	HindsightReactive Choice `json:"hindsight_reactive"`
+	HindsightFlat     Choice `json:"hindsight_flat"`
 	// Oracle knows the future demand; Static holds the peak's fleet.
-	Oracle, Static Result
+	Oracle Result `json:"oracle"`
+	Static Result `json:"static"`
 	// VsBaseline and VsOracle are the hybrid's cost over the baseline's
 	// and the oracle's.
 	VsBaseline float64 `json:"hybrid_vs_baseline"`
@@ -80,7 +84,7 @@ type SuiteReport struct {
 
 // RunSuite scores the default hybrid policy against the plans a team
 // could make without a forecast, causally, on every case. Each trace is
-// split at the midnight nearest its middle. On the first half, the
+// split at the UTC midnight at or before its middle. On the first half, the
 // cheapest reactive setting of the frontier's grid and the cheapest flat
 // fleet that reach the case's SLO target are chosen (the closest when
 // none does); both are replayed over the whole trace and scored on the
@@ -97,7 +101,9 @@ func RunSuite(ctx context.Context, cases []SuiteCase, progress func(done int, e 
 		if err != nil {
 			return rep, fmt.Errorf("backtest: suite: %s: %w", c.Trace.Name, err)
 		}
-		rep.SLOTarget = c.Config.Planner.SLO.Quantile
+		if i == 0 {
+			rep.SLOTarget = c.Config.Planner.SLO.Quantile // the suite's cases share one target
+		}
 		rep.Entries = append(rep.Entries, e)
 		if progress != nil {
 			progress(i+1, e)
@@ -110,7 +116,7 @@ func RunSuite(ctx context.Context, cases []SuiteCase, progress func(done int, e 
 // summarise fills the worst trace, the geometric mean and the misses.
 func (rep *SuiteReport) summarise() {
 	logSum, n := 0.0, 0
-	rep.WorstVsBaseline = 0
+	rep.Worst, rep.WorstVsBaseline, rep.MissedSLO = "", 0, nil
 	for _, e := range rep.Entries {
 		if !e.MeetsSLO {
 			rep.MissedSLO = append(rep.MissedSLO, e.Trace)

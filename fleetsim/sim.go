@@ -270,6 +270,8 @@ type metricsFeed struct {
 	lag     time.Duration
 	queue   []fedObservation
 	current fedObservation
+	// compactAbove is the queue's length that starts a compaction.
+	compactAbove int
 }
 
 type fedObservation struct {
@@ -278,16 +280,19 @@ type fedObservation struct {
 }
 
 func newMetricsFeed(lag time.Duration) *metricsFeed {
-	return &metricsFeed{lag: max(lag, 0)}
+	return &metricsFeed{lag: max(lag, 0), compactAbove: 64}
 }
 
 func (m *metricsFeed) push(obs planner.Observation, ok bool) {
 	m.queue = append(m.queue, fedObservation{obs: obs, ok: ok})
-	if len(m.queue) > 64 {
+	if len(m.queue) > m.compactAbove {
 		// Nobody has read the feed for a while (a fixed fleet): what is
 		// visible at the newest observation's time supersedes the rest.
+		// append reallocates the live part once the front's space runs
+		// out, so the queue's memory stays bounded; the next compaction
+		// waits until it doubles, so a long lag costs no copy per tick.
 		m.latest(obs.At)
-		m.queue = append(m.queue[:0:0], m.queue...)
+		m.compactAbove = max(64, 2*len(m.queue))
 	}
 }
 

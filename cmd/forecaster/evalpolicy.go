@@ -177,21 +177,35 @@ func writeSuiteTable(w io.Writer, rep backtest.SuiteReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return writeSuiteSummary(w, rep.Worst, rep.WorstVsBaseline, rep.GeoMeanVsBaseline, len(rep.Entries), rep.MissedSLO)
+	return writeSuiteSummary(w, rep.Worst, rep.WorstVsBaseline, rep.GeoMeanVsBaseline, rep.Entries, rep.MissedSLO)
 }
 
 // suiteRow is one trace's line of the suite table.
 func suiteRow(e backtest.SuiteEntry) string {
 	h, b := e.Hybrid, e.Baseline
-	bar := "ok"
-	if !e.MeetsSLO {
-		bar = "SLO missed"
-	}
+	bar := barOf(e)
 	return fmt.Sprintf("%s\t%s\t%.1f%%\t%.3f%%\t%s %.1f%%\t%.3f%%\t%s\t%.1f%% (%.2f%%)\t%.1f%% (%s)\t%.1f%%\t%.3f×\t%.2f×\t%s",
 		e.Trace, e.ScoredFrom.Format(time.DateOnly), 100*h.CostVsStatic, 100*h.SLOAttainment, b.Policy, 100*b.Scored.CostVsStatic,
 		100*b.Scored.SLOAttainment, choiceSettings(b), 100*e.HindsightReactive.Scored.CostVsStatic,
 		100*e.HindsightReactive.Scored.SLOAttainment, 100*e.HindsightFlat.Scored.CostVsStatic,
 		e.HindsightFlat.Settings["instances"], 100*e.Oracle.CostVsStatic, e.VsBaseline, e.VsOracle, bar)
+}
+
+// barOf says whether a trace meets the suite's bar: the SLO (the target,
+// or the baseline's attainment where that falls short) at no more than
+// the baseline's cost.
+func barOf(e backtest.SuiteEntry) string {
+	var failed []string
+	if !e.MeetsSLO {
+		failed = append(failed, "SLO missed")
+	}
+	if e.VsBaseline > 1 {
+		failed = append(failed, "costs more")
+	}
+	if len(failed) == 0 {
+		return "met"
+	}
+	return strings.Join(failed, ", ")
 }
 
 // choiceSettings names a baseline's setting: the flat size, or the
@@ -203,10 +217,22 @@ func choiceSettings(c backtest.Choice) string {
 	return formatSettings(c.Settings)
 }
 
-func writeSuiteSummary(w io.Writer, worst string, worstRatio, geomean float64, n int, missed []string) error {
-	_, err := fmt.Fprintf(w, "\nworst: %s at %.3f× its baseline; geometric mean %.3f× over %d traces", worst, worstRatio, geomean, n)
+// writeSuiteSummary prints the summary line: the worst trace, the
+// geometric mean, and the traces below the SLO bar or above their
+// baseline's cost.
+func writeSuiteSummary(w io.Writer, worst string, worstRatio, geomean float64, entries []backtest.SuiteEntry, missed []string) error {
+	_, err := fmt.Fprintf(w, "\nworst: %s at %.3f× its baseline; geometric mean %.3f× over %d traces", worst, worstRatio, geomean, len(entries))
 	if err == nil && len(missed) > 0 {
 		_, err = fmt.Fprintf(w, "; below the SLO bar (the target, or the baseline's attainment where it falls short): %s", strings.Join(missed, ", "))
+	}
+	var over []string
+	for _, e := range entries {
+		if e.VsBaseline > 1 {
+			over = append(over, e.Trace)
+		}
+	}
+	if err == nil && len(over) > 0 {
+		_, err = fmt.Fprintf(w, "; above the baseline's cost: %s", strings.Join(over, ", "))
 	}
 	if err == nil {
 		_, err = fmt.Fprintln(w)
@@ -223,10 +249,7 @@ func writeLOTOTable(w io.Writer, rep backtest.LOTOReport) error {
 	fmt.Fprintln(tw, "trace\tchosen without it\thybrid\tSLO\tbaseline\tits SLO\thybrid ÷ baseline\t÷ oracle\tbar")
 	for _, le := range rep.Entries {
 		e := le.Entry
-		bar := "ok"
-		if !e.MeetsSLO {
-			bar = "SLO missed"
-		}
+		bar := barOf(e)
 		fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.3f%%\t%s %.1f%%\t%.3f%%\t%.3f×\t%.2f×\t%s\n", e.Trace, le.Chosen, 100*e.Hybrid.CostVsStatic,
 			100*e.Hybrid.SLOAttainment, e.Baseline.Policy, 100*e.Baseline.Scored.CostVsStatic, 100*e.Baseline.Scored.SLOAttainment,
 			e.VsBaseline, e.VsOracle, bar)
@@ -234,5 +257,9 @@ func writeLOTOTable(w io.Writer, rep backtest.LOTOReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return writeSuiteSummary(w, rep.Worst, rep.WorstVsBaseline, rep.GeoMeanVsBaseline, len(rep.Entries), rep.MissedSLO)
+	entries := make([]backtest.SuiteEntry, len(rep.Entries))
+	for i, le := range rep.Entries {
+		entries[i] = le.Entry
+	}
+	return writeSuiteSummary(w, rep.Worst, rep.WorstVsBaseline, rep.GeoMeanVsBaseline, entries, rep.MissedSLO)
 }
