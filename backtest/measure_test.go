@@ -13,7 +13,7 @@ import (
 	"github.com/prewarm/prewarm/planner"
 )
 
-// This file holds the measurements behind issue 8's closing note. They are
+// This file holds the measurements behind docs/scaling.md. They are
 // tests that skip unless asked for, since they replay the shared traces
 // many times (minutes each):
 //
@@ -167,7 +167,7 @@ var ablations = []variant{
 	{"D-no-warmup", func(c *Config) { c.Planner.Bounds.NoWarmUpPeak = true; c.Planner.Bounds.WarmUpWidening = 1 }},
 	{"D-no-slo-rule", func(c *Config) { c.Planner.Reactive.IgnoreSLO = true }},
 	{"D-utilisation", func(c *Config) { c.Planner.Sizing = planner.SizingUtilisation }},
-	// The retune after the forecaster's rewrite (issue 13), undone one at
+	// The retune after the forecaster's rewrite, undone one at
 	// a time: the calibration's carry past the top quantile, and the
 	// defaults TestTune chose on the first halves.
 	{"D-no-carry", func(c *Config) { c.Planner.Calibration.Carry = -1 }},

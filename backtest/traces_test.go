@@ -78,7 +78,7 @@ func barConfig(tr Trace, staticPeak int) Config {
 	return cfg
 }
 
-// The acceptance bars of issue 8, with the issue's command (`forecaster
+// The acceptance bars of the recorded traces, with the documented command (`forecaster
 // backtest --input F --counts --step S --peak-instances 20 --boot 10m
 // --slo 10s --frontier`) and every default untouched:
 //   - the default hybrid serves at least 99.5% of requests within the SLO

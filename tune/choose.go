@@ -11,13 +11,18 @@ import (
 )
 
 // Flat grid: the fixed sizes replayed, from flatLow of the largest need
-// observed up to that need, at most maxFlats of them.
+// observed up to that need, on a lattice of multiples of a power of two
+// chosen so that at most about maxFlats lie in the range, and the need
+// itself.
 const (
 	flatLow  = 0.25
 	maxFlats = 20
 )
 
-// growFlats adds the flat sizes a new largest need calls for.
+// growFlats fits the flat grid to a new largest need. The lattice's step
+// only doubles as the need grows, so most sizes keep their twins and
+// their history; sizes off the new lattice are dropped, but for the one
+// in force.
 func (t *Tuner) growFlats(from time.Time, rps float64) {
 	need := clamp(t.base, t.base.InstancesFor(rps))
 	if need <= t.peakNeed {
@@ -25,9 +30,16 @@ func (t *Tuner) growFlats(from time.Time, rps float64) {
 	}
 	t.peakNeed = need
 	lo := max(t.base.Fleet.MinInstances, 1, int(math.Ceil(flatLow*float64(need))))
-	step := max(1, (need-lo+maxFlats-1)/maxFlats)
-	for n := need; n >= lo; n -= step {
-		if !slices.ContainsFunc(t.flats, func(c *candidate) bool { return c.flat == n }) {
+	step := 1
+	for (need-lo)/step > maxFlats {
+		step *= 2
+	}
+	onGrid := func(n int) bool { return n == need || (n >= lo && n%step == 0) }
+	t.flats = slices.DeleteFunc(t.flats, func(c *candidate) bool {
+		return !onGrid(c.flat) && !(t.chosen == Flat && t.flatN == c.flat)
+	})
+	for n := need; n >= lo; n-- {
+		if onGrid(n) && !slices.ContainsFunc(t.flats, func(c *candidate) bool { return c.flat == n }) {
 			if twin := t.newTwin(from, n, uint64(1000+n)); twin != nil {
 				t.flats = append(t.flats, &candidate{name: flatName(n), flat: n, twin: twin, since: from})
 			}

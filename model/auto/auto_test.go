@@ -263,7 +263,7 @@ func BenchmarkForecastM4(b *testing.B) {
 }
 
 // BenchmarkEvaluateM4 is the whole 'forecaster eval m4' run of auto: all
-// 414 M4 Hourly series, in parallel over GOMAXPROCS. Issue 13's bar is
+// 414 M4 Hourly series, in parallel over GOMAXPROCS. The bar is
 // 15 ms a series on 2 cores (6.2 s for the run); it reports ms/series.
 // Run with -cpu 2 -benchtime=1x.
 func BenchmarkEvaluateM4(b *testing.B) {
@@ -298,7 +298,7 @@ func perMinuteSeries() []float64 {
 
 // BenchmarkForecastPerMinute times auto on four weeks of per-minute
 // demand (40,320 points, periods 1440 and 10080), forecasting an hour:
-// issue 13's bar is 1 s. testdata/r_speed.R times R on the same series.
+// the bar is 1 s. testdata/r_speed.R times R on the same series.
 func BenchmarkForecastPerMinute(b *testing.B) {
 	x := perMinuteSeries()
 	f := New(Config{Step: time.Minute})

@@ -151,7 +151,7 @@ func TestValidationOrigins(t *testing.T) {
 	}
 }
 
-// The pool holds the members for hourly data with four weeks.
+// The pool holds the design's members for hourly data with four weeks.
 func TestPoolMembers(t *testing.T) {
 	x := demand(24*35, 8)
 	var names []string

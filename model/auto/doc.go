@@ -102,7 +102,7 @@
 //   - then 4 scored horizons in the Holt-Winters criterion instead of 8
 //     (0.4145 against 0.4140, traces 0.839 against 0.845); the figures in
 //     the list above were measured with 8;
-//   - last, for the service's refit round (issue 9), three cuts of time
+//   - last, for the service's refit round, three cuts of time
 //     applied one after the other (holdout OWA; traces' first half;
 //     time of one refit of 28 days at 30 minutes): the whole history
 //     0.4145, 0.8387, 25 ms; minTail 960 instead of 2000: the same, 22 ms;
@@ -118,7 +118,7 @@
 //
 // The validation weights 18.383 and 2.395 are the published Naive2
 // averages on the M4 Hourly test set, used only as units. The earlier
-// design (issue 2) was shaped while looking at the official test; of its
+// design was shaped while looking at the official test; of its
 // constants that remain (the shapes in the pool, the eight calibration
 // origins) none was re-tuned, and the figures above show the holdout
 // agreeing.

@@ -4,7 +4,7 @@ import "testing"
 
 // BenchmarkFitDoubleSeasonalMinute fits a double-seasonal model (periods
 // 1440 and 10080, AR(1) errors) to 4 weeks of synthetic per-minute data,
-// 40,320 points: the speed bar. "multiplicative" is dshw's form
+// 40,320 points: the speed bar. "multiplicative" is dshw's form
 // estimated one step ahead; "additive-h60" is the default Forecaster's
 // form estimated over a 60-minute horizon.
 func BenchmarkFitDoubleSeasonalMinute(b *testing.B) {
