@@ -53,9 +53,15 @@ func (t *Tuner) growFlats(from time.Time, rps float64) {
 // all alike), and says how many whole days it replayed there.
 func (c *candidate) window(today, days, from int64, halfLife float64, trim int) (w score, age int64) {
 	first := max(today-days, from, dayOf(c.since)+1)
-	left := worstDays(c.days, first, today, trim)
+	return c.sum(first, today, today, halfLife, trim), max(today-first, 0)
+}
+
+// sum adds up the days of [first, until), but for the trim worst, each
+// weighted by half per halfLife days of age before today.
+func (c *candidate) sum(first, until, today int64, halfLife float64, trim int) (w score) {
+	left := worstDays(c.days, first, until, trim)
 	for _, d := range c.days {
-		if d.At < first || d.At >= today || slices.Contains(left, d.At) {
+		if d.At < first || d.At >= until || slices.Contains(left, d.At) {
 			continue
 		}
 		k := 1.0
@@ -66,7 +72,35 @@ func (c *candidate) window(today, days, from int64, halfLife float64, trim int) 
 		w.Arrived += k * d.Arrived
 		w.Late += k * d.Late
 	}
-	return w, max(today-first, 0)
+	return w
+}
+
+// flatWindow is window for a flat size, which the grid may have added
+// at a new peak, after the window began: the days before it was born
+// are charged as the largest smaller size that replayed them served
+// them (at least as many misses as this size would have had) at this
+// size's price. Otherwise a size born after a burst would be compared,
+// spotless, with candidates that lived through the burst.
+func (t *Tuner) flatWindow(c *candidate, today, days int64, halfLife float64) (w score, age int64) {
+	w, age = c.window(today, days, t.tuneFrom, halfLife, t.opts.Trim)
+	start, born := max(today-days, t.tuneFrom), dayOf(c.since)+1
+	if born <= start {
+		return w, age
+	}
+	var proxy *candidate
+	for _, p := range t.flats { // smallest first
+		if p.flat < c.flat && dayOf(p.since)+1 <= start {
+			proxy = p
+		}
+	}
+	if proxy == nil {
+		return w, age
+	}
+	pre := proxy.sum(start, min(born, today), today, halfLife, 0)
+	w.Cost += pre.Cost * float64(c.flat) / float64(proxy.flat)
+	w.Arrived += pre.Arrived
+	w.Late += pre.Late
+	return w, max(today-start, 0)
 }
 
 // worstDays are the days of [first, today) with the highest miss shares,
@@ -114,7 +148,8 @@ func recentScore(list []score, hour, hours int64) score {
 // status page and the API show it.
 type Standing struct {
 	Name string `json:"name"`
-	// Days is how many whole days of the window it was replayed.
+	// Days is how many whole days of the window it is scored on (a flat
+	// size added at a new peak: with the days a smaller one replayed).
 	Days int `json:"days"`
 	// Cost is what its twin cost over those days, in the prices'
 	// currency, and SLO the share of its requests served within the SLO.
@@ -132,8 +167,12 @@ func (t *Tuner) standings(now time.Time) []Standing {
 	today, days := dayOf(now), int64(t.opts.Window/(24*time.Hour))
 	minDays := int64(t.opts.MinHistory / (24 * time.Hour))
 	limit := (1 - t.opts.Margin) * t.budget()
+	halfLife := t.opts.HalfLife.Hours() / 24
 	stand := func(c *candidate) Standing {
-		w, age := c.window(today, days, t.tuneFrom, t.opts.HalfLife.Hours()/24, t.opts.Trim)
+		w, age := c.window(today, days, t.tuneFrom, halfLife, t.opts.Trim)
+		if c.flat > 0 {
+			w, age = t.flatWindow(c, today, days, halfLife)
+		}
 		s := Standing{Name: c.name, Days: int(max(age, 0)), Cost: w.Cost, SLO: 1 - w.missShare()}
 		// A fixed rule must leave the margin unspent; a calibrated one
 		// may overrun the budget by Slack, as it corrects itself.
@@ -203,8 +242,10 @@ func (t *Tuner) tune(now time.Time) {
 // left Margin of the miss budget unspent (a calibrated one: when it ran
 // no more than calibratedSlack past the budget). The candidate in force
 // stays while it qualifies and nothing qualifies at Hysteresis less cost;
-// otherwise the cheapest that qualifies is adopted, and when none does,
-// the one that missed least.
+// otherwise the cheapest that qualifies is adopted. When none does, the
+// misses that no candidate avoided are not the budget's to spend: the
+// cheapest whose misses beyond the least-missing one's fit in the
+// budget's unspent part (1 − Margin of it) is adopted.
 func (t *Tuner) choose(now time.Time) {
 	st := t.standings(now)
 	current := slices.IndexFunc(st, func(s Standing) bool { return s.Chosen })
@@ -222,15 +263,25 @@ func (t *Tuner) choose(now time.Time) {
 		why = fmt.Sprintf("cheapest that met the SLO over %d days: %s at %s (%s)",
 			st[best].Days, st[best].Name, percent(st[best].SLO), costs(st, best))
 	} else {
+		least := -1
 		for i, s := range st {
-			if t.hasHistory(s) && (best < 0 || s.SLO > st[best].SLO) {
+			if t.hasHistory(s) && (least < 0 || s.SLO > st[least].SLO) {
+				least = i
+			}
+		}
+		if least < 0 {
+			return
+		}
+		// The misses no candidate avoided are not the budget's to spend:
+		// take the cheapest whose misses beyond the least fit in it.
+		best = least
+		for i, s := range st {
+			if t.hasHistory(s) && st[least].SLO-s.SLO <= (1-t.opts.Margin)*t.budget() && s.Cost < st[best].Cost {
 				best = i
 			}
 		}
-		if best < 0 {
-			return
-		}
-		why = fmt.Sprintf("none met the SLO over the last %d days; %s missed least: %s", st[best].Days, st[best].Name, percent(st[best].SLO))
+		why = fmt.Sprintf("none met the SLO over the last %d days; %s missed least (%s), %s missed at most the budget more: %s",
+			st[least].Days, st[least].Name, percent(st[least].SLO), st[best].Name, percent(st[best].SLO))
 	}
 	if best != current {
 		t.adopt(st[best].Name, now, why)

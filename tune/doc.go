@@ -13,15 +13,18 @@
 // the same observations the live controller sees. Each twin's cost and
 // requests served late are kept per day. Once a day the tuner adopts the
 // cheapest candidate whose last Window days left at least Margin of the
-// miss budget unspent (the safest one when none did), and the live
-// controller follows it (control.Controller.Follow). Between tunings a
-// guard watches the live miss estimate: when the budget burns faster than
-// GuardBurn times its allowed rate over GuardWindow (SRE's multi-window
-// burn-rate alert), the tuner moves at once to the candidate that missed
-// least over that window.
+// miss budget unspent (when none did, the cheapest whose misses beyond the
+// least-missing one's fit in that unspent part), and the live controller
+// follows it (control.Controller.Follow). Between tunings a guard watches
+// the live miss estimate: when the budget burns faster than GuardBurn
+// times its allowed rate over GuardWindow and in the current hour (SRE's
+// multi-window burn-rate alert), the tuner moves at once to the cheapest
+// candidate that held the SLO over that window and the hour so far.
 //
 // The flat candidate is a grid of fixed fleet sizes, each replayed; the
-// candidate is the smallest size whose window qualifies. Everything is
+// candidate is the smallest size whose window qualifies. A size added at a
+// new peak is charged, for the days before it, what a smaller size that
+// lived through them missed. Everything is
 // causal: a day's choice reads only the days before it, so the backtest
 // (whose hybrid policy is a Tuner) scores what `forecaster serve` would
 // have done.
