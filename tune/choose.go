@@ -81,8 +81,8 @@ func (c *candidate) sum(first, until, today int64, halfLife float64, trim int) (
 // them (at least as many misses as this size would have had) at this
 // size's price. Otherwise a size born after a burst would be compared,
 // spotless, with candidates that lived through the burst.
-func (t *Tuner) flatWindow(c *candidate, today, days int64, halfLife float64) (w score, age int64) {
-	w, age = c.window(today, days, t.tuneFrom, halfLife, t.opts.Trim)
+func (t *Tuner) flatWindow(c *candidate, today, days int64, halfLife float64, trim int) (w score, age int64) {
+	w, age = c.window(today, days, t.tuneFrom, halfLife, trim)
 	start, born := max(today-days, t.tuneFrom), dayOf(c.since)+1
 	if born <= start {
 		return w, age
@@ -163,15 +163,19 @@ type Standing struct {
 
 // standings scores every candidate, with the flat grid folded into one:
 // the smallest size that qualifies, else the largest.
-func (t *Tuner) standings(now time.Time) []Standing {
+func (t *Tuner) standings(now time.Time) []Standing { return t.standingsTrimmed(now, t.opts.Trim) }
+
+// standingsTrimmed is standings with each candidate's trim worst days of
+// the window left out.
+func (t *Tuner) standingsTrimmed(now time.Time, trim int) []Standing {
 	today, days := dayOf(now), int64(t.opts.Window/(24*time.Hour))
 	minDays := int64(t.opts.MinHistory / (24 * time.Hour))
 	limit := (1 - t.opts.Margin) * t.budget()
 	halfLife := t.opts.HalfLife.Hours() / 24
 	stand := func(c *candidate) Standing {
-		w, age := c.window(today, days, t.tuneFrom, halfLife, t.opts.Trim)
+		w, age := c.window(today, days, t.tuneFrom, halfLife, trim)
 		if c.flat > 0 {
-			w, age = t.flatWindow(c, today, days, halfLife)
+			w, age = t.flatWindow(c, today, days, halfLife, trim)
 		}
 		s := Standing{Name: c.name, Days: int(max(age, 0)), Cost: w.Cost, SLO: 1 - w.missShare()}
 		// A fixed rule must leave the margin unspent; a calibrated one
@@ -242,7 +246,9 @@ func (t *Tuner) tune(now time.Time) {
 // left Margin of the miss budget unspent (a calibrated one: when it ran
 // no more than calibratedSlack past the budget). The candidate in force
 // stays while it qualifies and nothing qualifies at Hysteresis less cost;
-// otherwise the cheapest that qualifies is adopted. When none does, the
+// otherwise the cheapest that qualifies is adopted. When none does, a
+// burst is let through: the cheapest that qualifies with its worst day
+// (up to maxTrim days) left out is adopted. When still none does, the
 // misses that no candidate avoided are not the budget's to spend: the
 // cheapest whose misses beyond the least-missing one's fit in the
 // budget's unspent part (1 − Margin of it) is adopted.
@@ -263,6 +269,15 @@ func (t *Tuner) choose(now time.Time) {
 		why = fmt.Sprintf("cheapest that met the SLO over %d days: %s at %s (%s)",
 			st[best].Days, st[best].Name, percent(st[best].SLO), costs(st, best))
 	} else {
+		if i, n, ok := t.cheapestTrimmed(now); ok {
+			st = t.standingsTrimmed(now, n)
+			why = fmt.Sprintf("none met the SLO over the last %d days; leaving out each one's worst %d, %s is the cheapest that did: %s (%s)",
+				st[i].Days, n, st[i].Name, percent(st[i].SLO), costs(st, i))
+			if st[i].Name != t.chosenName() {
+				t.adopt(st[i].Name, now, why)
+			}
+			return
+		}
 		least := -1
 		for i, s := range st {
 			if t.hasHistory(s) && (least < 0 || s.SLO > st[least].SLO) {
@@ -287,6 +302,29 @@ func (t *Tuner) choose(now time.Time) {
 		t.adopt(st[best].Name, now, why)
 	}
 }
+
+// cheapestTrimmed finds, when no candidate met the SLO over the whole
+// window, the cheapest that met it with its worst day or days left out
+// (up to maxTrim): a burst that no affordable candidate covered is let
+// through, as the miss budget allows, rather than bought at any price.
+// It returns the standing's index and the days left out.
+func (t *Tuner) cheapestTrimmed(now time.Time) (int, int, bool) {
+	for n := t.opts.Trim + 1; n <= maxTrim; n++ {
+		best, st := -1, t.standingsTrimmed(now, n)
+		for i, s := range st {
+			if s.Qualifies && (best < 0 || s.Cost < st[best].Cost) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			return best, n, true
+		}
+	}
+	return 0, 0, false
+}
+
+// maxTrim is the most days of a window the choice leaves out.
+const maxTrim = 3
 
 // hasHistory reports whether a candidate was replayed long enough to be
 // chosen.

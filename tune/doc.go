@@ -13,7 +13,8 @@
 // the same observations the live controller sees. Each twin's cost and
 // requests served late are kept per day. Once a day the tuner adopts the
 // cheapest candidate whose last Window days left at least Margin of the
-// miss budget unspent (when none did, the cheapest whose misses beyond the
+// miss budget unspent (when none did, the cheapest that did with its worst
+// day or days left out, else the cheapest whose misses beyond the
 // least-missing one's fit in that unspent part), and the live controller
 // follows it (control.Controller.Follow). Between tunings a guard watches
 // the live miss estimate: when the budget burns faster than GuardBurn

@@ -110,8 +110,8 @@ func (o Options) Validate() error {
 		return bad("margin", "%v is out of range: want 0 to 0.9", o.Margin)
 	case o.HalfLife > 0 && (o.HalfLife < 24*time.Hour || o.HalfLife > o.Window):
 		return bad("half_life", "%v is out of range: want 24h to tune.window %v, or negative for none", o.HalfLife, o.Window)
-	case o.Trim < 0 || o.Trim > 3:
-		return bad("trim", "%d is out of range: want 0 to 3", o.Trim)
+	case o.Trim < 0 || o.Trim > maxTrim:
+		return bad("trim", "%d is out of range: want 0 to %d", o.Trim, maxTrim)
 	case !(o.Slack >= 0 && o.Slack <= 2):
 		return bad("slack", "%v is out of range: want 0 to 2", o.Slack)
 	case !(o.Hysteresis >= 0 && o.Hysteresis <= 0.5):
