@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The flags, each refused naming the flag before anything is
+// Out-of-range generator flags, each refused naming the flag before anything is
 // allocated; ordinary values pass.
 func TestBounds(t *testing.T) {
 	for _, tt := range []struct {

@@ -53,7 +53,7 @@ type panel struct {
 // grafanaVars replaces Grafana's variables by values that make PromQL.
 var grafanaVars = strings.NewReplacer("$__rate_interval", "5m", "$__range", "1d", "$__interval", "1m", "$pool", "sd")
 
-// What the dashboard must show (issue 10): each entry is a metric some
+// What the dashboard must show: each entry is a metric some
 // panel must query.
 var dashboardMust = map[string][]string{
 	"demand vs forecast band":                 {"prewarm_pool_demand_rps", "prewarm_pool_forecast_rps"},

@@ -18,7 +18,7 @@ import (
 	"github.com/prewarm/prewarm/spec"
 )
 
-// floor30 is the pool: 1 replica, min 1, max 40, max_step 4,
+// floor30 is a pool with a schedule floor: 1 replica, min 1, max 40, max_step 4,
 // min_interval 10m, a floor of 30 all day.
 func floor30(mode spec.Mode) func(*spec.Pool) {
 	return func(p *spec.Pool) {

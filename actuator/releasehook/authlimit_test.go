@@ -45,7 +45,7 @@ func postFrom(h http.Handler, addr, auth string) (int, string) {
 	return rec.Code, rec.Header().Get("Retry-After")
 }
 
-// The flood: a bounded burst of 2,000 wrong tokens from one
+// A token flood: a bounded burst of 2,000 wrong tokens from one
 // address gets 10 answers 401 and the rest 429 with Retry-After, without
 // a token check (the right token from that address waits too); another
 // address is unaffected; a burst from many addresses hits the global

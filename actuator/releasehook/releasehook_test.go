@@ -184,7 +184,7 @@ func TestLoadToken(t *testing.T) {
 // TestIdleEventReachesCloudAPI delivers the collector's idle event over real
 // HTTP to the handler, which releases through actuator.Safe and the real
 // Volcengine back-end into the loopback fake; the StopInstances request must
-// arrive within 2 s of the POST (the bar). It logs the latency.
+// arrive within 2 s of the POST (the release hook's goal). It logs the latency.
 func TestIdleEventReachesCloudAPI(t *testing.T) {
 	cloud := volcenginetest.New()
 	t.Cleanup(cloud.Close)

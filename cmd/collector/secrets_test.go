@@ -52,7 +52,7 @@ func echoUpstream(t *testing.T, hits *atomic.Int64) *httptest.Server {
 	return srv
 }
 
-// The secrets test for the collector: with every secret set to a
+// The secrets test for the collector: with every secret set to a
 // known value and an upstream that echoes each request, zero occurrences of
 // any secret, in any spelling, in the collector's stdout, stderr, the error
 // it returns, and the answers of /api/v1/query, /readyz and /metrics.

@@ -7,8 +7,8 @@ import (
 
 // Every number the backtest takes has a range, checked before anything is
 // allocated: each bad flag set exits 2 (a usage error) with a message that
-// names the flag, and none panics. The first three are issue 11's: they
-// once ran out of memory or for minutes.
+// names the flag, and none panics. The first three are values that could
+// otherwise run out of memory or run for minutes.
 func TestBacktestBounds(t *testing.T) {
 	cases := []struct {
 		name string

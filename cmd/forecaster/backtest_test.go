@@ -84,7 +84,7 @@ func TestBacktestJSONAndFiles(t *testing.T) {
 	}
 }
 
-// --frontier adds the "frontier" array in the shape and a plot.
+// --frontier adds the "frontier" array (per policy and SLO target) and a plot.
 func TestBacktestFrontierJSON(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := runForecaster("backtest", "--synthetic-days", "4", "--step", "30m", "--peak-instances", "20",

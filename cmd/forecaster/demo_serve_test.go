@@ -39,7 +39,7 @@ func httpGet(t *testing.T, u string) []byte {
 	return b
 }
 
-// The demonstration of serve --demo: the binary, run for 30 s,
+// The demonstration of serve --demo: the binary, run for 30 s,
 // serves prewarm_ series of the forecast and the desired capacity, lists
 // the demo pool with a forecast and a schedule, and its page draws the
 // charts in headless Chromium. A real Prometheus scrapes it meanwhile, and

@@ -10,9 +10,9 @@ import (
 )
 
 // A runtime panic exits 1 with a line starting "internal error:" and the
-// stack only under --debug, never 2 (usage errors). The panic is the
-// issue's 'plan --history -5h'; once plan checks --history itself, the
-// same command must be a usage error (2) naming the flag, without a panic.
+// stack only under --debug, never 2 (usage errors). 'plan --history -5h',
+// which once panicked, must be a usage error (2) naming the flag, without
+// a panic.
 func TestPanicIsAnInternalError(t *testing.T) {
 	forecaster, _ := binaries(t)
 	csv := filepath.Join(t.TempDir(), "demand.csv")

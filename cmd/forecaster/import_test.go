@@ -49,7 +49,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-// TestImportThenServe is the end-to-end check of issue 10: a pool whose
+// TestImportThenServe is the end-to-end check of import: a pool whose
 // history was imported from a CSV plans from a forecast on its first tick.
 func TestImportThenServe(t *testing.T) {
 	t.Setenv("PREWARM_RELEASE_TOKEN", "")

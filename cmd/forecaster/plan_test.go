@@ -136,7 +136,7 @@ func TestPlanFlagRanges(t *testing.T) {
 	}
 }
 
-// TestPlanNegativeHistoryProcess is issue 11's case as a real process:
+// TestPlanNegativeHistoryProcess checks a negative --history as a real process:
 // 'forecaster plan --history -5h' exits non-zero within 5 s, names the
 // flag, and does not panic.
 func TestPlanNegativeHistoryProcess(t *testing.T) {

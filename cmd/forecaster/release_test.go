@@ -39,7 +39,7 @@ func runReleaseCLI(t *testing.T, args ...string) (code int, stdout, stderr strin
 var releaseAuthRE = regexp.MustCompile(`^HMAC-SHA256 Credential=` + volcenginetest.DefaultAccessKey +
 	`/\d{8}/cn-beijing/ecs/request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$`)
 
-// TestReleaseCommand is the issue's "what must be shown":
+// TestReleaseCommand is the release command end to end:
 // VOLCENGINE_ENDPOINT=http://127.0.0.1:PORT forecaster release --instance
 // i-abc --provider volcengine sends StopInstances for i-abc with
 // StoppedMode=StopCharging and a valid Authorization header, and exits

@@ -130,7 +130,7 @@ func TestReportJSONMatchesBacktest(t *testing.T) {
 	checkAgainstBacktest(t, doc)
 }
 
-// TestReportShownNYC is the command on the NYC taxi trace: its
+// TestReportShownNYC is the documented report command on the NYC taxi trace: its
 // JSON carries forecast, cost and reserved figures, and its static and
 // hybrid GPU-hours are the backtest's.
 func TestReportShownNYC(t *testing.T) {

@@ -255,7 +255,7 @@ func httpAnswer(t *testing.T, method, url, token, body string) string {
 	return fmt.Sprintf("%s %s: %d %s", method, url, resp.StatusCode, b)
 }
 
-// The secrets test for the forecaster: with every secret set to a
+// The secrets test for the forecaster: with every secret set to a
 // known value (INFLUX_TOKEN, both Volcengine keys, the release and API
 // tokens, a kube token file) and upstreams that echo each request in
 // their errors (InfluxDB, the Volcengine OpenAPI, the kube API server),

@@ -360,7 +360,7 @@ func poolStatus(addr string) (service.PoolStatus, bool) {
 	return body.Pools[0], true
 }
 
-// fleetRig is the loopback setup of the demonstration: a pool at 1
+// fleetRig is the loopback setup of the restart demonstration: a pool at 1
 // replica, min 1, max 40, max_step 4, min_interval 10m, a floor of 30.
 type fleetRig struct {
 	forecaster, config, collectorAddr string
@@ -415,7 +415,7 @@ func (r *fleetRig) serve(t *testing.T) (*process, string) {
 	return p, addr
 }
 
-// The demonstration: four kill -9 and restart cycles within a
+// The restart demonstration: four kill -9 and restart cycles within a
 // minute send exactly one change to the scale API (1 → 5); before the
 // state file they sent one per start (1 → 5 → 9 → 13 → 17).
 func TestKillRestartSendsOneChange(t *testing.T) {

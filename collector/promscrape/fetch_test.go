@@ -111,7 +111,7 @@ func endlessPage(size int) http.HandlerFunc {
 	}
 }
 
-// BenchmarkFetchHuge scrapes a 100 MB target (the case) with the
+// BenchmarkFetchHuge scrapes a 100 MB target (a runaway exporter) with the
 // default 16 MiB limit: the scrape is refused, and the allocation per
 // scrape (B/op) stays within a small multiple of the limit, not of the
 // target.

@@ -10,7 +10,7 @@ import (
 	"github.com/prewarm/prewarm/model/seasonal"
 )
 
-// TestAutoMeetsTheBar guards issue 13's acceptance figures for prewarm's
+// TestAutoMeetsTheBar guards the documented accuracy figures of prewarm's
 // default forecaster (with the hourly clock, auto.Config{Step: time.Hour})
 // on all 414 M4 Hourly series, horizon 48, on both splits:
 //

@@ -15,8 +15,8 @@ import (
 // ets and tbats on the same windows (1.08 and 1.01), and no trace worse
 // than 1.2.
 //
-// Issue 13 asked for a geometric mean of 0.60 with no trace above 1; that
-// is not met. Eleven of the thirteen series span under two days (the
+// The goal is a geometric mean of 0.60 with no trace above 1; that is
+// not met. Eleven of the thirteen series span under two days (the
 // Alibaba serving traces cover 22 hours, the Azure logs one), so their
 // baseline is naive, and two hours ahead of a decaying, noisy level
 // nothing here beats it by much: R's ets and tbats reach 1.08 and 1.01

@@ -111,7 +111,7 @@ func (s *m4Scores) String() string {
 // naive. OWA≈ divides by the whole-set Naive2 averages, so it is exact
 // only for the whole set. The test fails if the default is worse than
 // seasonal naive on both sMAPE and MASE, and, on the whole set, if it
-// misses the bar: OWA ≤ 0.60, MSIS ≤ 9, 95% coverage in
+// misses the documented bar: OWA ≤ 0.60, MSIS ≤ 9, 95% coverage in
 // [0.93, 0.97].
 //
 // Measured on the whole set (PREWARM_M4_SERIES=414 go test -run
