@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/prewarm/prewarm/tune"
@@ -46,12 +45,9 @@ type LOTOReport struct {
 	// first half: the one a release ships.
 	Defaults string      `json:"defaults"`
 	Entries  []LOTOEntry `json:"traces"`
-	// Summary figures over the second halves, each trace scored with the
+	// SuiteSummary is over the second halves, each trace scored with the
 	// setting chosen without it.
-	Worst             string   `json:"worst"`
-	WorstVsBaseline   float64  `json:"worst_vs_baseline"`
-	GeoMeanVsBaseline float64  `json:"geomean_vs_baseline"`
-	MissedSLO         []string `json:"missed_slo,omitempty"`
+	SuiteSummary
 }
 
 // LeaveOneTraceOut scores defaults chosen without the trace they are
@@ -112,7 +108,7 @@ func LeaveOneTraceOut(ctx context.Context, cases []SuiteCase, grid []DefaultsCan
 			Entry: benches[i].withHybrid(h)})
 		say("%s: second half scored with %s", c.Trace.Name, grid[g].Name)
 	}
-	rep.summarise()
+	rep.SuiteSummary = summarise(rep.entries())
 	return rep, nil
 }
 
@@ -142,14 +138,13 @@ func bestSetting(scores [][]HalfScore, skip int) int {
 	return best
 }
 
-func (rep *LOTOReport) summarise() {
-	s := SuiteReport{}
-	for _, e := range rep.Entries {
-		s.Entries = append(s.Entries, e.Entry)
+// entries are the suite entries of the report's second halves.
+func (rep LOTOReport) entries() []SuiteEntry {
+	out := make([]SuiteEntry, len(rep.Entries))
+	for i, e := range rep.Entries {
+		out[i] = e.Entry
 	}
-	s.summarise()
-	rep.Worst, rep.WorstVsBaseline, rep.GeoMeanVsBaseline = s.Worst, s.WorstVsBaseline, s.GeoMeanVsBaseline
-	rep.MissedSLO = slices.Clone(s.MissedSLO)
+	return out
 }
 
 // DefaultsGrid is the tuner's settings the leave-one-trace-out protocol

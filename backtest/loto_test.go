@@ -158,11 +158,7 @@ func TestLeaveOneTraceOutChoosesWithoutTheTrace(t *testing.T) {
 	if want := argmin(-1); rep.Defaults != want {
 		t.Errorf("defaults %q, want %q (least loss over every trace)", rep.Defaults, want)
 	}
-	var s SuiteReport
-	for _, e := range rep.Entries {
-		s.Entries = append(s.Entries, e.Entry)
-	}
-	s.summarise()
+	s := summarise(rep.entries())
 	if rep.Worst != s.Worst || rep.WorstVsBaseline != s.WorstVsBaseline || rep.GeoMeanVsBaseline != s.GeoMeanVsBaseline || !slices.Equal(rep.MissedSLO, s.MissedSLO) {
 		t.Errorf("summary %s %v %v %v, entries give %s %v %v %v", rep.Worst, rep.WorstVsBaseline, rep.GeoMeanVsBaseline, rep.MissedSLO,
 			s.Worst, s.WorstVsBaseline, s.GeoMeanVsBaseline, s.MissedSLO)

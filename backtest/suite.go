@@ -71,6 +71,12 @@ type SuiteEntry struct {
 type SuiteReport struct {
 	SLOTarget float64      `json:"slo_target"`
 	Entries   []SuiteEntry `json:"traces"`
+	SuiteSummary
+}
+
+// SuiteSummary is the suite's summary line over its entries, which RunSuite
+// and LeaveOneTraceOut both report.
+type SuiteSummary struct {
 	// Worst names the trace where the hybrid costs most over its
 	// baseline, WorstVsBaseline that ratio; GeoMeanVsBaseline is the
 	// geometric mean of the ratios over every trace.
@@ -78,8 +84,10 @@ type SuiteReport struct {
 	WorstVsBaseline   float64 `json:"worst_vs_baseline"`
 	GeoMeanVsBaseline float64 `json:"geomean_vs_baseline"`
 	// MissedSLO lists the traces where the hybrid does not meet its SLO
-	// bar (see SuiteEntry.MeetsSLO).
-	MissedSLO []string `json:"missed_slo,omitempty"`
+	// bar (see SuiteEntry.MeetsSLO), AboveBaseline those where it costs
+	// more than its baseline.
+	MissedSLO     []string `json:"missed_slo,omitempty"`
+	AboveBaseline []string `json:"above_baseline,omitempty"`
 }
 
 // RunSuite scores the default hybrid policy against the plans a team
@@ -109,30 +117,35 @@ func RunSuite(ctx context.Context, cases []SuiteCase, progress func(done int, e 
 			progress(i+1, e)
 		}
 	}
-	rep.summarise()
+	rep.SuiteSummary = summarise(rep.Entries)
 	return rep, nil
 }
 
-// summarise fills the worst trace, the geometric mean and the misses.
-func (rep *SuiteReport) summarise() {
+// summarise is the summary of entries: the worst trace, the geometric
+// mean (of the entries with a baseline cost) and the misses.
+func summarise(entries []SuiteEntry) SuiteSummary {
+	var sum SuiteSummary
 	logSum, n := 0.0, 0
-	rep.Worst, rep.WorstVsBaseline, rep.MissedSLO = "", 0, nil
-	for _, e := range rep.Entries {
+	for _, e := range entries {
 		if !e.MeetsSLO {
-			rep.MissedSLO = append(rep.MissedSLO, e.Trace)
+			sum.MissedSLO = append(sum.MissedSLO, e.Trace)
 		}
 		if !(e.VsBaseline > 0) || math.IsInf(e.VsBaseline, 0) {
 			continue
 		}
+		if e.VsBaseline > 1 {
+			sum.AboveBaseline = append(sum.AboveBaseline, e.Trace)
+		}
 		logSum += math.Log(e.VsBaseline)
 		n++
-		if e.VsBaseline > rep.WorstVsBaseline {
-			rep.Worst, rep.WorstVsBaseline = e.Trace, e.VsBaseline
+		if e.VsBaseline > sum.WorstVsBaseline {
+			sum.Worst, sum.WorstVsBaseline = e.Trace, e.VsBaseline
 		}
 	}
 	if n > 0 {
-		rep.GeoMeanVsBaseline = math.Exp(logSum / float64(n))
+		sum.GeoMeanVsBaseline = math.Exp(logSum / float64(n))
 	}
+	return sum
 }
 
 // SplitPoint is where a suite splits a trace: the UTC midnight at or

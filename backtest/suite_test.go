@@ -144,9 +144,10 @@ func TestSuiteSummary(t *testing.T) {
 		{Trace: "d", VsBaseline: math.Inf(1), MeetsSLO: true}, // left out
 		{Trace: "e", VsBaseline: 1, MeetsSLO: false},
 	}}
-	rep.summarise()
+	rep.SuiteSummary = summarise(rep.Entries)
 	// (2 × 0.5 × 1)^(1/3) = 1.
-	if rep.Worst != "a" || rep.WorstVsBaseline != 2 || math.Abs(rep.GeoMeanVsBaseline-1) > 1e-12 || !slices.Equal(rep.MissedSLO, []string{"b", "e"}) {
+	if rep.Worst != "a" || rep.WorstVsBaseline != 2 || math.Abs(rep.GeoMeanVsBaseline-1) > 1e-12 || !slices.Equal(rep.MissedSLO, []string{"b", "e"}) ||
+		!slices.Equal(rep.AboveBaseline, []string{"a"}) {
 		t.Errorf("summary worst %s %v, geomean %v, missed %v; want a 2, 1, [b e]", rep.Worst, rep.WorstVsBaseline,
 			rep.GeoMeanVsBaseline, rep.MissedSLO)
 	}

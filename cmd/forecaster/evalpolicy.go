@@ -177,7 +177,7 @@ func writeSuiteTable(w io.Writer, rep backtest.SuiteReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return writeSuiteSummary(w, rep.Worst, rep.WorstVsBaseline, rep.GeoMeanVsBaseline, rep.Entries, rep.MissedSLO)
+	return writeSuiteSummary(w, rep.SuiteSummary, len(rep.Entries))
 }
 
 // suiteRow is one trace's line of the suite table.
@@ -217,26 +217,18 @@ func choiceSettings(c backtest.Choice) string {
 	return formatSettings(c.Settings)
 }
 
-// writeSuiteSummary prints the summary line: the worst trace, the
+// writeSuiteSummary prints the summary line of n traces: the worst, the
 // geometric mean, and the traces below the SLO bar or above their
 // baseline's cost.
-func writeSuiteSummary(w io.Writer, worst string, worstRatio, geomean float64, entries []backtest.SuiteEntry, missed []string) error {
-	_, err := fmt.Fprintf(w, "\nworst: %s at %.3f× its baseline; geometric mean %.3f× over %d traces", worst, worstRatio, geomean, len(entries))
-	if err == nil && len(missed) > 0 {
-		_, err = fmt.Fprintf(w, "; below the SLO bar (the target, or the baseline's attainment where it falls short): %s", strings.Join(missed, ", "))
+func writeSuiteSummary(w io.Writer, sum backtest.SuiteSummary, n int) error {
+	line := fmt.Sprintf("\nworst: %s at %.3f× its baseline; geometric mean %.3f× over %d traces", sum.Worst, sum.WorstVsBaseline, sum.GeoMeanVsBaseline, n)
+	if len(sum.MissedSLO) > 0 {
+		line += "; below the SLO bar (the target, or the baseline's attainment where it falls short): " + strings.Join(sum.MissedSLO, ", ")
 	}
-	var over []string
-	for _, e := range entries {
-		if e.VsBaseline > 1 {
-			over = append(over, e.Trace)
-		}
+	if len(sum.AboveBaseline) > 0 {
+		line += "; above the baseline's cost: " + strings.Join(sum.AboveBaseline, ", ")
 	}
-	if err == nil && len(over) > 0 {
-		_, err = fmt.Fprintf(w, "; above the baseline's cost: %s", strings.Join(over, ", "))
-	}
-	if err == nil {
-		_, err = fmt.Fprintln(w)
-	}
+	_, err := fmt.Fprintln(w, line)
 	return err
 }
 
@@ -257,9 +249,5 @@ func writeLOTOTable(w io.Writer, rep backtest.LOTOReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	entries := make([]backtest.SuiteEntry, len(rep.Entries))
-	for i, le := range rep.Entries {
-		entries[i] = le.Entry
-	}
-	return writeSuiteSummary(w, rep.Worst, rep.WorstVsBaseline, rep.GeoMeanVsBaseline, entries, rep.MissedSLO)
+	return writeSuiteSummary(w, rep.SuiteSummary, len(rep.Entries))
 }
