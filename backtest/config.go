@@ -148,7 +148,7 @@ func DefaultConfig() Config {
 }
 
 // serviceTime is the mean time one request occupies a slot.
-func (c Config) serviceTime() time.Duration { return fleetsim.ServiceTime(c.Planner) }
+func (c Config) serviceTime() time.Duration { return c.Planner.Fleet.MeanServiceTime() }
 
 // withDefaults fills the zero fields that depend on the trace.
 func (c Config) withDefaults(t Trace) Config {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/fleetsim"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/tune"
 )
@@ -84,7 +85,7 @@ func prepare(ctx context.Context, t Trace, cfg Config, forecasts bool) (*bench, 
 		return nil, err
 	}
 	b := &bench{trace: t, cfg: cfg, plans: plans{start: t.Start, every: cfg.Forecast.RefitEvery}}
-	b.static, _ = clampInstances(cfg.Planner, cfg.Planner.InstancesFor(t.Peak()))
+	b.static = cfg.Planner.Bounded(cfg.Planner.InstancesFor(t.Peak()))
 	if forecasts {
 		f, err := newForecaster(cfg, t)
 		if err != nil {
@@ -208,7 +209,7 @@ func (b *bench) tickNeeds(cfg Config) []int {
 	perStep := int(t.Step / cfg.Tick)
 	needs := make([]int, len(t.RPS)*perStep)
 	for s, v := range t.RPS {
-		n := cfg.Planner.InstancesFor(rate(v))
+		n := cfg.Planner.InstancesFor(fleetsim.Rate(v))
 		for k := range perStep {
 			needs[s*perStep+k] = n
 		}

@@ -92,7 +92,7 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 	tick := cfg.Tick
 	perStep := int(t.Step / tick)
 	// Warm start: the fleet the first step needs is ready at the start.
-	initial, _ := clampInstances(c, c.InstancesFor(rate(firstFinite(t.RPS))))
+	initial := c.Bounded(c.InstancesFor(fleetsim.Rate(firstFinite(t.RPS))))
 	sim, err := fleetsim.New(cfg.simOptions(t.Start, initial, stream))
 	if err != nil {
 		return Result{}, err
@@ -215,24 +215,7 @@ func (s scores) fill(r *Result) {
 	}
 }
 
-func clampInstances(c planner.Config, n int) (int, bool) {
-	if n < c.Fleet.MinInstances {
-		return c.Fleet.MinInstances, true
-	}
-	if n > c.Fleet.MaxInstances {
-		return c.Fleet.MaxInstances, true
-	}
-	return n, false
-}
-
-// rate reads a trace value as a rate; a gap (NaN) has no arrivals.
-func rate(v float64) float64 {
-	if math.IsNaN(v) || v < 0 {
-		return 0
-	}
-	return v
-}
-
+// firstFinite is the first value of x that is not a gap (0: none).
 func firstFinite(x []float64) float64 {
 	for _, v := range x {
 		if !math.IsNaN(v) {

@@ -39,55 +39,43 @@ func (c *Controller) planFor(r Refit, d planner.DemandForecast, method int) plan
 }
 
 // bound is the q-quantile of the demand of step i's observations: the
-// point forecast plus its error (width), times the ratio of an
-// observation's demand to its step's mean learned for the step's slot of
-// the day (withinStep), when the demand varies inside a step.
+// point forecast plus its error (width), with the variation of an
+// observation's demand around its step's mean when the demand varies
+// inside a step (withinStep): as a ratio learned for the step's slot of
+// the day, or, with Bounds.AdditiveBursts, as a height of its own learned
+// over every slot, in units of the recent mean demand.
 func (c *Controller) bound(at time.Time, f model.Forecast, i, method int, q float64) float64 {
-	m := f.Mean[i]
-	b := c.plan.Bounds
-	if b.AdditiveBursts {
-		return c.additiveBound(at, f, i, method, q)
+	m, b := f.Mean[i], c.plan.Bounds
+	additive := b.AdditiveBursts
+	var r ratios
+	var ok bool
+	if additive {
+		r, ok = c.within.additive()
+		ok = ok && c.meanDemand > 0
+	} else {
+		r, ok = c.within.pool(c.slot(at), b.Spread())
 	}
-	r, ok := c.within.pool(c.slot(at), b.Spread())
-	bursty := ok && !r.flat()
-	if bursty && !b.FromInterval {
+	if !ok || r.flat() {
+		return m + c.width(at, f, i, method, q)
+	}
+	if !b.FromInterval {
 		if pool := c.slotErrors(at, method); len(pool) >= b.Enough() {
+			if additive {
+				return additiveQuantile(m, pool, r, c.meanDemand, q)
+			}
 			return mixtureQuantile(m, pool, r, q)
 		}
 	}
 	w := c.width(at, f, i, method, q)
-	if bursty {
-		return math.Max(m+w, 0) * r.quantile(q)
-	}
-	return m + w
-}
-
-// additiveBound is bound for Bounds.AdditiveBursts: the point forecast
-// plus its error plus a deviation of the height learned over every slot
-// (withinStep.additive), in units of the recent mean demand.
-func (c *Controller) additiveBound(at time.Time, f model.Forecast, i, method int, q float64) float64 {
-	m := f.Mean[i]
-	b := c.plan.Bounds
-	r, ok := c.within.additive()
-	bursty := ok && !r.flat() && c.meanDemand > 0
-	if bursty && !b.FromInterval {
-		if pool := c.slotErrors(at, method); len(pool) >= b.Enough() {
-			return additiveQuantile(m, pool, r, c.meanDemand, q)
-		}
-	}
-	w := c.width(at, f, i, method, q)
-	if bursty {
+	if additive {
 		return m + w + c.meanDemand*math.Max(r.quantile(q)-1, 0)
 	}
-	return m + w
+	return math.Max(m+w, 0) * r.quantile(q)
 }
 
 // slot is at's position in the shortest season.
 func (c *Controller) slot(at time.Time) int {
-	season := int64(1)
-	if len(c.periods) > 0 {
-		season = int64(c.periods[0])
-	}
+	season := int64(c.season())
 	k := c.step(at)
 	return int(((k % season) + season) % season)
 }
@@ -118,10 +106,7 @@ func (c *Controller) width(at time.Time, f model.Forecast, i, method int, q floa
 // same position of the shortest season as at (the time of day), and
 // Bounds.Spread() steps either side, over Bounds.Window().
 func (c *Controller) slotErrors(at time.Time, method int) []float64 {
-	season := int64(1)
-	if len(c.periods) > 0 {
-		season = int64(c.periods[0])
-	}
+	season := int64(c.season())
 	spread := int64(c.plan.Bounds.Spread())
 	cycles := int64(c.plan.Bounds.Window()/c.settings.Step) / season
 	pool := make([]float64, 0, cycles*(2*spread+1))

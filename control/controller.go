@@ -232,12 +232,16 @@ func New(plan planner.Config, s Settings) (*Controller, error) {
 		c.periods = append(c.periods, int(p/s.Step))
 	}
 	sort.Ints(c.periods)
-	season := 1
-	if len(c.periods) > 0 {
-		season = c.periods[0]
-	}
-	c.memory.within = newWithinStep(s.Step, season)
+	c.memory.within = newWithinStep(s.Step, c.season())
 	return c, nil
+}
+
+// season is the shortest seasonal period in steps (1 without one).
+func (c *Controller) season() int {
+	if len(c.periods) > 0 {
+		return c.periods[0]
+	}
+	return 1
 }
 
 // Shadow returns a controller that shares c's memory of the demand and
@@ -346,11 +350,7 @@ func (c *Controller) Adopt(r Refit, history []float64) Refit {
 	if r.ProfileForecast.Forecast.Horizon() > 0 {
 		r.ProfilePlan = c.planFor(r, r.ProfileForecast, 1)
 	}
-	season := 1
-	if len(c.periods) > 0 {
-		season = c.periods[0]
-	}
-	r.WarmingUp = len(trimLeadingGaps(history)) < c.plan.Gating.MinSeasons*season
+	r.WarmingUp = len(trimLeadingGaps(history)) < c.plan.Gating.MinSeasons*c.season()
 	if r.WarmingUp && c.owner {
 		// The warm-up holds the peak seen so far.
 		for _, v := range history {

@@ -37,16 +37,25 @@ func (c *Controller) Policy() PolicyState {
 // Policy from a controller of the same pool; a state out of range is
 // refused and the controller left as it was.
 func (c *Controller) RestorePolicy(p PolicyState) error {
-	if !(p.Quantile >= 0.5 && p.Quantile < 1) || !(p.MeanDemand >= 0) || math.IsInf(p.MeanDemand, 0) ||
-		!(p.QuantileMemory <= 0 && p.QuantileMemory > -100) || !(p.Backlog >= 0) || math.IsInf(p.Backlog, 0) ||
-		!(p.Estimated.Arrived >= 0) || !(p.Estimated.Late >= 0) || p.Strategy.Flat < 0 {
-		return fmt.Errorf("controller policy state out of range: quantile %v (memory %v), mean demand %v, backlog %v, flat %d",
-			p.Quantile, p.QuantileMemory, p.MeanDemand, p.Backlog, p.Strategy.Flat)
+	if err := p.Validate(); err != nil {
+		return err
 	}
 	c.strategy, c.level, c.reactive = p.Strategy, p.Level, p.Reactive
 	c.quantile, c.meanDemand, c.lnTail = p.Quantile, p.MeanDemand, p.QuantileMemory
 	c.backlog, c.estimated = planner.Backlog(p.Backlog), p.Estimated
 	c.asked = slices.Clone(p.Asked)
+	return nil
+}
+
+// Validate refuses a policy state out of range (RestorePolicy checks it
+// too; a caller restoring several checks them all first).
+func (p PolicyState) Validate() error {
+	if !(p.Quantile >= 0.5 && p.Quantile < 1) || !(p.MeanDemand >= 0) || math.IsInf(p.MeanDemand, 0) ||
+		!(p.QuantileMemory <= 0 && p.QuantileMemory > -100) || !(p.Backlog >= 0) || math.IsInf(p.Backlog, 0) ||
+		!(p.Estimated.Arrived >= 0) || !(p.Estimated.Late >= 0) || p.Strategy.Flat < 0 {
+		return fmt.Errorf("controller policy state out of range: quantile %v (memory %v), mean demand %v, backlog %v, arrived %v, late %v, flat %d",
+			p.Quantile, p.QuantileMemory, p.MeanDemand, p.Backlog, p.Estimated.Arrived, p.Estimated.Late, p.Strategy.Flat)
+	}
 	return nil
 }
 

@@ -62,7 +62,7 @@ func (o Options) WithDefaults() Options {
 		for k := 1; k <= max(o.Planner.Fleet.Slots, 1); k++ {
 			h += 1 / float64(k)
 		}
-		o.Drain = time.Duration(h * float64(ServiceTime(o.Planner)))
+		o.Drain = time.Duration(h * float64(o.Planner.Fleet.MeanServiceTime()))
 	}
 	return o
 }
@@ -115,7 +115,7 @@ const pool = "sim"
 // New returns a Sim at opts.Start with opts.Initial instances ready.
 func New(opts Options) (*Sim, error) {
 	c := opts.Planner
-	serviceS := ServiceTime(c).Seconds()
+	serviceS := c.Fleet.MeanServiceTime().Seconds()
 	if opts.Tick <= 0 || !(serviceS > 0) {
 		return nil, fmt.Errorf("fleetsim: tick %v and service time %vs must be positive", opts.Tick, serviceS)
 	}
@@ -131,19 +131,6 @@ func New(opts Options) (*Sim, error) {
 	s.lat = newLatencies(c.SLO.Latency.Seconds(), opts.QueueTimeout.Seconds(), serviceS)
 	s.seen = newMetricsFeed(opts.MetricsLag)
 	return s, nil
-}
-
-// ServiceTime is the mean time one request occupies a slot:
-// Fleet.ServiceTime, or Slots/RPSPerInstance when that is not set.
-func ServiceTime(c planner.Config) time.Duration {
-	f := c.Fleet
-	if f.ServiceTime > 0 {
-		return f.ServiceTime
-	}
-	if f.RPSPerInstance > 0 {
-		return time.Duration(float64(max(f.Slots, 1)) / f.RPSPerInstance * float64(time.Second))
-	}
-	return 0
 }
 
 // Now is the start of the next tick.
@@ -187,7 +174,7 @@ func (s *Sim) Serve(raw float64, scored bool) Tick {
 	at := s.clock
 	counts := s.fleet.Counts(pool)
 	gap := math.IsNaN(raw)
-	lambda := rate(raw)
+	lambda := Rate(raw)
 	servers := counts.Ready * s.slots
 	capacity := float64(counts.Ready) * s.rps
 	lat := s.lat
@@ -308,8 +295,9 @@ func (m *metricsFeed) latest(now time.Time) (planner.Observation, bool) {
 	return m.current.obs, m.current.ok
 }
 
-// rate reads a demand value as a rate; a gap (NaN) has no arrivals.
-func rate(v float64) float64 {
+// Rate reads a demand value as a rate: a gap (NaN) or a negative value
+// has no arrivals.
+func Rate(v float64) float64 {
 	if math.IsNaN(v) || v < 0 {
 		return 0
 	}

@@ -397,6 +397,18 @@ func (f Fleet) rps() float64 {
 // Slots/ServiceTime when only a service time is given.
 func (f Fleet) RPS() float64 { return f.rps() }
 
+// MeanServiceTime is the mean time one request occupies a slot:
+// ServiceTime, or Slots/RPSPerInstance when that is not set (0: neither).
+func (f Fleet) MeanServiceTime() time.Duration {
+	if f.ServiceTime > 0 {
+		return f.ServiceTime
+	}
+	if f.RPSPerInstance > 0 {
+		return time.Duration(float64(max(f.Slots, 1)) / f.RPSPerInstance * float64(time.Second))
+	}
+	return 0
+}
+
 // Validate reports the first invalid field by its name, e.g.
 // "planner: Reactive.ScaleInUtilisation 0.9 must be below
 // Reactive.ScaleOutUtilisation 0.85".

@@ -200,6 +200,12 @@ func erlangCFromB(c int, a, b float64) float64 {
 	return float64(c) * b / (float64(c) - a*(1-b))
 }
 
+// Bounded is n bounded to [MinInstances, MaxInstances].
+func (c Config) Bounded(n int) int {
+	n, _ = c.clamp(n)
+	return n
+}
+
 // clamp bounds n to [MinInstances, MaxInstances] and says which bound, if
 // any, applied.
 func (c Config) clamp(n int) (int, string) {

@@ -104,9 +104,9 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 // resumes: they were not fed while it was paused, so a spell seen before
 // the pause must not count as still running. Cooldowns stay.
 func (s *Service) resume(p *pool) {
-	st := p.ctl.State()
+	st := p.ctl().State()
 	st.Reactive.HighSince, st.Reactive.QueueSince, st.Reactive.LowSince = time.Time{}, time.Time{}, time.Time{}
-	if err := p.ctl.Restore(st); err != nil {
+	if err := p.ctl().Restore(st); err != nil {
 		s.log.Warn("resumed pool: reactive clocks not cleared", "pool", p.spec.Name, "reason", err)
 	}
 }
@@ -195,8 +195,8 @@ func (s *Service) record(p *pool, d decision) {
 		applied = &m.LastChange
 	}
 	planned := math.NaN()
-	if level := p.ctl.Level(); level != planner.GateReactive && level != "" {
-		if plan := p.ctl.Plan(d.now); len(plan) > 0 && !plan[0].At.After(d.now) && d.now.Before(p.ctl.Last().Forecast.End()) {
+	if level := p.ctl().Level(); level != planner.GateReactive && level != "" {
+		if plan := p.ctl().Plan(d.now); len(plan) > 0 && !plan[0].At.After(d.now) && d.now.Before(p.ctl().Last().Forecast.End()) {
 			planned = float64(plan[0].Desired)
 		}
 	}
@@ -209,7 +209,7 @@ func (s *Service) record(p *pool, d decision) {
 		demand = math.NaN() // unknown, not zero
 	}
 	ready, booting := capacityReady(d.capa, d.known)
-	fc := p.ctl.Last().Forecast
+	fc := p.ctl().Last().Forecast
 	bounds := boundsAt(fc, stepIndex(fc, d.now))
 	var hours, staticHours float64
 	if !p.lastSeen.IsZero() {
@@ -230,7 +230,7 @@ func (s *Service) record(p *pool, d decision) {
 	st.Outcome, st.NextChangeAt, st.Applied = d.outcome, d.res.NextChangeAt, applied
 	st.Reason = s.deps.Redactor.String(d.step.Reason)
 	st.DemandRPS = Number(demand)
-	st.setGate(p.ctl.Level(), d.now) // what Decide followed: reactive once a plan runs out
+	st.setGate(p.ctl().Level(), d.now) // what Decide followed: reactive once a plan runs out
 	st.NextRefit = p.nextRefit
 	st.Tuning = tuning
 	st.Planned, st.Forecast = Number(planned), bounds
@@ -259,7 +259,7 @@ func (s *Service) record(p *pool, d decision) {
 	m.decision(name, d.step.Desired, desired, d.capa.Current, demand, planned, d.outcome)
 	m.capacity(name, ready, booting, d.known, short)
 	m.forecast(name, bounds)
-	m.gate(name, p.ctl.Level())
+	m.gate(name, p.ctl().Level())
 	m.tuning(name, tuning)
 	m.bill(name, hours, staticHours, price)
 }
@@ -284,7 +284,7 @@ func capacityReady(c actuator.Capacity, known bool) (ready, booting int) {
 // refit time. publish hands the plan to back-ends that schedule (active
 // pools only: publishing is an action).
 func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish bool) error {
-	set := p.ctl.Settings()
+	set := p.ctl().Settings()
 	at := epochFloor(now, set.Step)
 	start := at.Add(-time.Duration(set.History/set.Step) * set.Step)
 	hist, err := s.readSeries(ctx, p.spec.Demand, start, at, set.Step, store.Mean)
@@ -304,7 +304,7 @@ func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish boo
 	}
 	s.log.Debug("refit", "pool", p.spec.Name, "model", r.Model, "gate", r.Gate.Level, "reason", r.Gate.Reason)
 	if publish && p.spec.PublishSchedule {
-		err := p.act.PublishSchedule(ctx, p.spec.Name, p.ctl.Plan(now))
+		err := p.act.PublishSchedule(ctx, p.spec.Name, p.ctl().Plan(now))
 		if err != nil && !errors.Is(err, actuator.ErrNotImplemented) {
 			return fmt.Errorf("publishing schedule: %w", err)
 		}
@@ -315,12 +315,12 @@ func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish boo
 // applyRefitStatus shows the refit in force in the pool's status (now
 // zero: its plan from the refit's own time, after a restore).
 func (s *Service) applyRefitStatus(p *pool, now time.Time) {
-	r := p.ctl.Last()
+	r := p.ctl().Last()
 	if now.IsZero() {
 		now = r.At
 	}
-	plan := p.ctl.Plan(now)
-	v := buildViews(p.spec.Name, p.ctl)
+	plan := p.ctl().Plan(now)
+	v := buildViews(p.spec.Name, p.ctl())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := &p.status

@@ -14,15 +14,14 @@ import (
 	"github.com/prewarm/prewarm/tune"
 )
 
-// pool is one pool's live state. The decision goroutine owns ctl, act,
+// pool is one pool's live state. The decision goroutine owns tuner, act,
 // nextRefit and saved; the fields marked s.mu are shared with the API.
 type pool struct {
 	spec spec.Pool
 	plan planner.Config
-	// tuner replays the pool's candidate policies and picks one; ctl is
-	// its live controller.
+	// tuner replays the pool's candidate policies and picks one (its
+	// live controller: ctl).
 	tuner *tune.Tuner
-	ctl   *control.Controller
 	act   *actuator.Safe
 
 	nextRefit     time.Time
@@ -42,6 +41,9 @@ type pool struct {
 	samples   sampleRing // the last day's decisions, for the charts
 	views     views      // the refit in force, for the API
 }
+
+// ctl is the pool's live controller: the one its tuner's choice steers.
+func (p *pool) ctl() *control.Controller { return p.tuner.Live() }
 
 // controllerMark is what the saving rules compare (saveController): the
 // gate level, the reactive rules' memory and the tuner's candidate.
@@ -87,12 +89,11 @@ func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctl := tuner.Live()
-	p := &pool{spec: ps, plan: plan, tuner: tuner, ctl: ctl, act: act, mode: ps.Mode}
+	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, mode: ps.Mode}
 	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Min: ps.Min, Max: ps.Max,
 		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
 		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
-	p.views = buildViews(ps.Name, ctl)
+	p.views = buildViews(ps.Name, tuner.Live())
 	s.deps.Metrics.mode(ps.Name, ps.Mode)
 	s.deps.Metrics.bootDelay(ps.Name, plan.Fleet.BootDelay)
 	return p, nil
@@ -121,7 +122,7 @@ func (s *Service) rebuild(ctx context.Context, was, ps spec.Pool) (*pool, error)
 	if err != nil {
 		return nil, err
 	}
-	np := &pool{spec: ps, plan: plan, tuner: tuner, ctl: tuner.Live()}
+	np := &pool{spec: ps, plan: plan, tuner: tuner}
 	a, b := was.Actuator(), ps.Actuator()
 	if a.Backend != b.Backend || a.Min != b.Min || a.Max != b.Max || a.MaxStep != b.MaxStep ||
 		a.MinInterval != b.MinInterval || fmt.Sprint(a.Options) != fmt.Sprint(b.Options) {
@@ -156,7 +157,7 @@ func (s *Service) takePending(p *pool) {
 		}
 		p.act = np.act
 	}
-	p.tuner, p.ctl, p.plan, p.saved = np.tuner, np.ctl, np.plan, controllerMark{}
+	p.tuner, p.plan, p.saved = np.tuner, np.plan, controllerMark{}
 	s.mu.Lock()
 	p.spec = np.spec
 	if p.override == nil || p.override.ConfigMode != string(np.spec.Mode) {
@@ -210,7 +211,7 @@ func (s *Service) restore(p *pool) {
 	}
 	s.deps.Metrics.mode(name, p.mode)
 	s.log.Info("pool state restored", "pool", name, "mode", p.mode, "last_change", saved.Actuator != nil,
-		"gate", p.ctl.Last().Gate.Level, "next_refit", p.nextRefit)
+		"gate", p.ctl().Last().Gate.Level, "next_refit", p.nextRefit)
 }
 
 func markOf(st tune.State) controllerMark {

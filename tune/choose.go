@@ -24,7 +24,7 @@ const (
 // their history; sizes off the new lattice are dropped, but for the one
 // in force.
 func (t *Tuner) growFlats(from time.Time, rps float64) {
-	need := clamp(t.base, t.base.InstancesFor(rps))
+	need := t.base.Bounded(t.base.InstancesFor(rps))
 	if need <= t.peakNeed {
 		return
 	}

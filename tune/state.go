@@ -73,13 +73,21 @@ func (t *Tuner) State() State {
 }
 
 // Restore replaces what the tuner remembers with st, taken by State from
-// a tuner of the same pool. The live controller's memory is restored
-// first (an error there leaves the tuner as it was); a candidate that
-// the tuner no longer replays is dropped and a new one starts afresh.
-// The twins start again at the next observation.
+// a tuner of the same pool; a state out of range is refused and leaves
+// the tuner as it was. A candidate that the tuner no longer replays is
+// dropped and a new one starts afresh. The twins start again at the next
+// observation.
 func (t *Tuner) Restore(st State) error {
 	if st.Version != StateVersion {
 		return fmt.Errorf("tuner state version %d, want %d", st.Version, StateVersion)
+	}
+	for _, cs := range st.Candidates {
+		if cs.Policy == nil {
+			continue
+		}
+		if err := cs.Policy.Validate(); err != nil {
+			return fmt.Errorf("candidate %s: %w", cs.Name, err)
+		}
 	}
 	if err := t.live.Restore(st.Controller); err != nil {
 		return err

@@ -214,7 +214,7 @@ func New(live *control.Controller, opts Options) (*Tuner, error) {
 		return nil, err
 	}
 	t := &Tuner{opts: opts, live: live, base: live.PlannerConfig(), chosen: Hybrid, why: "default until the candidates have a history"}
-	if fleetsim.ServiceTime(t.base) <= 0 {
+	if t.base.Fleet.MeanServiceTime() <= 0 {
 		return nil, fmt.Errorf("tune: the pool needs rps_per_instance or service_time to replay its candidates")
 	}
 	if tick := opts.Sim.Tick; !opts.Off && (tick <= 0 || tick > time.Hour) {
@@ -424,7 +424,7 @@ func (t *Tuner) start(from time.Time, obs planner.Observation) {
 	if t.tunedDay == 0 {
 		t.tunedDay = dayOf(from)
 	}
-	initial := clamp(t.base, t.base.InstancesFor(obs.DemandRPS))
+	initial := t.base.Bounded(t.base.InstancesFor(obs.DemandRPS))
 	for i, c := range t.cands {
 		if c.since.IsZero() {
 			c.since = from
@@ -519,10 +519,6 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-func clamp(c planner.Config, n int) int {
-	return min(max(n, c.Fleet.MinInstances), c.Fleet.MaxInstances)
 }
 
 // find returns the candidate of a name (nil: none, or the flat one).

@@ -560,3 +560,20 @@ func TestNoneMetLetsOneBadDayThrough(t *testing.T) {
 		t.Errorf("why %q does not say a day was left out", tu.why)
 	}
 }
+
+// A state with a candidate's policy out of range is refused before
+// anything is restored: the tuner keeps what it had.
+func TestRestoreRefusesABadCandidateWhole(t *testing.T) {
+	tu := newTuner(t, Options{})
+	tu.adopt(PlanAdditive, start, "in force")
+	st := tu.State()
+	st.Chosen = ReactiveSurge
+	bad := control.PolicyState{Quantile: 2} // out of range
+	st.Candidates = append(st.Candidates, CandidateState{Name: Hybrid, Policy: &bad})
+	if err := tu.Restore(st); err == nil {
+		t.Fatal("Restore accepted a candidate policy with quantile 2")
+	}
+	if got := tu.Candidate(); got != PlanAdditive {
+		t.Errorf("after the refused restore the choice is %s, want %s as before", got, PlanAdditive)
+	}
+}
