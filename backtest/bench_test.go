@@ -32,7 +32,8 @@ func BenchmarkRun30DaysPerMinute(b *testing.B) {
 
 // BenchmarkYearPerMinute replays a year of per-minute synthetic demand
 // (525,600 ticks) through one policy: the reactive rules (the simulator
-// alone), the hybrid with its walk-forward refits (tune.off), and the
+// alone), the hybrid with its walk-forward refits (tune.off), the same
+// with the model chosen once a day (forecast.choose_model_daily), and the
 // hybrid with its tuner's twins as well. The simulator's goal is under 10 s a year on 2 cores:
 //
 //	go test ./backtest -run '^$' -bench YearPerMinute -benchtime 1x -cpu 2
@@ -41,12 +42,18 @@ func BenchmarkYearPerMinute(b *testing.B) {
 	s := datasets.DefaultSynthetic().Generate(start, time.Minute, 365*24*60)
 	tr := Trace{Name: s.Name, Start: s.Start, Step: s.Step, RPS: s.Values}
 	for _, c := range []struct {
-		name, policy string
-		tuned        bool
-	}{{PolicyReactive, PolicyReactive, false}, {"hybrid-untuned", PolicyHybrid, false}, {PolicyHybrid, PolicyHybrid, true}} {
+		name, policy       string
+		tuned, chooseDaily bool
+	}{
+		{PolicyReactive, PolicyReactive, false, false},
+		{"hybrid-untuned", PolicyHybrid, false, false},
+		{"hybrid-untuned-daily", PolicyHybrid, false, true},
+		{PolicyHybrid, PolicyHybrid, true, false},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			cfg := barConfig(tr, 20)
 			cfg.Tune.Off = !c.tuned
+			cfg.Forecast.Settings.ChooseModelDaily = c.chooseDaily
 			for b.Loop() {
 				if _, err := Run(context.Background(), tr, cfg, c.policy); err != nil {
 					b.Fatal(err)

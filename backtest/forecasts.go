@@ -55,18 +55,47 @@ func newForecaster(cfg Config, t Trace) (*forecaster, error) {
 	return f, nil
 }
 
-// run computes every refit's forecasts and plans in parallel, each from
-// only the buckets before its own time. The hybrid policy adopts them in
-// time order, which gates them (control.Controller.Adopt).
+// run computes every refit's forecasts and plans, each from only the
+// buckets before its own time. The hybrid policy adopts them in time
+// order, which gates them (control.Controller.Adopt). The days run in
+// parallel; within a day the refits run in order, each re-running the
+// model its predecessor chose (control.Controller.ForecastReusing), as a
+// pool does in serve, so the model is chosen at the first refit of each
+// day.
 func (f *forecaster) run(ctx context.Context) ([]control.Refit, error) {
 	n := (len(f.buckets) + f.perRefit - 1) / f.perRefit
 	refits := make([]control.Refit, n)
-	err := forEach(ctx, n, func(j int) error {
-		var err error
-		refits[j], err = f.refitAt(j)
-		return err
+	days := f.days(n)
+	err := forEach(ctx, len(days), func(d int) error {
+		var prev control.Selection
+		for j := days[d][0]; j < days[d][1]; j++ {
+			var err error
+			if refits[j], err = f.refitAt(j, prev); err != nil {
+				return err
+			}
+			prev = refits[j].Selection()
+		}
+		return nil
 	})
 	return refits, err
+}
+
+// days splits the n refits into runs of the same control.SelectionDay,
+// [first, end).
+func (f *forecaster) days(n int) [][2]int {
+	var out [][2]int
+	for j := 0; j < n; j++ {
+		if len(out) == 0 || !control.SelectionDay(f.refitTime(j)).Equal(control.SelectionDay(f.refitTime(j-1))) {
+			out = append(out, [2]int{j, j})
+		}
+		out[len(out)-1][1] = j + 1
+	}
+	return out
+}
+
+// refitTime is when refit j is made.
+func (f *forecaster) refitTime(j int) time.Time {
+	return f.trace.Start.Add(time.Duration(j*f.perRefit) * f.cfg.Forecast.Step)
 }
 
 // history returns what refit j sees: the buckets of the History window
@@ -77,10 +106,10 @@ func (f *forecaster) history(j int) []float64 {
 	return f.buckets[max(0, k-window):k]
 }
 
-// refitAt forecasts from refit j's point of view.
-func (f *forecaster) refitAt(j int) (control.Refit, error) {
-	at := f.trace.Start.Add(time.Duration(j*f.perRefit) * f.cfg.Forecast.Step)
-	r, err := f.ctl.Forecast(at, f.history(j))
+// refitAt forecasts from refit j's point of view, re-running prev, the
+// model the refit before it chose, when that may be reused.
+func (f *forecaster) refitAt(j int, prev control.Selection) (control.Refit, error) {
+	r, err := f.ctl.ForecastReusing(f.refitTime(j), f.history(j), prev)
 	if errors.Is(err, control.ErrNoHistory) {
 		return r, nil
 	}

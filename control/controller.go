@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -35,6 +36,14 @@ type Settings struct {
 	History time.Duration
 	// Periods are the seasonal periods (default a day and a week).
 	Periods []time.Duration
+	// ChooseModelDaily chooses the model (methods searched, parameters
+	// estimated) at the first refit of each UTC day only, and re-runs that
+	// choice on the history of the day's later refits (Selection), which
+	// cuts the refits' cost by about four at 3-hour refits. Off (the
+	// default), every refit chooses afresh: a choice a day old forecasts
+	// bursty demand less well, and the plans cost more
+	// (docs/scaling.md measures both).
+	ChooseModelDaily bool
 	// NewModel builds the predictive model for the periods (in steps) that
 	// have enough history; nil means model/auto.
 	NewModel func(periods []int) model.Forecaster
@@ -158,7 +167,39 @@ type Refit struct {
 	// modelMean and profileMean are the forecasts for the steps until the
 	// next refit, scored by later refits.
 	modelMean, profileMean []float64
+	// selection is the model choice this refit made or reused.
+	selection Selection
 }
+
+// Selection returns the model choice the refit made or reused, for the
+// next refits to pass to ForecastReusing.
+func (r Refit) Selection() Selection { return r.selection }
+
+// Selection is the forecasting model a refit chose (its methods and
+// estimated parameters, model.Selector), which, with
+// Settings.ChooseModelDaily, the later refits of the same day re-run on
+// their own history instead of choosing again: the model is chosen at the
+// first refit of each day (UTC), which costs a full search, and the
+// refits after it cost a small fraction of that.
+// The zero Selection holds nothing and makes the next refit choose.
+type Selection struct {
+	day     time.Time // the UTC day it was chosen on
+	periods []int     // the seasonal periods it was chosen for
+	model   model.Forecaster
+}
+
+// Day is the UTC day the model was chosen on; zero when nothing was.
+func (s Selection) Day() time.Time { return s.day }
+
+// reusable reports whether the selection serves a refit at now for
+// periods: chosen the same day, for the same periods.
+func (s Selection) reusable(now time.Time, periods []int) bool {
+	return s.model != nil && s.day.Equal(SelectionDay(now)) && slices.Equal(s.periods, periods)
+}
+
+// SelectionDay is the UTC day of t: a model chosen at t is re-run by the
+// refits of that day and chosen again on the next.
+func SelectionDay(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
 
 // Controller is one pool's live hybrid policy. Forecast may be called
 // concurrently; the other methods are not safe for concurrent use (the
@@ -285,11 +326,13 @@ func (c *Controller) Quantile() float64 { return c.quantile }
 // ErrNoHistory is returned by Refit when the history holds no finite value.
 var ErrNoHistory = errors.New("no demand history to forecast from")
 
-// Refit forecasts from history and puts the result in force: Forecast then
+// Refit forecasts from history and puts the result in force: ForecastReusing
+// (re-running the last refit's model choice the same day, with
+// Settings.ChooseModelDaily) then
 // Adopt. history is the demand (requests/s) per Step for the steps ending
 // at now, oldest first (NaN: missing); now should be a multiple of Step.
 func (c *Controller) Refit(now time.Time, history []float64) (Refit, error) {
-	r, err := c.Forecast(now, history)
+	r, err := c.ForecastReusing(now, history, c.last.selection)
 	if err != nil && !errors.Is(err, ErrNoHistory) {
 		return r, err
 	}
@@ -297,11 +340,20 @@ func (c *Controller) Refit(now time.Time, history []float64) (Refit, error) {
 }
 
 // Forecast makes one refit's forecasts from history, as Refit describes,
-// without putting them in force or planning. It reads only the
-// controller's settings, so a backtest may compute many refits in
-// parallel, share them between planner settings, and Adopt them in time
-// order.
+// without putting them in force or planning, choosing the model afresh. It
+// reads only the controller's settings, so a backtest may compute many
+// refits in parallel, share them between planner settings, and Adopt them
+// in time order.
 func (c *Controller) Forecast(now time.Time, history []float64) (Refit, error) {
+	return c.ForecastReusing(now, history, Selection{})
+}
+
+// ForecastReusing is Forecast that, with Settings.ChooseModelDaily, re-runs
+// prev, the model an earlier refit chose (Refit.Selection), when prev was
+// chosen the same UTC day for the same seasonal periods, and otherwise
+// chooses afresh. The returned refit carries the selection it used for the
+// next refit.
+func (c *Controller) ForecastReusing(now time.Time, history []float64, prev Selection) (Refit, error) {
 	s := c.settings
 	r := Refit{At: now}
 	history = trimLeadingGaps(history)
@@ -311,10 +363,11 @@ func (c *Controller) Forecast(now time.Time, history []float64) (Refit, error) {
 	stamp := now.Format(time.RFC3339)
 	horizon := max(int(s.Horizon/s.Step), int((s.RefitEvery+c.plan.Fleet.BootDelay+s.Step-1)/s.Step)+1)
 	owned := int(s.RefitEvery / s.Step)
-	fc, err := s.NewModel(c.trustedPeriods(len(history))).Forecast(history, horizon, s.IntervalLevel)
+	fc, sel, err := c.forecastModel(now, history, horizon, prev)
 	if err != nil {
 		return r, fmt.Errorf("refit at %s: model: %w", stamp, err)
 	}
+	r.selection = sel
 	r.Forecast = planner.DemandForecast{Start: now, Step: s.Step, Forecast: fc}
 	r.Model = methodName(fc)
 	r.modelMean = fc.Mean[:min(owned, len(fc.Mean))]
@@ -328,6 +381,34 @@ func (c *Controller) Forecast(now time.Time, history []float64) (Refit, error) {
 		r.profileMean = pf.Mean[:min(owned, len(pf.Mean))]
 	}
 	return r, nil
+}
+
+// forecastModel forecasts history with a new model for the trusted
+// periods; with Settings.ChooseModelDaily, with prev's model when it may be
+// reused (Selection.reusable), keeping the new model's choice when it is a
+// model.Selector.
+func (c *Controller) forecastModel(now time.Time, history []float64, horizon int, prev Selection) (model.Forecast, Selection, error) {
+	level := c.settings.IntervalLevel
+	periods := c.trustedPeriods(len(history))
+	if !c.settings.ChooseModelDaily {
+		fc, err := c.settings.NewModel(periods).Forecast(history, horizon, level)
+		return fc, Selection{}, err
+	}
+	if prev.reusable(now, periods) {
+		fc, err := prev.model.Forecast(history, horizon, level)
+		return fc, prev, err
+	}
+	m := c.settings.NewModel(periods)
+	sel, ok := m.(model.Selector)
+	if !ok {
+		fc, err := m.Forecast(history, horizon, level)
+		return fc, Selection{}, err
+	}
+	fc, chosen, err := sel.Select(history, horizon, level)
+	if err != nil || chosen == nil {
+		return fc, Selection{}, err
+	}
+	return fc, Selection{day: SelectionDay(now), periods: slices.Clone(periods), model: chosen}, nil
 }
 
 // Adopt puts a refit made by Forecast in force. It remembers the demand in

@@ -10,6 +10,10 @@
 //     per-slot errors), and plans both forecasts: each step's upper bound is
 //     the point forecast plus the calibrated quantile of its own recent
 //     errors at that time of day, capped at the need of the recent peak.
+//     Each refit chooses the model afresh (methods searched, parameters
+//     estimated); with Settings.ChooseModelDaily only the first of each
+//     UTC day does, and the day's later refits re-run that choice on their
+//     own history (Selection), which costs a small part of the search.
 //   - Every decision it feeds the observation to the calibration, which
 //     moves the forecast quantile until the estimated share of requests
 //     served late matches the SLO target (planner.Calibration: its memory

@@ -38,5 +38,17 @@ type Forecaster interface {
 	Forecast(history []float64, horizon int, level float64) (Forecast, error)
 }
 
+// Selector is a Forecaster whose costly part, choosing a method and
+// estimating its parameters, can be done once and reused. Select forecasts
+// as Forecast does and returns, besides, a Forecaster that keeps the
+// methods and parameters chosen and re-runs them on a later window of the
+// same series (which may start elsewhere in the cycle) without searching
+// again; it is nil when the forecast fell back. A refit loop that forecasts
+// every few hours can so choose once a day.
+type Selector interface {
+	Forecaster
+	Select(history []float64, horizon int, level float64) (Forecast, Forecaster, error)
+}
+
 // ErrNoData reports a history with no finite observation.
 var ErrNoData = errors.New("history has no finite observation")

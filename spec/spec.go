@@ -230,6 +230,9 @@ type Forecast struct {
 	Horizon    time.Duration   `yaml:"horizon"`
 	History    time.Duration   `yaml:"history"`
 	Periods    []time.Duration `yaml:"periods"`
+	// ChooseModelDaily chooses the forecasting model at the first refit
+	// of each UTC day only (control.Settings.ChooseModelDaily).
+	ChooseModelDaily bool `yaml:"choose_model_daily"`
 }
 
 // DefaultDemandMeasurement is the series a pool's demand is read from when
@@ -492,7 +495,7 @@ func (p Pool) Planner() (planner.Config, error) {
 func (p Pool) Settings() control.Settings {
 	f := p.Forecast
 	return control.Settings{Step: f.Step, RefitEvery: f.RefitEvery, Horizon: f.Horizon,
-		History: f.History, Periods: slices.Clone(f.Periods)}
+		History: f.History, Periods: slices.Clone(f.Periods), ChooseModelDaily: f.ChooseModelDaily}
 }
 
 // Tuning returns the pool's tuner options, its twins deciding every

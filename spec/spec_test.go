@@ -117,7 +117,7 @@ func TestBadFiles(t *testing.T) {
 			"6: pools[0].rps_per_gpu: unknown key (known: backend, boot_delay,",
 			"9: pools[0].options.namspace: unknown option of back-end kubescale (known: api_server, ca_file, namespace, resource, token_file, workload)",
 			"10: pools[0].options.tokn_file: unknown option of back-end kubescale",
-			"12: pools[0].forecast.stpe: unknown key (known: history, horizon, periods, refit_every, step)",
+			"12: pools[0].forecast.stpe: unknown key (known: choose_model_daily, history, horizon, periods, refit_every, step)",
 		}},
 		{"ranges.bad.yml", []string{
 			"1: interval: 1ns is too short: at least 1s",

@@ -298,9 +298,10 @@ func (r reactiveSetting) name() string {
 func (t *Tuner) Live() *control.Controller { return t.live }
 
 // Refit forecasts from history and puts the refit in force in the live
-// controller and every candidate (see control.Controller.Refit).
+// controller and every candidate (see control.Controller.Refit): the live
+// controller's last model choice is re-run the same day.
 func (t *Tuner) Refit(now time.Time, history []float64) (control.Refit, error) {
-	r, err := t.live.Forecast(now, history)
+	r, err := t.live.ForecastReusing(now, history, t.live.Last().Selection())
 	if err != nil && !errors.Is(err, control.ErrNoHistory) {
 		return r, err
 	}

@@ -60,11 +60,21 @@ type forecaster struct{ cfg Config }
 // validate on, falls back to seasonal naive (or naive) with the reason in
 // Forecast.Fallback.
 func (f *forecaster) Forecast(history []float64, horizon int, level float64) (model.Forecast, error) {
-	if horizon < 1 {
-		return model.Forecast{}, fmt.Errorf("auto: horizon %d must be at least 1", horizon)
-	}
-	if !(level > 0 && level < 1) {
-		return model.Forecast{}, fmt.Errorf("auto: level %v must be in (0, 1), e.g. 0.95", level)
+	fc, _, err := f.Select(history, horizon, level)
+	return fc, err
+}
+
+// Select implements model.Selector: it forecasts as Forecast does and
+// returns, besides, the choice it made (the seasons, and the candidates
+// averaged with their estimated parameters) as a forecaster of later
+// windows of the same series. That forecaster skips the estimation and
+// the search: it re-runs the chosen candidates on the window it is given,
+// with initial states from that window, and sets the interval from their
+// errors there, at a small fraction of the cost. It is nil when the
+// forecast fell back.
+func (f *forecaster) Select(history []float64, horizon int, level float64) (model.Forecast, model.Forecaster, error) {
+	if err := checkArgs(horizon, level); err != nil {
+		return model.Forecast{}, nil, err
 	}
 	short := 0
 	if ps := cleanPeriods(f.cfg.Periods); len(ps) > 0 {
@@ -74,39 +84,69 @@ func (f *forecaster) Forecast(history []float64, horizon int, level float64) (mo
 	}
 	x := seasonal.FillGaps(history, short)
 	if len(x) == 0 || math.IsNaN(x[0]) {
-		return model.Forecast{}, model.ErrNoData
+		return model.Forecast{}, nil, model.ErrNoData
 	}
 	seasons := f.seasons(x)
 	// The day of the first season (the clock's, when known) sets the
 	// time of day of the interval and the despiking; only the clock's
 	// week sets the weekly validation origins.
-	day, week, clockWeek := 0, 0, 0
+	c := &chosen{full: f, fillPeriod: short}
 	if len(seasons) > 0 {
-		day, week = seasons[0].day, seasons[0].week
+		c.day, c.week = seasons[0].day, seasons[0].week
 		if seasons[0].from == "clock" {
-			clockWeek = week
+			c.clockWeek = c.week
 		}
-		if day != short {
-			x = seasonal.FillGaps(history, day)
+		if c.day != short {
+			c.fillPeriod = c.day
+			x = seasonal.FillGaps(history, c.day)
 		}
 	}
 	if isConstant(x) {
-		return fallback(x, day, horizon, level, "constant history")
+		fc, err := fallback(x, c.day, horizon, level, "constant history")
+		return fc, nil, err
 	}
-	fit, _ := despike(x, day, week)
+	fit, _ := despike(x, c.day, c.week)
 	candidates := pool(seasons, fit, horizon)
-	origins, candidates := validationOrigins(len(x), horizon, clockWeek, candidates, f.cfg.Origins)
+	origins, candidates := validationOrigins(len(x), horizon, c.clockWeek, candidates, f.cfg.Origins)
 	if len(origins) == 0 {
-		return fallback(x, day, horizon, level,
+		fc, err := fallback(x, c.day, horizon, level,
 			fmt.Sprintf("%d observations are too few to validate a %d-step forecast", len(x), horizon))
+		return fc, nil, err
 	}
 	v := validate(x, fit, horizon, origins, candidates)
 	top := v.choose(f.cfg.Top)
+	fc, ok, err := combination(v, top, level, c.day)
+	if !ok {
+		return fc, nil, err
+	}
+	for _, i := range top {
+		m := candidates[i]
+		c.members = append(c.members, candidate{name: m.name, need: m.need, point: m.restartedOf})
+	}
+	return fc, c, nil
+}
+
+// checkArgs rejects a horizon or level no method can serve.
+func checkArgs(horizon int, level float64) error {
+	if horizon < 1 {
+		return fmt.Errorf("auto: horizon %d must be at least 1", horizon)
+	}
+	if !(level > 0 && level < 1) {
+		return fmt.Errorf("auto: level %v must be in (0, 1), e.g. 0.95", level)
+	}
+	return nil
+}
+
+// combination averages the candidates top of v's pool into the forecast,
+// with the interval from their combined errors (validation.bounds). ok is
+// false when the result was not finite and the forecast fell back.
+func combination(v *validation, top []int, level float64, day int) (fc model.Forecast, ok bool, err error) {
+	x, horizon := v.x, v.h
 	mean := make([]float64, horizon)
 	var names []string
 	for _, i := range top {
-		c := candidates[i]
-		p := c.point(fit, horizon)
+		c := v.pool[i]
+		p := c.point(v.fit, horizon)
 		for j := range mean {
 			mean[j] += p[j] / float64(len(top))
 		}
@@ -119,10 +159,50 @@ func (f *forecaster) Forecast(history []float64, horizon int, level float64) (mo
 		clipBelow(upper, 0)
 	}
 	if !allFinite(mean) || !allFinite(lower) || !allFinite(upper) {
-		return fallback(x, day, horizon, level, "combined forecast not finite")
+		fc, err := fallback(x, day, horizon, level, "combined forecast not finite")
+		return fc, false, err
 	}
 	return model.Forecast{Method: "auto[" + strings.Join(names, " + ") + "]",
-		Mean: mean, Lower: lower, Upper: upper, Level: level}, nil
+		Mean: mean, Lower: lower, Upper: upper, Level: level}, true, nil
+}
+
+// chosen is the choice one Select made, kept to forecast later windows of
+// the same series: the period gaps are filled at, the day and week, and
+// the candidates averaged, whose point forecasters take any window.
+type chosen struct {
+	full                             *forecaster
+	fillPeriod, day, week, clockWeek int
+	members                          []candidate
+}
+
+// Forecast implements model.Forecaster for a later window of the series
+// the choice was made on: the chosen candidates are validated on this
+// window's latest horizons (and one and two weeks back) for the interval
+// and averaged. A window the choice does not fit (too short for one of its
+// candidates) is forecast by the full search instead.
+func (c *chosen) Forecast(history []float64, horizon int, level float64) (model.Forecast, error) {
+	if err := checkArgs(horizon, level); err != nil {
+		return model.Forecast{}, err
+	}
+	x := seasonal.FillGaps(history, c.fillPeriod)
+	if len(x) == 0 || math.IsNaN(x[0]) {
+		return model.Forecast{}, model.ErrNoData
+	}
+	if isConstant(x) {
+		return fallback(x, c.day, horizon, level, "constant history")
+	}
+	fit, _ := despike(x, c.day, c.week)
+	origins, kept := validationOrigins(len(x), horizon, c.clockWeek, c.members, c.full.cfg.Origins)
+	if len(origins) == 0 || len(kept) != len(c.members) {
+		return c.full.Forecast(history, horizon, level)
+	}
+	v := validate(x, fit, horizon, origins, kept)
+	top := make([]int, len(kept))
+	for i := range top {
+		top[i] = i
+	}
+	fc, _, err := combination(v, top, level, c.day)
+	return fc, err
 }
 
 // fallback forecasts with seasonal naive at the shortest period (naive

@@ -12,9 +12,16 @@ import (
 // candidate is one member of the pool: a point forecaster on a gap-free
 // history and the least history it needs.
 type candidate struct {
-	name  string
-	need  int
+	name string
+	need int
+	// point forecasts from the history the candidate was built on or a
+	// prefix of it (a validation origin).
 	point func(x []float64, h int) []float64
+	// restarted forecasts from any later window of the same series, which
+	// may start elsewhere in the cycle: its estimated parameters are kept
+	// and everything derived from where the history starts is redone. nil
+	// means point serves any history (the parameter-free shapes).
+	restarted func(x []float64, h int) []float64
 	// detected marks a candidate built only for a detected season, which
 	// validation may leave out to look further back.
 	detected bool
@@ -152,21 +159,48 @@ func combine(how string, members ...candidate) candidate {
 		name += m.name
 	}
 	name += ")"
-	return candidate{name: name, need: need, point: func(x []float64, h int) []float64 {
-		outs := make([][]float64, len(members))
-		for i, m := range members {
-			outs[i] = m.point(x, h)
-		}
-		out := make([]float64, h)
-		col := make([]float64, len(members))
-		for j := range out {
-			for i := range outs {
-				col[i] = outs[i][j]
-			}
-			out[j] = aggregate(how, col)
-		}
-		return out
+	c := candidate{name: name, need: need, point: func(x []float64, h int) []float64 {
+		return combined(how, members, x, h, candidate.pointOf)
 	}}
+	for _, m := range members {
+		if m.restarted != nil {
+			c.restarted = func(x []float64, h int) []float64 {
+				return combined(how, members, x, h, candidate.restartedOf)
+			}
+			break
+		}
+	}
+	return c
+}
+
+// combined aggregates the members' forecasts from x, each made by its
+// forecaster of.
+func combined(how string, members []candidate, x []float64, h int, of func(candidate, []float64, int) []float64) []float64 {
+	outs := make([][]float64, len(members))
+	for i, m := range members {
+		outs[i] = of(m, x, h)
+	}
+	out := make([]float64, h)
+	col := make([]float64, len(members))
+	for j := range out {
+		for i := range outs {
+			col[i] = outs[i][j]
+		}
+		out[j] = aggregate(how, col)
+	}
+	return out
+}
+
+// pointOf forecasts from the history c was built on or a prefix of it.
+func (c candidate) pointOf(x []float64, h int) []float64 { return c.point(x, h) }
+
+// restartedOf forecasts from any later window of the series (see
+// candidate.restarted).
+func (c candidate) restartedOf(x []float64, h int) []float64 {
+	if c.restarted != nil {
+		return c.restarted(x, h)
+	}
+	return c.point(x, h)
 }
 
 func aggregate(how string, v []float64) float64 {
@@ -270,16 +304,20 @@ func fittedCandidate(x []float64, spec holtwinters.Spec, h, tail int) (candidate
 	if ps := spec.Periods; len(ps) > 0 && spec.Seasonality != holtwinters.None {
 		need = 2 * ps[len(ps)-1]
 	}
-	return candidate{name: m.String(), need: need, point: func(y []float64, h int) []float64 {
-		if tail > 0 && len(y) > tail {
-			y = y[len(y)-tail:]
+	run := func(forecast func([]float64, int) ([]float64, error)) func([]float64, int) []float64 {
+		return func(y []float64, h int) []float64 {
+			if tail > 0 && len(y) > tail {
+				y = y[len(y)-tail:]
+			}
+			f, err := forecast(y, h)
+			if err != nil {
+				return nanForecast(h)
+			}
+			return f
 		}
-		f, err := m.PointForecast(y, h)
-		if err != nil {
-			return nanForecast(h)
-		}
-		return f
-	}}, true
+	}
+	return candidate{name: m.String(), need: need,
+		point: run(m.PointForecast), restarted: run(m.PointForecastRestarted)}, true
 }
 
 // decompositionCandidates are STL at p, and MSTL at p and long (when x
@@ -323,23 +361,34 @@ func decompositionCandidates(x []float64, p, long int) []candidate {
 			name = "mstl"
 		}
 		name = fmt.Sprintf("%s%v+%v", name, periods, m)
-		out = append(out, candidate{name: name, need: 2*periods[len(periods)-1] + 1,
-			point: func(y []float64, h int) []float64 {
-				dy := d
-				if len(y) != len(x) {
-					var err error
-					if dy, err = seasonal.MSTL(recent(y), periods, opts); err != nil {
-						return nanForecast(h)
-					}
-				}
-				f, err := m.PointForecast(dy.Adjusted(), h)
-				if err != nil {
+		// forecast decomposes y (or reuses the decomposition of x, which
+		// point is first called on) and smooths its adjusted part.
+		forecast := func(y []float64, h int, opts seasonal.MSTLOptions, reuse bool,
+			smooth func([]float64, int) ([]float64, error)) []float64 {
+			dy := d
+			if !reuse {
+				var err error
+				if dy, err = seasonal.MSTL(recent(y), periods, opts); err != nil {
 					return nanForecast(h)
 				}
-				for j, s := range dy.SeasonalForecast(h) {
-					f[j] += s
-				}
-				return f
+			}
+			f, err := smooth(dy.Adjusted(), h)
+			if err != nil {
+				return nanForecast(h)
+			}
+			for j, s := range dy.SeasonalForecast(h) {
+				f[j] += s
+			}
+			return f
+		}
+		out = append(out, candidate{name: name, need: 2*periods[len(periods)-1] + 1,
+			point: func(y []float64, h int) []float64 {
+				return forecast(y, h, opts, len(y) == len(x), m.PointForecast)
+			},
+			// A later window is decomposed afresh, with its own working
+			// memory: windows may be forecast concurrently.
+			restarted: func(y []float64, h int) []float64 {
+				return forecast(y, h, seasonal.MSTLOptions{Iterate: mstlIterations}, false, m.PointForecastRestarted)
 			}})
 	}
 	return out

@@ -222,3 +222,35 @@ func (m *Model) PointForecast(y []float64, h int) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// PointForecastRestarted is PointForecast for a history y that need not
+// start where the estimation's history did: the model's smoothing
+// parameters (α, β, φ, γᵢ, ρ) are kept, and the initial states are derived
+// from y's own first cycles as Fit derives them (initialParams), so a
+// window that slides forward by a part of a cycle keeps its seasonal
+// indices in phase. It is how a model estimated once is re-run on later
+// windows of the same series without estimating it again.
+func (m *Model) PointForecastRestarted(y []float64, h int) ([]float64, error) {
+	if h < 1 {
+		return nil, fmt.Errorf("holtwinters: horizon %d must be at least 1", h)
+	}
+	z, _, err := prepare(y, m.spec)
+	if err != nil {
+		return nil, err
+	}
+	p := initialParams(z, m.spec)
+	p.Alpha, p.Beta, p.Phi, p.AR = m.params.Alpha, m.params.Beta, m.params.Phi, m.params.AR
+	copy(p.Gamma, m.params.Gamma)
+	rec := newRecursion(m.spec, p)
+	st := newState(p, rec.nSeasonal)
+	rec.run(st, z, nil)
+	out := make([]float64, h)
+	for k := range out {
+		yhat, _ := rec.step(st, math.NaN())
+		out[k] = m.invert(yhat)
+		if isNaNOrInf(out[k]) {
+			return nil, fmt.Errorf("holtwinters: %v forecast is not finite at step %d", m.spec, k+1)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,59 @@
+package backtest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/datasets"
+)
+
+// With the daily model choice, the backtest's refits, computed a day per
+// worker, are those a pool makes in serve, one after the other, each
+// re-running the model the refit before it chose that day: the same forecasts, refit by refit, on a trace
+// that starts in the evening so that its first day is short.
+func TestRefitsMatchOneAfterTheOther(t *testing.T) {
+	start := time.Date(2026, 1, 5, 19, 0, 0, 0, time.UTC)
+	s := datasets.DefaultSynthetic().Generate(start, time.Minute, 9*24*60)
+	tr := Trace{Name: s.Name, Start: s.Start, Step: s.Step, RPS: s.Values}
+	cfg := barConfig(tr, 20).withDefaults(tr)
+	cfg.Forecast.Settings.ChooseModelDaily = true
+	f, err := newForecaster(cfg, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := control.New(cfg.Planner, cfg.Forecast.Settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev control.Selection
+	reused := 0
+	for j := range got {
+		want, err := ctl.ForecastReusing(f.refitTime(j), f.history(j), prev)
+		if err != nil && !errors.Is(err, control.ErrNoHistory) {
+			t.Fatal(err)
+		}
+		if d := want.Selection().Day(); !d.IsZero() && d.Equal(prev.Day()) {
+			reused++
+		}
+		prev = want.Selection()
+		g, w := got[j].Forecast.Forecast, want.Forecast.Forecast
+		if got[j].Model != want.Model || len(g.Mean) != len(w.Mean) {
+			t.Fatalf("refit %d at %s: model %q with %d steps, want %q with %d", j, f.refitTime(j), got[j].Model, len(g.Mean), want.Model, len(w.Mean))
+		}
+		for k := range g.Mean {
+			if g.Mean[k] != w.Mean[k] || g.Upper[k] != w.Upper[k] {
+				t.Fatalf("refit %d at %s, step %d: %v..%v, want %v..%v", j, f.refitTime(j), k, g.Mean[k], g.Upper[k], w.Mean[k], w.Upper[k])
+			}
+		}
+	}
+	if reused == 0 {
+		t.Errorf("no refit re-ran an earlier choice over %d refits", len(got))
+	}
+}
