@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prewarm/prewarm/internal/backoff"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/redact"
 )
@@ -295,7 +296,7 @@ func withDefaults(o SafetyOptions) SafetyOptions {
 		o.Now = time.Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepContext
+		o.Sleep = backoff.Sleep
 	}
 	if o.Jitter == nil {
 		o.Jitter = rand.Float64
@@ -304,18 +305,6 @@ func withDefaults(o SafetyOptions) SafetyOptions {
 		o.NewToken = NewIdempotencyToken
 	}
 	return o
-}
-
-// sleepContext waits d or until ctx ends.
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Name returns the wrapped back-end's name.
@@ -757,6 +746,7 @@ func (s *Safe) readCapacity(ctx context.Context, p *poolState) (c Capacity, know
 // attempts run out or ctx ends. It returns the number of attempts made.
 func (s *Safe) retry(ctx context.Context, op string, call func(context.Context) error) (attempts int, err error) {
 	pol := s.opts.Retry
+	delays := backoff.Policy{Base: pol.BaseDelay, Max: pol.MaxDelay, Jitter: s.opts.Jitter}
 	for attempt := 1; ; attempt++ {
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if pol.AttemptTimeout > 0 {
@@ -785,7 +775,7 @@ func (s *Safe) retry(ctx context.Context, op string, call func(context.Context) 
 		case attempt >= pol.MaxAttempts:
 			return attempt, fmt.Errorf("gave up after %d attempts: %w", attempt, err)
 		}
-		delay := backoff(pol, attempt, s.opts.Jitter())
+		delay := delays.Delay(attempt)
 		s.log.Warn("retrying back-end call", "op", op, "attempt", attempt, "delay", delay, "error", s.redact.String(err.Error()))
 		if m := s.opts.Metrics; m != nil {
 			m.retries.WithLabelValues(s.backend, op).Inc()
@@ -800,19 +790,6 @@ func (s *Safe) retry(ctx context.Context, op string, call func(context.Context) 
 // provider failure or a timeout.
 func Retryable(err error) bool {
 	return errors.Is(err, ErrThrottled) || errors.Is(err, ErrTransient) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// backoff is the full-jitter delay before retry number attempt (1-based):
-// jitter · min(MaxDelay, BaseDelay · 2^(attempt-1)), jitter in [0, 1).
-func backoff(pol RetryPolicy, attempt int, jitter float64) time.Duration {
-	ceiling := pol.BaseDelay
-	for n := 1; n < attempt && ceiling < pol.MaxDelay; n++ {
-		ceiling *= 2 // stops at MaxDelay long before overflowing
-	}
-	if ceiling > pol.MaxDelay || ceiling <= 0 {
-		ceiling = pol.MaxDelay
-	}
-	return time.Duration(jitter * float64(ceiling))
 }
 
 // withToken returns ctx carrying an idempotency token, keeping the

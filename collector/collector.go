@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/collector/buffer"
+	"github.com/prewarm/prewarm/internal/backoff"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -534,24 +535,22 @@ func (c *Collector) countCorrupt() {
 
 // writeLoop drains the buffer into the store until ctx is done.
 func (c *Collector) writeLoop(ctx context.Context) {
-	backoff := c.cfg.RetryBackoff
+	delays := backoff.Policy{Base: c.cfg.RetryBackoff, Max: c.cfg.MaxRetryBackoff}
+	failures := 0 // consecutive failed writes
 	for ctx.Err() == nil {
 		wrote, err := c.writeOnce(ctx)
 		switch {
 		case err != nil:
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, c.cfg.MaxRetryBackoff)
+			failures++
+			backoff.Sleep(ctx, delays.Delay(failures)) // an ended ctx ends the loop
 		case wrote == 0:
-			backoff = c.cfg.RetryBackoff
+			failures = 0
 			select {
 			case <-ctx.Done():
 			case <-c.cfg.Buffer.Ready():
 			}
 		default:
-			backoff = c.cfg.RetryBackoff
+			failures = 0
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Limit is a token bucket of failed authentications: Burst failures at
@@ -40,26 +42,20 @@ const (
 	maxClients = 10000
 )
 
-// bucket is a token bucket refilled lazily.
-type bucket struct {
-	tokens float64
-	at     time.Time
+// bucket is l's token bucket, full.
+func (l Limit) bucket() *rate.Limiter {
+	return rate.NewLimiter(rate.Every(l.Every), l.Burst)
 }
 
-// refill brings b to now under l.
-func (b *bucket) refill(l Limit, now time.Time) {
-	if now.After(b.at) {
-		b.tokens = math.Min(float64(l.Burst), b.tokens+float64(now.Sub(b.at))/float64(l.Every))
-		b.at = now
-	}
-}
-
-// wait is how long until b holds one token (0: it holds one now).
-func (b *bucket) wait(l Limit) time.Duration {
-	if b.tokens >= 1 {
+// wait is how long until b holds one token at now (0: it holds one now).
+func (l Limit) wait(b *rate.Limiter, now time.Time) time.Duration {
+	tokens := b.TokensAt(now)
+	if tokens >= 1 {
 		return 0
 	}
-	return time.Duration((1 - b.tokens) * float64(l.Every))
+	// At least 1ns: a bucket a rounding error short of a token is not
+	// ready, or fail could not charge it.
+	return max(time.Duration((1-tokens)*float64(l.Every)), time.Nanosecond)
 }
 
 // authLimiter holds the per-client and global buckets of failed
@@ -69,13 +65,13 @@ type authLimiter struct {
 	now               func() time.Time
 
 	mu      sync.Mutex
-	clients map[string]*bucket
-	all     bucket
+	clients map[string]*rate.Limiter
+	all     *rate.Limiter
 }
 
 func newAuthLimiter(perClient, global Limit, now func() time.Time) *authLimiter {
-	return &authLimiter{perClient: perClient, global: global, now: now, clients: map[string]*bucket{},
-		all: bucket{tokens: float64(global.Burst), at: now()}}
+	return &authLimiter{perClient: perClient, global: global, now: now, clients: map[string]*rate.Limiter{},
+		all: global.bucket()}
 }
 
 // blocked returns how long client must wait before its token is checked
@@ -84,26 +80,24 @@ func (l *authLimiter) blocked(client string) (wait time.Duration, global bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	l.all.refill(l.global, now)
 	if b, ok := l.clients[client]; ok {
-		b.refill(l.perClient, now)
-		if w := b.wait(l.perClient); w > 0 {
+		if w := l.perClient.wait(b, now); w > 0 {
 			return w, false
 		}
 	}
-	if w := l.all.wait(l.global); w > 0 {
+	if w := l.global.wait(l.all, now); w > 0 {
 		return w, true
 	}
 	return 0, false
 }
 
-// fail spends one failure of client's and of the global budget.
+// fail spends one failure of client's and of the global budget. A bucket
+// already empty (requests that passed blocked together) stays as it is.
 func (l *authLimiter) fail(client string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	l.all.refill(l.global, now)
-	l.all.tokens = math.Max(0, l.all.tokens-1)
+	l.all.AllowN(now, 1)
 	b, ok := l.clients[client]
 	if !ok {
 		if len(l.clients) >= maxClients {
@@ -112,18 +106,17 @@ func (l *authLimiter) fail(client string) {
 		if len(l.clients) >= maxClients {
 			return // the global bucket still counts this client
 		}
-		b = &bucket{tokens: float64(l.perClient.Burst), at: now}
+		b = l.perClient.bucket()
 		l.clients[client] = b
 	}
-	b.refill(l.perClient, now)
-	b.tokens = math.Max(0, b.tokens-1)
+	b.AllowN(now, 1)
 }
 
 // forgetRecovered drops the buckets that have refilled: they hold nothing
 // a new bucket would not.
 func (l *authLimiter) forgetRecovered(now time.Time) {
 	for c, b := range l.clients {
-		if b.refill(l.perClient, now); b.tokens >= float64(l.perClient.Burst) {
+		if b.TokensAt(now) >= float64(l.perClient.Burst) {
 			delete(l.clients, c)
 		}
 	}

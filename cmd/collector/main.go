@@ -12,15 +12,10 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/prewarm/prewarm/internal/buildinfo"
 	"github.com/prewarm/prewarm/internal/cli"
 )
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == "--version" {
-		fmt.Println("collector", buildinfo.Read())
-		return
-	}
 	args, debug := cli.StripDebug(os.Args[1:], os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := cli.Guard(func() error { return run(ctx, args, os.Stdout, os.Stderr) })

@@ -12,8 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -65,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	red.Add(o.influxToken)
 	if o.version {
-		fmt.Fprintln(stdout, versionString())
+		fmt.Fprintln(stdout, "collector", buildinfo.Read())
 		return nil
 	}
 	if fs.NArg() > 0 {
@@ -146,7 +144,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if srv != nil {
 		defer srv.Close()
 	}
-	log.Info("collector started", "version", versionString(), "interval", cfg.Interval, "sources", sourceNames(inputs),
+	log.Info("collector started", "version", buildinfo.Read().String(), "interval", cfg.Interval, "sources", sourceNames(inputs),
 		"store", storeDesc, "spool", bufferOptions(cfg, o.once).SpoolDir, "metrics", cfg.Listen, "webhooks", len(cfg.Webhooks))
 	return c.Run(ctx)
 }
@@ -212,30 +210,6 @@ func secrets(cfg *config.Config) []string {
 		}
 	}
 	return out
-}
-
-// versionString is the module version, VCS revision and Go version of
-// this binary, from its build information.
-func versionString() string {
-	version, revision := "(devel)", "unknown"
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return fmt.Sprintf("collector %s revision %s %s", version, revision, runtime.Version())
-	}
-	if info.Main.Version != "" {
-		version = info.Main.Version
-	}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			revision = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				revision += "+modified"
-			}
-		}
-	}
-	return fmt.Sprintf("collector %s revision %s %s", version, revision, info.GoVersion)
 }
 
 func newLogger(level string, w io.Writer) (*slog.Logger, error) {

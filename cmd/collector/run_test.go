@@ -234,7 +234,7 @@ func TestRunVersion(t *testing.T) {
 	if err := run(context.Background(), []string{"--version"}, &stdout, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`^collector \S+ revision \S+ go1\.\d+`).MatchString(stdout.String()) {
+	if !regexp.MustCompile(`^collector \S+ \(revision \S+, go1\.[^)]+\)\n$`).MatchString(stdout.String()) {
 		t.Errorf("--version printed %q", stdout.String())
 	}
 }

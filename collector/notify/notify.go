@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/prewarm/prewarm/collector/alert"
+	"github.com/prewarm/prewarm/internal/backoff"
 	"github.com/prewarm/prewarm/redact"
 )
 
@@ -282,7 +283,7 @@ type Dispatcher struct {
 	log      *slog.Logger
 	queue    chan alert.Event
 	retries  int
-	backoff  time.Duration
+	delays   backoff.Policy
 	sent     *prometheus.CounterVec
 	failed   *prometheus.CounterVec
 	dropped  prometheus.Counter
@@ -326,7 +327,7 @@ func NewDispatcher(log *slog.Logger, webhooks []*Webhook, opts DispatcherOptions
 		opts.Backoff = 500 * time.Millisecond
 	}
 	d := &Dispatcher{webhooks: webhooks, log: log, queue: make(chan alert.Event, opts.QueueSize),
-		retries: opts.Retries, backoff: opts.Backoff,
+		retries: opts.Retries, delays: backoff.Policy{Base: opts.Backoff},
 		sent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "prewarm_collector_webhook_sent_total",
 			Help: "Events delivered, by webhook."}, []string{"webhook"}),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "prewarm_collector_webhook_failed_total",
@@ -387,7 +388,6 @@ func (d *Dispatcher) loop() {
 }
 
 func (d *Dispatcher) deliver(w *Webhook, e alert.Event) {
-	backoff := d.backoff
 	var err error
 	for attempt := 1; attempt <= d.retries; attempt++ {
 		if err = w.Post(d.ctx, e); err == nil {
@@ -397,13 +397,8 @@ func (d *Dispatcher) deliver(w *Webhook, e alert.Event) {
 		if errors.Is(err, ErrRefused) {
 			break // the receiver said no; asking again would not change its mind
 		}
-		if attempt < d.retries {
-			select {
-			case <-d.ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			backoff *= 2
+		if attempt < d.retries && backoff.Sleep(d.ctx, d.delays.Delay(attempt)) != nil {
+			return
 		}
 	}
 	d.failed.WithLabelValues(w.name()).Inc()
