@@ -163,10 +163,7 @@ func (c Config) withDefaults(t Trace) Config {
 	}
 	f := &c.Forecast
 	if f.Step == 0 {
-		f.Step = control.Settings{}.WithDefaults().Step
-		if f.Step < t.Step || f.Step%t.Step != 0 {
-			f.Step = (f.Step + t.Step - 1) / t.Step * t.Step
-		}
+		f.Step = defaultForecastStep(t.Step)
 	}
 	if f.Aggregate == "" {
 		f.Aggregate = "mean"

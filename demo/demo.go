@@ -20,6 +20,7 @@ import (
 	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
+	"github.com/prewarm/prewarm/store/open"
 )
 
 // Options configure a demo run; the zero value is the documented default.
@@ -61,7 +62,7 @@ func Run(ctx context.Context, opts Options, w io.Writer) error {
 	}
 	rpsPerInstance := math.Ceil(peak / 20) // the static peak needs ~20 instances
 
-	db, cleanup, err := openStore(opts.StorePath)
+	db, cleanup, err := openStore(ctx, opts.StorePath)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-func openStore(path string) (*embedded.Store, func(), error) {
+func openStore(ctx context.Context, path string) (store.Store, func(), error) {
 	remove := func() {}
 	if path == "" {
 		dir, err := os.MkdirTemp("", "prewarm-demo-")
@@ -112,7 +113,7 @@ func openStore(path string) (*embedded.Store, func(), error) {
 		path = filepath.Join(dir, "prewarm.db")
 		remove = func() { os.RemoveAll(dir) }
 	}
-	db, err := embedded.Open(path, embedded.Options{NoSync: true})
+	db, err := open.EmbeddedFile(path).Open(ctx, open.Options{Embedded: embedded.Options{NoSync: true}})
 	if err != nil {
 		remove()
 		return nil, nil, fmt.Errorf("opening the embedded store %s: %w", path, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/prewarm/prewarm/collector/config"
 	"github.com/prewarm/prewarm/collector/notify"
 	"github.com/prewarm/prewarm/collector/promscrape"
+	"github.com/prewarm/prewarm/store/open"
 )
 
 // usageError marks a mistake on the command line (exit status 2).
@@ -112,11 +113,12 @@ func (o *options) apply(fs *pflag.FlagSet, cfg *config.Config, getenv func(strin
 		}
 	}
 	if set("store") {
-		path, ok := strings.CutPrefix(o.storeSpec, "embedded:")
-		if !ok || path == "" {
+		// The collector writes: the read-only query APIs are no store for it.
+		spec, err := open.Parse(o.storeSpec)
+		if err != nil || !spec.Writable() {
 			return usageErrorf("--store %q: want embedded:PATH (for InfluxDB use --influx-url)", o.storeSpec)
 		}
-		cfg.Store.Embedded, cfg.Store.Influx = path, nil
+		cfg.Store.Embedded, cfg.Store.Influx = spec.Target, nil
 	}
 	if set("influx-url") || set("influx-bucket") || set("influx-org") || set("influx-token") {
 		if set("store") {

@@ -36,6 +36,7 @@ import (
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/influx"
+	"github.com/prewarm/prewarm/store/open"
 	"github.com/prewarm/prewarm/store/remote"
 )
 
@@ -262,11 +263,13 @@ func webhooks(cfg *config.Config, red *redact.Redactor) []*notify.Webhook {
 // openStore opens the configured store. printOnly (--once without a store
 // named) writes nowhere.
 func openStore(ctx context.Context, cfg *config.Config, printOnly bool, log *slog.Logger) (store.Store, string, error) {
+	opts := open.Options{Embedded: embedded.Options{Retention: cfg.Store.Retention, Logger: log}}
 	if in := cfg.Store.Influx; in != nil {
-		s, err := influx.New(ctx, influx.Config{URL: in.URL, Token: in.Token, Org: in.Org, Bucket: in.Bucket,
-			BatchSize: in.BatchSize, Timeout: in.Timeout, Logger: log})
+		opts.Influx = influx.Config{URL: in.URL, Token: in.Token, Org: in.Org, Bucket: in.Bucket,
+			BatchSize: in.BatchSize, Timeout: in.Timeout, Logger: log}
+		s, err := open.Store(ctx, "", opts)
 		if err != nil {
-			return nil, "", &usageError{err: err} // New only checks the settings
+			return nil, "", &usageError{err: err} // InfluxDB's store only checks the settings
 		}
 		return s, "influx " + in.URL + " bucket " + in.Bucket, nil
 	}
@@ -277,7 +280,7 @@ func openStore(ctx context.Context, cfg *config.Config, printOnly bool, log *slo
 	if path == "" {
 		path = defaultEmbeddedPath
 	}
-	s, err := embedded.Open(path, embedded.Options{Retention: cfg.Store.Retention, Logger: log})
+	s, err := open.EmbeddedFile(path).Open(ctx, opts)
 	if err != nil {
 		return nil, "", err
 	}

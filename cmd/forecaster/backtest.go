@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -18,7 +19,6 @@ import (
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
-	"github.com/prewarm/prewarm/store"
 	"github.com/spf13/pflag"
 )
 
@@ -52,9 +52,6 @@ const (
 	maxWarmUp     = 366 * 24 * time.Hour
 	maxSLOTargets = 10
 	maxSpotRate   = 60.0
-	// maxHistorySteps bounds the forecast history over the forecast step,
-	// as the pool spec does (forecast.history / forecast.step).
-	maxHistorySteps = 100_000
 )
 
 // backtestOverrides maps the backtest flags that a pool spec also sets to
@@ -147,7 +144,7 @@ func (b *backtestFlags) config(tr backtest.Trace) (backtest.Config, error) {
 	cfg := backtest.DefaultConfig()
 	var err error
 	if cf.fromPool() {
-		if err = b.poolConfig(&cfg, tr); err != nil {
+		if cfg, err = b.poolConfig(tr); err != nil {
 			return cfg, err
 		}
 	} else {
@@ -181,62 +178,36 @@ func (b *backtestFlags) config(tr backtest.Trace) (backtest.Config, error) {
 	return cfg, b.checkWork(cfg, tr)
 }
 
-// poolConfig fills cfg with the pool's settings (see config).
-func (b *backtestFlags) poolConfig(cfg *backtest.Config, tr backtest.Trace) error {
-	cf := &b.capacity
-	file, p, err := cf.loadPool(backtestOverrides)
+// poolConfig is the configuration of --config's pool (see config and
+// backtest.ForPool).
+func (b *backtestFlags) poolConfig(tr backtest.Trace) (backtest.Config, error) {
+	file, p, err := b.capacity.loadPool(backtestOverrides)
 	if err != nil {
-		return err
+		return backtest.Config{}, err
 	}
-	if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
-		return err
+	cfg, err := backtest.ForPool(p, file.Interval, tr)
+	if err != nil {
+		return cfg, gridUsage(fmt.Errorf("%s: %w", b.capacity.config, err))
 	}
-	cfg.Forecast.Settings = cf.forecastSettings()
-	switch agg := p.Demand.Aggregate; agg {
-	case "":
-		cfg.Forecast.Aggregate = "mean" // what serve's refits read (store.Mean)
-	case store.Max, store.Mean:
-		cfg.Forecast.Aggregate = string(agg)
-	default:
-		return fmt.Errorf("%s: pool %q: demand.aggregate %q: the backtest folds demand by max or mean only", cf.config, p.Name, agg)
-	}
-	limits, _ := cf.limits()
-	cfg.Limits = backtest.Limits{MaxStep: limits.MaxStep, MinInterval: limits.MinInterval}
-	// serve decides every interval; the tick must divide the demand's step.
-	if iv := file.Interval; iv > 0 && iv <= tr.Step && tr.Step%iv == 0 {
-		cfg.Tick = iv
-	} else if iv > 0 {
-		return usageErrorf("%s: interval %v does not divide the demand's step %v: the backtest decides on the demand's grid; resample with --step to a multiple of it",
-			cf.config, iv, tr.Step)
-	}
-	return nil
+	return cfg, nil
 }
 
 // checkGrid refuses a forecast grid the trace cannot be folded onto, and
 // a history too long for its step, naming the flag or YAML key.
 func (b *backtestFlags) checkGrid(cfg backtest.Config, tr backtest.Trace) error {
-	stepKey, refitKey, historyKey := "--forecast-step", "--refit", "forecast.history"
+	keys := backtest.GridKeys{Step: "--forecast-step", Refit: "--refit", History: "forecast.history"}
 	if b.capacity.fromPool() {
-		stepKey, refitKey = "forecast.step of the pool", "forecast.refit_every of the pool"
-		historyKey = "forecast.history of the pool"
+		keys = backtest.PoolGridKeys
 	}
-	f := cfg.Forecast
-	step := f.Step
-	if step == 0 {
-		step = max(control.Settings{}.WithDefaults().Step, tr.Step)
-		step = (step + tr.Step - 1) / tr.Step * tr.Step
-	} else if step%tr.Step != 0 {
-		return usageErrorf("%s %v: must be a multiple of the demand's step %v (--step)", stepKey, step, tr.Step)
+	return gridUsage(cfg.CheckGrid(tr, keys))
+}
+
+// gridUsage makes a setting off the demand's grid a usage error.
+func gridUsage(err error) error {
+	if errors.Is(err, backtest.ErrOffGrid) {
+		return &usageError{err: err}
 	}
-	if f.RefitEvery > 0 && f.RefitEvery%step != 0 {
-		return usageErrorf("%s %v: must be a multiple of the forecast step %v", refitKey, f.RefitEvery, step)
-	}
-	history := f.Settings.WithDefaults().History
-	if n := history / step; n > maxHistorySteps {
-		return usageErrorf("%s %v at a forecast step of %v is %d steps, more than %d: give a coarser %s",
-			historyKey, history, step, n, maxHistorySteps, stepKey)
-	}
-	return nil
+	return err
 }
 
 // checkWork bounds the simulation's work before it is attempted: the runs

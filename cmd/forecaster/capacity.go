@@ -10,9 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/backtest"
-	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/spec"
@@ -368,24 +366,6 @@ func (f *capacityFlags) checkRanges() error {
 		}
 	}
 	return nil
-}
-
-// forecastSettings are the controller's settings: the pool's with
-// --config/--pool, else the defaults (zero fields).
-func (f *capacityFlags) forecastSettings() control.Settings {
-	if f.pool != nil {
-		return f.pool.Settings()
-	}
-	return control.Settings{}
-}
-
-// limits are the actuator limits the pool's changes pass through
-// (actuator.Safe): the pool's with --config/--pool; ok is false without.
-func (f *capacityFlags) limits() (actuator.PoolConfig, bool) {
-	if f.pool == nil {
-		return actuator.PoolConfig{}, false
-	}
-	return f.pool.Actuator(), true
 }
 
 // checkInt refuses v outside [lo, hi].

@@ -11,49 +11,8 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/datasets"
-	"github.com/prewarm/prewarm/model"
-	"github.com/prewarm/prewarm/model/auto"
-	"github.com/prewarm/prewarm/model/holtwinters"
-	"github.com/prewarm/prewarm/model/seasonal"
+	"github.com/prewarm/prewarm/model/fit"
 )
-
-// fitMethods are the forecasting methods 'forecaster fit' offers, each
-// built for the series' seasonal periods (shortest first; none for a
-// non-seasonal series; nil when --period is auto and the method detects
-// them itself) and the series' step (0 for an indexed file).
-var fitMethods = []struct {
-	name  string
-	about string
-	build func(periods []int, step time.Duration) model.Forecaster
-}{
-	{"auto", "prewarm's default: validated robust combination with calibrated intervals", func(p []int, step time.Duration) model.Forecaster {
-		// With nil periods auto offers the clock's day and week and adds
-		// what it detects itself.
-		return auto.New(auto.Config{Periods: p, Step: step})
-	}},
-	{"hw", "Holt-Winters (single or double seasonal), form chosen by AICc", func(p []int, _ time.Duration) model.Forecaster {
-		return holtwinters.Forecaster{Periods: p}
-	}},
-	{"snaive", "seasonal naive at the shortest period", func(p []int, _ time.Duration) model.Forecaster {
-		if len(p) == 0 {
-			return seasonal.Naive{}
-		}
-		return seasonal.SeasonalNaive{Period: p[0]}
-	}},
-	{"profile", "median of the same step of the longest cycle over the last 4 cycles", func(p []int, _ time.Duration) model.Forecaster {
-		if len(p) == 0 {
-			return seasonal.Naive{}
-		}
-		return seasonal.Profile{Period: p[len(p)-1], Cycles: 4, Robust: true}
-	}},
-	{"naive2", "naive on seasonally adjusted data (the M4 benchmark)", func(p []int, _ time.Duration) model.Forecaster {
-		if len(p) == 0 {
-			return seasonal.Naive{}
-		}
-		return seasonal.Naive2{Period: p[0]}
-	}},
-	{"naive", "the last value", func([]int, time.Duration) model.Forecaster { return seasonal.Naive{} }},
-}
 
 // maxFitHorizon bounds --horizon (about two years of per-minute steps), so
 // a typo cannot make the forecasters allocate gigabytes.
@@ -77,59 +36,23 @@ type fitResult struct {
 	Points   []fitPoint `json:"points"`
 }
 
-// runFit implements 'forecaster fit'.
+// fitFlags are the command line of 'forecaster fit'.
+type fitFlags struct {
+	input, format string
+	horizon       int
+	level         float64 // percent
+	method        fit.Method
+	periods       []int // nil: detect
+	csv           csvFlags
+}
+
+// runFit implements 'forecaster fit' (package model/fit).
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var names []string
-	for _, m := range fitMethods {
-		names = append(names, fmt.Sprintf("  %-8s %s", m.name, m.about))
-	}
-	fs := newFlagSet("fit", "--input FILE.csv --horizon N [--period auto|none|24,168] [--level 95] [--format csv|json] [--method auto]",
-		"Forecast the series in a two-column CSV file (header 'timestamp,value'; timestamps RFC 3339,\n"+
-			"'2006-01-02 15:04:05', Unix seconds, or a plain integer index) and print one row per step:\n"+
-			"timestamp,forecast,lower,upper, the bounds being the --level prediction interval.\n\n"+
-			"Methods:\n"+strings.Join(names, "\n"), stderr)
-	input := fs.String("input", "", "CSV file to forecast (required)")
-	horizon := fs.Int("horizon", 0, "number of steps to forecast (required)")
-	period := fs.String("period", "auto", "seasonal periods in steps: auto (detect), none, or a list such as 24,168")
-	level := fs.Float64("level", 95, "prediction interval coverage in percent, in (0, 100)")
-	format := fs.String("format", "csv", "output format: csv or json")
-	method := fs.String("method", "auto", "forecasting method (see above)")
-	var csvf csvFlags
-	csvf.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	switch {
-	case fs.NArg() > 0:
-		return usageErrorf("unexpected arguments %q", fs.Args())
-	case *input == "":
-		return usageErrorf("--input is required")
-	case *horizon < 1 || *horizon > maxFitHorizon:
-		return usageErrorf("--horizon %d: must be between 1 and %d steps", *horizon, maxFitHorizon)
-	case !(*level > 0 && *level < 100):
-		return usageErrorf("--level %v: must be a percentage in (0, 100), e.g. 95", *level)
-	case *format != "csv" && *format != "json":
-		return usageErrorf("--format %q: want csv or json", *format)
-	}
-	build := -1
-	for i, m := range fitMethods {
-		if m.name == *method {
-			build = i
-		}
-	}
-	if build < 0 {
-		var known []string
-		for _, m := range fitMethods {
-			known = append(known, m.name)
-		}
-		return usageErrorf("--method %q: want one of %s", *method, strings.Join(known, ", "))
-	}
-	givenPeriods, detect, err := parsePeriods(*period)
+	f, err := parseFitFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-
-	series, err := loadDemandCSV("forecaster fit", *input, csvf.options(), stderr)
+	series, err := loadDemandCSV("forecaster fit", f.input, f.csv.options(), stderr)
 	if err != nil {
 		return err
 	}
@@ -140,35 +63,65 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if series.Index {
 		step = 0 // no clock: no day or week to offer
 	}
-	periods, given := givenPeriods, givenPeriods
-	if detect {
-		periods = seasonal.Detect(series.Values, seasonal.DetectOptions{Snap: seasonal.ClockPeriods(step)})
-		if periods == nil {
-			periods = []int{}
-		}
-		// auto offers the clock's day and week itself and adds what it
-		// detects; the others are given the detected periods.
-		given = periods
-		if fitMethods[build].name == "auto" {
-			given = nil
-		}
-	}
-	fc, err := fitMethods[build].build(given, step).Forecast(series.Values, *horizon, *level/100)
+	fc, err := f.method.Forecast(fit.Series{Values: series.Values, Step: step, Periods: f.periods}, f.horizon, f.level/100)
 	if err != nil {
-		return fmt.Errorf("%s: %w", *input, err)
+		return fmt.Errorf("%s: %w", f.input, err)
 	}
-	res := fitResult{Input: *input, Method: fc.Method, Fallback: fc.Fallback, Periods: periods, Level: *level}
+	res := fitResult{Input: f.input, Method: fc.Method, Fallback: fc.Fallback, Periods: fc.Periods, Level: f.level}
 	for j := range fc.Mean {
 		res.Points = append(res.Points, fitPoint{Timestamp: stepTimestamp(series, series.Len()+j),
 			Forecast: fc.Mean[j], Lower: fc.Lower[j], Upper: fc.Upper[j]})
 	}
-	if *format == "json" {
+	if f.format == "json" {
 		return printJSON(stdout, res)
 	}
 	if fc.Fallback != "" {
-		fmt.Fprintf(stderr, "forecaster fit: %s fell back: %s\n", *method, fc.Fallback)
+		fmt.Fprintf(stderr, "forecaster fit: %s fell back: %s\n", f.method.Name, fc.Fallback)
 	}
 	return writeFitCSV(stdout, res.Points)
+}
+
+// parseFitFlags parses and checks the command line of 'forecaster fit'.
+func parseFitFlags(args []string, stderr io.Writer) (*fitFlags, error) {
+	var about []string
+	for _, m := range fit.Methods() {
+		about = append(about, fmt.Sprintf("  %-8s %s", m.Name, m.About))
+	}
+	fs := newFlagSet("fit", "--input FILE.csv --horizon N [--period auto|none|24,168] [--level 95] [--format csv|json] [--method auto]",
+		"Forecast the series in a two-column CSV file (header 'timestamp,value'; timestamps RFC 3339,\n"+
+			"'2006-01-02 15:04:05', Unix seconds, or a plain integer index) and print one row per step:\n"+
+			"timestamp,forecast,lower,upper, the bounds being the --level prediction interval.\n\n"+
+			"Methods:\n"+strings.Join(about, "\n"), stderr)
+	f := &fitFlags{}
+	fs.StringVar(&f.input, "input", "", "CSV file to forecast (required)")
+	fs.IntVar(&f.horizon, "horizon", 0, "number of steps to forecast (required)")
+	period := fs.String("period", "auto", "seasonal periods in steps: auto (detect), none, or a list such as 24,168")
+	fs.Float64Var(&f.level, "level", 95, "prediction interval coverage in percent, in (0, 100)")
+	fs.StringVar(&f.format, "format", "csv", "output format: csv or json")
+	method := fs.String("method", "auto", "forecasting method (see above)")
+	f.csv.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, usageErrorf("unexpected arguments %q", fs.Args())
+	case f.input == "":
+		return nil, usageErrorf("--input is required")
+	case f.horizon < 1 || f.horizon > maxFitHorizon:
+		return nil, usageErrorf("--horizon %d: must be between 1 and %d steps", f.horizon, maxFitHorizon)
+	case !(f.level > 0 && f.level < 100):
+		return nil, usageErrorf("--level %v: must be a percentage in (0, 100), e.g. 95", f.level)
+	case f.format != "csv" && f.format != "json":
+		return nil, usageErrorf("--format %q: want csv or json", f.format)
+	}
+	var ok bool
+	if f.method, ok = fit.Lookup(*method); !ok {
+		return nil, usageErrorf("--method %q: want one of %s", *method, strings.Join(fit.Names(), ", "))
+	}
+	var err error
+	f.periods, err = parsePeriods(*period)
+	return f, err
 }
 
 // maxListedBadRows is how many bad rows 'forecaster fit' prints before
@@ -205,26 +158,27 @@ func writeFitCSV(w io.Writer, points []fitPoint) error {
 	return cw.Error()
 }
 
-// parsePeriods reads --period: "auto" (detect), "none", or a comma list
-// of periods ≥ 2 in increasing order.
-func parsePeriods(s string) (periods []int, detect bool, err error) {
+// parsePeriods reads --period: "auto" (detect: nil), "none" (empty), or
+// a comma list of periods ≥ 2 in increasing order.
+func parsePeriods(s string) ([]int, error) {
 	switch strings.TrimSpace(s) {
 	case "auto", "":
-		return nil, true, nil
+		return nil, nil
 	case "none":
-		return []int{}, false, nil
+		return []int{}, nil
 	}
+	var periods []int
 	for _, f := range strings.Split(s, ",") {
 		p, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || p < 2 {
-			return nil, false, usageErrorf("--period %q: want auto, none, or periods ≥ 2 such as 24,168", s)
+			return nil, usageErrorf("--period %q: want auto, none, or periods ≥ 2 such as 24,168", s)
 		}
 		if len(periods) > 0 && p <= periods[len(periods)-1] {
-			return nil, false, usageErrorf("--period %q: list the periods shortest first, each once", s)
+			return nil, usageErrorf("--period %q: list the periods shortest first, each once", s)
 		}
 		periods = append(periods, p)
 	}
-	return periods, false, nil
+	return periods, nil
 }
 
 // stepTimestamp formats the time of step i: RFC 3339 in UTC, or the plain

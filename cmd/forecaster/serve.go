@@ -35,8 +35,7 @@ import (
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/influx"
-	promstore "github.com/prewarm/prewarm/store/prometheus"
-	"github.com/prewarm/prewarm/store/remote"
+	"github.com/prewarm/prewarm/store/open"
 )
 
 // serveFlags are the command line of 'forecaster serve'.
@@ -313,32 +312,19 @@ func openState(path string, preview bool, log *slog.Logger) (*state.DB, error) {
 	return st, nil
 }
 
-// openStore opens the store the flags name: InfluxDB, a collector's query
-// API (http:// or https://, read-only; the collector keeps writing its
-// embedded file, which only one process can open) or an embedded file.
+// openStore opens the store --store (or the --influx-* flags) names,
+// embedded files with serve's retention; a spec written wrong is a usage
+// error.
 func openStore(ctx context.Context, spec string, ic influx.Config) (store.Store, error) {
-	if ic.URL != "" {
-		return influx.New(ctx, ic)
+	s, err := open.Store(ctx, spec, open.Options{Influx: ic, Embedded: embedded.Options{Retention: 90 * 24 * time.Hour}})
+	var bad *open.SpecError
+	switch {
+	case errors.Is(err, open.ErrUnknownScheme):
+		return nil, usageErrorf("--store %v (or --influx-url)", err)
+	case errors.As(err, &bad):
+		return nil, usageErrorf("--store: %v", err)
 	}
-	if strings.HasPrefix(spec, promstore.SpecPrefix) {
-		s, err := promstore.Open(ctx, spec)
-		if err != nil {
-			return nil, usageErrorf("--store: %v", err)
-		}
-		return s, nil
-	}
-	if strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") {
-		s, err := remote.New(spec, remote.Options{})
-		if err != nil {
-			return nil, usageErrorf("--store: %v", err)
-		}
-		return s, nil
-	}
-	path, ok := strings.CutPrefix(spec, "embedded:")
-	if !ok || path == "" {
-		return nil, usageErrorf("--store %q: want embedded:PATH, a collector's http://HOST:PORT, prometheus:http://HOST:9090 (or --influx-url)", spec)
-	}
-	return embedded.Open(path, embedded.Options{Retention: 90 * 24 * time.Hour})
+	return s, err
 }
 
 // readToken returns a bearer token from $env, else the first line of file,

@@ -9,8 +9,9 @@
 // ahead to forecast. [Windows] cuts each trace into rolling origins: the
 // history before the origin (at most MaxHistory steps, gaps filled by
 // linear interpolation) and the Horizon steps after it. [Evaluate] runs
-// every method on every window and [Summarise] reduces the scores per
-// trace:
+// every method on every window ([Methods] are those the command offers by
+// name) and [Summarise] reduces the scores per trace ([Run] does it all and
+// returns the command's [Report]):
 //
 //   - the MASE ratio: the method's MASE over the seasonal naive one's on
 //     the same windows (below 1 beats it), and its geometric mean over the

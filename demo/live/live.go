@@ -41,6 +41,7 @@ import (
 	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
+	"github.com/prewarm/prewarm/store/open"
 )
 
 // Defaults and ranges of Options.
@@ -162,7 +163,7 @@ func Run(ctx context.Context, opts Options, w io.Writer) error {
 		return fmt.Errorf("creating the demo's temporary directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	db, err := embedded.Open(filepath.Join(dir, "store.db"), embedded.Options{NoSync: true})
+	db, err := open.EmbeddedFile(filepath.Join(dir, "store.db")).Open(ctx, open.Options{Embedded: embedded.Options{NoSync: true}})
 	if err != nil {
 		return fmt.Errorf("opening the demo's embedded store: %w", err)
 	}
