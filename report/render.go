@@ -314,3 +314,11 @@ func policyLabel(name string) string {
 	}
 	return name
 }
+
+// trimZero drops a decimal number's trailing zeros and point.
+func trimZero(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}

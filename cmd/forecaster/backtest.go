@@ -452,33 +452,18 @@ func writeBacktestFiles(dir, plotFormat string, rep backtest.Report, trials []ba
 		if err := write("capacity-"+r.Name+".csv", func(w io.Writer) error { return backtest.WriteCapacityCSV(w, r) }); err != nil {
 			return err
 		}
-		p, err := backtest.PlotCapacity(r, rep.Trace, rps)
-		if err != nil {
-			return err
-		}
-		if err := write("capacity-"+r.Name+"."+plotFormat, func(w io.Writer) error {
-			return backtest.WritePlot(w, p, plotFormat, backtest.PlotWidth, backtest.PlotHeight)
-		}); err != nil {
+		p := backtest.PlotCapacity(r, rep.Trace, rps)
+		if err := write("capacity-"+r.Name+"."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, p, plotFormat) }); err != nil {
 			return err
 		}
 	}
-	p, err := backtest.PlotTradeoff(rep)
-	if err != nil {
-		return err
-	}
-	if err := write("tradeoff."+plotFormat, func(w io.Writer) error {
-		return backtest.WritePlot(w, p, plotFormat, backtest.PlotHeight*1.3, backtest.PlotHeight)
-	}); err != nil {
+	p := backtest.PlotTradeoff(rep)
+	if err := write("tradeoff."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, p, plotFormat) }); err != nil {
 		return err
 	}
 	if len(trials) == 0 {
 		return nil
 	}
-	fp, err := backtest.PlotFrontier(rep.Trace, trials, targets, rep.Policies)
-	if err != nil {
-		return err
-	}
-	return write("frontier."+plotFormat, func(w io.Writer) error {
-		return backtest.WritePlot(w, fp, plotFormat, backtest.PlotHeight*1.3, backtest.PlotHeight)
-	})
+	fp := backtest.PlotFrontier(rep.Trace, trials, targets, rep.Policies)
+	return write("frontier."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, fp, plotFormat) })
 }
