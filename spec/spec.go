@@ -281,8 +281,9 @@ func DefaultPool() Pool {
 // setDefaults is called by the decoder on each pool before its keys.
 func (p *Pool) setDefaults() { *p = DefaultPool() }
 
-// Backends maps each back-end name to the option keys it accepts, as the
-// actuator registry declares them (actuator.Registry.OptionKeys). Parse
+// Backends maps each back-end name to the option keys it accepts: the
+// table a binary also registers its back-ends with (actuator.Registry), so
+// the spec and the registry agree. Parse
 // refuses pools of other back-ends and options outside these keys; a nil
 // Backends checks neither (for tools that never build a back-end).
 type Backends map[string][]string
