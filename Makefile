@@ -21,7 +21,7 @@ test:
 test-short:
 	$(GO) test -short $(PKGS)
 
-## bench: the speed and memory benchmarks quoted in the issues
+## bench: every speed and memory benchmark (README.md's Throughput table names the ones it quotes)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 

@@ -17,7 +17,7 @@ import (
 
 // An idle event from the collector's webhook dispatcher, posted to the
 // service's release endpoint, releases the instance through the actuator
-// within the 2 s the issue allows; an instance outside the allowed pools is
+// within 2 s; an instance outside the allowed pools is
 // refused and never reaches the actuator.
 func TestCollectorIdleEventReleasesTheInstance(t *testing.T) {
 	r := newRig(t, 2, nil)
