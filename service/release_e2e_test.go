@@ -25,7 +25,7 @@ func TestCollectorIdleEventReleasesTheInstance(t *testing.T) {
 	r.fake.OnRelease = func(id, _ string) error { released <- id; return nil }
 	safe := actuator.NewSafe(r.fake, actuator.SafetyOptions{Pools: []actuator.PoolConfig{{Name: testPool, Backend: "fake", Max: 50}}})
 	hook, err := releasehook.New(releasehook.Config{Releaser: safe, Token: "t0ken",
-		Allow: releasehook.AllowList("i-idle")})
+		Allow: func(_ context.Context, id string) (bool, error) { return id == "i-idle", nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -297,16 +297,6 @@ func Load(path string, backends Backends) (*File, error) {
 	return Parse(data, path, backends)
 }
 
-// LoadPool reads a configuration file and returns the pool named name, for
-// tools that run what serve runs for one pool (backtest, plan).
-func LoadPool(path, name string, backends Backends) (Pool, error) {
-	f, err := Load(path, backends)
-	if err != nil {
-		return Pool{}, err
-	}
-	return f.Pool(name)
-}
-
 // Parse reads and checks YAML; source names it in errors. Every problem is
 // reported (as Errors), each with its file, line and YAML path.
 func Parse(data []byte, source string, backends Backends) (*File, error) {
