@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: all build test test-short bench lint demo demo-replay fmt tools fuzz fuzz-check
+.PHONY: all build test test-short bench lint deadcode demo demo-replay fmt tools fuzz fuzz-check
 
 all: build
 
@@ -21,14 +21,51 @@ test:
 test-short:
 	$(GO) test -short $(PKGS)
 
-## bench: the speed and memory benchmarks quoted in the issues
+## bench: every speed and memory benchmark (README.md's Throughput table names the ones it quotes)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## lint: formatting, go vet, and the fuzz target list (fuzz-check)
+## lint: formatting, go vet, the fuzz target list (fuzz-check) and dead code (deadcode)
 lint: fuzz-check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet $(PKGS)
+	./scripts/deadcode.sh $(DEADCODE_ALLOW)
+
+## deadcode: no dead function in the module (scripts/deadcode.sh, about 2 minutes on 2 cores, always on
+## the whole module). Dead means unreachable, calls through interfaces included: in a package a binary
+## links, from the binaries' mains (code only tests call is dead: its tests check nothing a user runs);
+## in a test-support package (fakes, test servers, no binary links it), from the tests. Exported and
+## unexported alike. DEADCODE_ALLOW keeps the deliberate ones, each for the reason above it; a name on
+## it that is no longer reported fails the check too.
+DEADCODE_ALLOW = \
+	$(DEADCODE_ALLOW_PROTOCOL) \
+	$(DEADCODE_ALLOW_MODEL_API) \
+	$(DEADCODE_ALLOW_TEST_HOOKS)
+# Methods of standard interfaces that fmt, log/slog, encoders and errors.Is call when a value
+# reaches them: a volcengine.Secret prints as "[REDACTED]" wherever it is printed by mistake,
+# and a refused query parameter keeps store.ErrInvalidQuery in its error chain.
+DEADCODE_ALLOW_PROTOCOL = \
+	actuator/volcengine.Secret.String \
+	actuator/volcengine.Secret.GoString \
+	actuator/volcengine.Secret.LogValue \
+	actuator/volcengine.Secret.MarshalText \
+	store/remote.paramError.Unwrap
+# The model packages' documented entry points, each checked against R or statsmodels by its
+# tests: Holt-Winters fitted with default options (Fit) or with given parameters (FitWith, which
+# validateFor checks), R ets's candidate set (ETSOptions), and single-period STL (R's stl).
+DEADCODE_ALLOW_MODEL_API = \
+	model/holtwinters.Fit \
+	model/holtwinters.FitWith \
+	model/holtwinters.Params.validateFor \
+	model/holtwinters.ETSOptions \
+	model/seasonal.STL
+# What tests of several packages need from a package that ships: the shared data folder
+# (Locate), and waiting for the state file's background saves (Flush).
+DEADCODE_ALLOW_TEST_HOOKS = \
+	datasets.Locate \
+	service/state.DB.Flush
+deadcode:
+	./scripts/deadcode.sh $(DEADCODE_ALLOW)
 
 ## demo: the scaling service on synthetic demand, a simulated clock (a day a minute) and a simulated
 ## fleet, with its status page on http://127.0.0.1:8080/; stops after 10 minutes (DEMO_FLAGS to change)

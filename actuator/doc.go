@@ -7,22 +7,33 @@
 // Back-ends register by name, and a Safe wrapper adds the rules every
 // back-end shares (bounds, step limits, rate limits, retries, a circuit
 // breaker, an audit log and metrics).
-package actuator
-
-// Wiring, in main:
 //
+// Wiring, in main: one table of the back-ends the binary ships and the
+// option keys each accepts checks the pool spec and registers the
+// back-ends, so the two cannot disagree:
+//
+//	backends := spec.Backends{ // and keda, simulated, volcengine
+//		dryrun.Name:    dryrun.OptionKeys,
+//		kubescale.Name: kubescale.OptionKeys,
+//	}
+//	file, err := spec.Load("forecaster.yaml", backends) // the one pool spec
+//	factories := map[string]actuator.Factory{
+//		dryrun.Name:    dryrun.Factory(logger),
+//		kubescale.Name: kubescale.NewFactory(os.Getenv, logger, redactor),
+//	}
 //	reg := actuator.NewRegistry()
-//	_ = reg.Register(dryrun.Name, dryrun.Factory(logger), dryrun.OptionKeys...) // and keda, simulated, volcengine
-//	file, err := spec.Load("forecaster.yaml", reg.OptionKeys())                 // the one pool spec
+//	for name, keys := range backends {
+//		err := reg.Register(name, factories[name], keys...)
+//	}
 //	metrics, err := actuator.NewMetrics(prometheus.DefaultRegisterer)
-//	audit := actuator.NewSyncWriter(auditFile)                                   // shared by every Safe
+//	audit := actuator.NewSyncWriter(auditFile) // shared by every Safe
 //	for _, p := range file.Pools {
 //		pool := p.Actuator()
 //		inner, err := reg.New(ctx, pool.Backend, pool)
 //		safe := actuator.NewSafe(inner, actuator.SafetyOptions{
 //			Pools: []actuator.PoolConfig{pool}, Audit: audit, Metrics: metrics,
 //			Redactor: redactor, Persist: saveMemory})
-//		_ = safe.Restore(pool.Name, savedMemory)   // after a restart
+//		_ = safe.Restore(pool.Name, savedMemory) // after a restart
 //		_ = safe.Apply(ctx, pool.Name, plannedInstances, "forecast p95 ...")
 //	}
 //
@@ -37,3 +48,4 @@ package actuator
 // of one logical call) and reports the provider's request ID with
 // ReportRequestID(ctx, id) so the audit line can point at it.
 // actuatortest.Fake is the back-end for tests of code above this package.
+package actuator

@@ -43,7 +43,7 @@ func TestMemorySurvivesARestart(t *testing.T) {
 	if calls := restarted.fake.CallsOf(actuator.OpSetDesired); len(calls) != 0 {
 		t.Errorf("restarted Safe changed the pool: %+v", calls)
 	}
-	// Without Restore (the old behaviour) it would have stepped again.
+	// Without Restore, a fresh Safe steps again at once.
 	fresh := newHarness(t, cfg, 5, 0, 0, nil)
 	if res, err := fresh.safe.Resize(ctx, "p", 30, "floor"); err != nil || res.To != 9 {
 		t.Errorf("fresh Safe = %+v, %v; want the step to 9 the restore prevents", res, err)

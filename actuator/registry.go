@@ -64,18 +64,6 @@ func (r *Registry) Names() []string {
 	return sortedKeys(r.backends)
 }
 
-// OptionKeys returns every registered back-end with the option keys it
-// accepts (sorted), the table the pool spec checks `options:` against.
-func (r *Registry) OptionKeys() map[string][]string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make(map[string][]string, len(r.backends))
-	for name, b := range r.backends {
-		out[name] = slices.Clone(b.options)
-	}
-	return out
-}
-
 // New builds the back-end registered under name for the pool cfg. It
 // validates cfg first, including its option keys. An unknown name yields an
 // error wrapping ErrUnknownBackend that lists the registered names.

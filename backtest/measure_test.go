@@ -17,7 +17,7 @@ import (
 // tests that skip unless asked for, since they replay the shared traces
 // many times (minutes each):
 //
-//	# each policy change, applied one after the other from the old policies
+//	# each policy change, applied one after the other from the baseline
 //	PREWARM_MEASURE=all go test ./backtest -run TestMeasure -v -timeout 30m
 //	# the defaults with one change undone at a time
 //	PREWARM_MEASURE=all PREWARM_ABLATE=1 go test ./backtest -run TestMeasure -v -timeout 30m
@@ -124,12 +124,15 @@ func shortName(s string) string {
 	return s
 }
 
-// steps are the changes, applied cumulatively from the old policies.
+// steps are the policy changes docs/scaling.md measures, applied
+// cumulatively from the baseline ("0-baseline": utilisation sizing at 99%,
+// no calibration, bounds from the model's interval, no peak cap, warm-up or
+// return to the plan, and the reactive rules blind to the SLO).
 var steps = []struct {
 	name string
 	set  func(*Config)
 }{
-	{"0-before", func(c *Config) {
+	{"0-baseline", func(c *Config) {
 		p := &c.Planner
 		p.Sizing = planner.SizingUtilisation
 		p.SLO.Quantile, p.ForecastQuantile = 0.99, 0.99
@@ -167,15 +170,15 @@ var ablations = []variant{
 	{"D-no-warmup", func(c *Config) { c.Planner.Bounds.NoWarmUpPeak = true; c.Planner.Bounds.WarmUpWidening = 1 }},
 	{"D-no-slo-rule", func(c *Config) { c.Planner.Reactive.IgnoreSLO = true }},
 	{"D-utilisation", func(c *Config) { c.Planner.Sizing = planner.SizingUtilisation }},
-	// The retune after the forecaster's rewrite, undone one at
-	// a time: the calibration's carry past the top quantile, and the
-	// defaults TestTune chose on the first halves.
+	// The calibration's carry past the top quantile and the defaults
+	// TestTune chose on the first halves, undone one at a time, then
+	// all five together.
 	{"D-no-carry", func(c *Config) { c.Planner.Calibration.Carry = -1 }},
 	{"D-rate-0.0008", func(c *Config) { c.Planner.Calibration.Rate = 0.0008 }},
 	{"D-tolerance-1.25", func(c *Config) { c.Planner.Gating.Tolerance = 1.25 }},
 	{"D-start-q-0.8", func(c *Config) { c.Planner.ForecastQuantile = 0.8 }},
 	{"D-spread-1", func(c *Config) { c.Planner.Bounds.SlotSpread = 1 }},
-	{"D-before-retune", func(c *Config) {
+	{"D-no-tuned-defaults", func(c *Config) {
 		p := &c.Planner
 		p.Calibration.Carry, p.Calibration.Rate, p.Gating.Tolerance = -1, 0.0008, 1.25
 		p.ForecastQuantile, p.Bounds.SlotSpread = 0.8, 1

@@ -42,13 +42,11 @@
 // counts put their windows where the store does ([store.WindowStart]:
 // multiples of the step from the Unix epoch). For steps that divide a day
 // this is the grid of time.Truncate, which counts from year 1; for others
-// (a week, 25 min) the windows now line up with the store's (a week starts
+// (a week, 25 min) the windows line up with the store's (a week starts
 // on Thursday, 1970-01-01's weekday). Timestamps outside 1678-2261, which
 // the grid cannot hold, are bad rows.
 //
-// [StepsIn], [DaysSpan] and [CheckCells] bound what a command allocates
-// from its flags before it allocates ([MaxSteps], [MaxDays], [MaxCells]),
-// with messages naming the flags. [Resample] moves a series to a coarser
+// [Resample] moves a series to a coarser
 // step (mean, sum or max); nothing here ever upsamples.
 //
 // The recorded traces live outside the repository; [Locate] finds the shared

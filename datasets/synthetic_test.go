@@ -208,7 +208,7 @@ func TestSyntheticBursts(t *testing.T) {
 		return g
 	}
 	g := quietBursts()
-	if err := g.Validate(); err != nil {
+	if err := g.validate(); err != nil {
 		t.Fatal(err)
 	}
 	const n = 14 * 24 * 60
@@ -311,9 +311,9 @@ func TestSyntheticValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := DefaultSynthetic()
 			tt.change(&g)
-			err := g.Validate()
+			err := g.validate()
 			if (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
-				t.Fatalf("Validate() = %v, want %q", err, tt.err)
+				t.Fatalf("validate() = %v, want %q", err, tt.err)
 			}
 			// Generate clamps instead of failing: values stay finite and ≥ 0.
 			for i, v := range g.Generate(start, 10*time.Minute, 2000).Values {
@@ -421,7 +421,7 @@ func TestSpikySyntheticSignature(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		g := SpikySynthetic()
 		g.Seed = seed
-		if err := g.Validate(); err != nil {
+		if err := g.validate(); err != nil {
 			t.Fatal(err)
 		}
 		sig := spikySignature(t, g)

@@ -101,7 +101,7 @@ func TestFluidQueueServeDropsPastTimeout(t *testing.T) {
 		// server (2/s) reaches them at 0; the last 30 wait 30..15 s.
 		{name: "stale backlog is dropped, not served", backlog: 100, mu: 2, timeout: 30,
 			served: 30, dropped: 70, within: 0, maxWait: 30},
-		// No timeout: the old behaviour, waits grow to 30 s.
+		// No timeout: nothing is dropped, waits grow to 30 s.
 		{name: "no timeout", lambda: 2, mu: 1, served: 60, left: 60, within: 20, maxWait: 30},
 	}
 	for _, tc := range cases {

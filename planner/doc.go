@@ -27,11 +27,11 @@
 //   - [Window] floors ("weekdays 09:45-12:00 at least 6") from
 //     [ParseWindows].
 //   - [Config.Combine] takes the largest of these terms (the hybrid policy)
-//     and keeps the reason of the term that won; [Plan] applies the floors
-//     to a forecast plan.
+//     and keeps the reason of the term that won.
 //   - [Config.Gate] decides whether the forecast term is trusted, replaced
 //     by a seasonal profile, or dropped in favour of the reactive rules
-//     alone, from evidence such as [Assess] gathers.
+//     alone, from the evidence in a [GateInput] (the controller scores its
+//     own earlier forecasts for it).
 //   - [Prices.UsageOf] prices a schedule: GPU-hours, reserved baseline and
 //     on-demand burst.
 package planner

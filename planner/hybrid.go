@@ -140,32 +140,3 @@ func (p Prices) UsageOf(s Schedule, end time.Time) Usage {
 	u.Cost = u.ReservedCost + u.BurstCost
 	return u
 }
-
-// Plan is the forecast plan with the schedule floors applied: from now to
-// the end of the forecast, at each change of either, the larger wins (see
-// Combine), keeping the winner's reason. Floors are checked every minute,
-// so a window edge lands on the minute.
-func Plan(now time.Time, d DemandForecast, c Config) (Schedule, error) {
-	fp, err := ForecastPlan(now, d, c)
-	if err != nil {
-		return nil, err
-	}
-	if len(c.Windows) == 0 {
-		return fp, nil
-	}
-	var out Schedule
-	next := 0
-	for t := now; t.Before(d.End()); t = t.Add(time.Minute) {
-		changed := next < len(fp) && !fp[next].At.After(t)
-		for next < len(fp) && !fp[next].At.After(t) {
-			next++
-		}
-		fs, _ := fp.At(t)
-		floor := c.FloorStep(t)
-		st := c.Combine(t, fs, floor)
-		if len(out) == 0 || changed || st.Desired != out[len(out)-1].Desired || st.Reason != out[len(out)-1].Reason {
-			out = append(out, st)
-		}
-	}
-	return out.Compact(), nil
-}

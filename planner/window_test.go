@@ -173,33 +173,3 @@ func FuzzParseWindows(f *testing.F) {
 		}
 	})
 }
-
-func TestPlanAppliesFloors(t *testing.T) {
-	c := planConfig()
-	ws, err := ParseWindows("daily 10:00-10:30 at least 7", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Windows = ws
-	got, err := Plan(at("09:00"), halfHourly(20, 20, 20, 60), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []struct {
-		at      string
-		desired int
-		reason  string
-	}{
-		{"09:00", 2, "forecast"},
-		{"09:50", 7, "schedule daily 10:00-10:30 at least 7"},
-		{"10:30", 6, "forecast p95 60 req/s at 03-02 10:30 needs 6"},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %d steps", got, len(want))
-	}
-	for i, w := range want {
-		if !got[i].At.Equal(at(w.at)) || got[i].Desired != w.desired || !strings.HasPrefix(got[i].Reason, w.reason) {
-			t.Errorf("step %d = %s %d %q, want %s %d %q", i, got[i].At.Format("15:04"), got[i].Desired, got[i].Reason, w.at, w.desired, w.reason)
-		}
-	}
-}

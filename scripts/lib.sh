@@ -1,7 +1,8 @@
-# Shell helpers shared by scripts/influxd.sh, prometheus.sh, chromium.sh and
-# test.sh: loopback ports, a curl-free HTTP probe, the throw-away daemons'
-# state file, and installing a Debian package. Sourced, not run. The caller
-# defines log() and, for the daemon helpers, $state (lines: pid, dir, port).
+# Shell helpers shared by scripts/influxd.sh, prometheus.sh, chromium.sh,
+# deadcode.sh and test.sh: loopback ports, a curl-free HTTP probe, the
+# throw-away daemons' state file, installing a Debian package, and
+# installing a pinned Go tool. Sourced, not run. The caller defines log()
+# and, for the daemon helpers, $state (lines: pid, dir, port).
 
 # port_free PORT: true when nothing listens on 127.0.0.1:PORT.
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -59,4 +60,20 @@ apt_install() {
   fi
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
+}
+
+# go_install_tool BIN PACKAGE@VERSION: go installs the command PACKAGE at
+# VERSION as BIN (in .cache/bin) unless BIN is that version already, as
+# the module versions `go version -m` reads from the binary say. It runs
+# outside our module, so go.mod and go.sum are never touched.
+go_install_tool() {
+  local bin="$1" pkg="${2%@*}" version="${2##*@}" tmp
+  if [ -x "$bin" ] && go version -m "$bin" 2>/dev/null | awk '$1 == "mod" { print $3 }' | grep -qxF "$version"; then
+    return
+  fi
+  log "installing $(basename "$bin") $version into $(dirname "$bin") (once)"
+  mkdir -p "$(dirname "$bin")"
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && GOWORK=off GOFLAGS=-mod=mod GOBIN="$(dirname "$bin")" go install "$pkg@$version") >&2
+  rmdir "$tmp" 2>/dev/null || true
 }

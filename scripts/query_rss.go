@@ -1,7 +1,7 @@
 //go:build ignore
 
 // query_rss measures the collector's peak memory (VmHWM) while it answers
-// the issue-11 query case: ten years at a 1 s step over a ~185 MB embedded
+// its costliest query: ten years at a 1 s step over a ~185 MB embedded
 // store, 8 queries in parallel (and the same range raw). Linux only.
 //
 //	go build -o /tmp/collector ./cmd/collector

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs prewarm's whole test suite: lint (gofmt, go vet, the fuzz target
-# list), staticcheck at a pinned version (go install'ed into .cache/bin
-# once), go test with a real InfluxDB 1.8 (built once with `go install`)
+# list, dead code with scripts/deadcode.sh), staticcheck at a pinned
+# version (go install'ed into .cache/bin once), go test with a real InfluxDB 1.8 (built once with `go install`)
 # and a real Prometheus 2.x (apt-get installed when missing), each started
 # on a free loopback port with a throw-away data dir and stopped on exit,
 # and headless Chromium (apt-get installed when missing) for the status page
@@ -34,19 +34,9 @@ staticcheck_version="v0.8.2"
 staticcheck="$root/.cache/bin/staticcheck"
 
 # install_staticcheck puts staticcheck $staticcheck_version in .cache/bin
-# unless that version is there already. Outside our module, so go.mod and
-# go.sum are never touched.
+# unless that version is there already (scripts/lib.sh).
 install_staticcheck() {
-  if [ -x "$staticcheck" ] && "$staticcheck" -version 2>/dev/null | grep -qF "(${staticcheck_version#v})"; then
-    return
-  fi
-  echo "installing staticcheck $staticcheck_version into .cache/bin (once)"
-  mkdir -p "$root/.cache/bin"
-  local tmp
-  tmp="$(mktemp -d)"
-  (cd "$tmp" && GOWORK=off GOFLAGS=-mod=mod GOBIN="$root/.cache/bin" \
-    go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version")
-  rmdir "$tmp" 2>/dev/null || true
+  go_install_tool "$staticcheck" "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
 }
 
 # phase NAME prints a phase's header, with the time the previous one took,

@@ -34,7 +34,8 @@ func hourlyGate(p *spec.Pool) {
 
 // A model demoted for losing to seasonal naive stays demoted after a
 // restart: the gate's scores are part of the saved state. Without them
-// (the old behaviour, shown last) the restarted service trusts it again.
+// (a restart without the state file, shown last) the restarted service
+// trusts it again.
 func TestRestartKeepsADemotedModelDemoted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	flat := func(time.Time) float64 { return 100 }
@@ -87,6 +88,6 @@ func TestRestartKeepsADemotedModelDemoted(t *testing.T) {
 		t.Errorf("after a restart with the state: gate %s (%s), want profile kept", got.Gate, got.GateReason)
 	}
 	if got := restart(t, false); got.Gate != planner.GateModel {
-		t.Errorf("after a restart without the state: gate %s (%s); the test expects the old behaviour here (model trusted)", got.Gate, got.GateReason)
+		t.Errorf("after a restart without the state: gate %s (%s); without the saved scores the model starts trusted", got.Gate, got.GateReason)
 	}
 }

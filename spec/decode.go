@@ -14,10 +14,15 @@ import (
 )
 
 // decoder fills a Go value from a YAML node tree, key by key, reporting
-// every problem with its line and YAML path instead of stopping at the
-// first, as yaml.v3's own decoder does for unknown keys. Keys absent from
-// the file leave the value's defaults in place. It also records the line of
-// every key it meets, so that validation can point at the line of a value.
+// every problem with its line and YAML path (pools[0].forecast.step) and,
+// for an unknown key, the keys known there. yaml.v3's own decoder with
+// KnownFields also reports every unknown key and every ill-typed value
+// with its line, but names Go types instead of YAML paths ("field nmae not
+// found in type spec.Pool", "cannot unmarshal !!str `5q` into
+// time.Duration") and stops at the first key defined twice, leaving the
+// rest of the file unchecked. Keys absent from the file leave the value's
+// defaults in place. It also records the line of every key it meets, so
+// that validation can point at the line of a value.
 type decoder struct {
 	problems []Problem
 	lines    map[string]int        // YAML path → line of its key

@@ -284,8 +284,9 @@ func DefaultPool() Pool {
 // setDefaults is called by the decoder on each pool before its keys.
 func (p *Pool) setDefaults() { *p = DefaultPool() }
 
-// Backends maps each back-end name to the option keys it accepts, as the
-// actuator registry declares them (actuator.Registry.OptionKeys). Parse
+// Backends maps each back-end name to the option keys it accepts: the
+// table a binary also registers its back-ends with (actuator.Registry), so
+// the spec and the registry agree. Parse
 // refuses pools of other back-ends and options outside these keys; a nil
 // Backends checks neither (for tools that never build a back-end).
 type Backends map[string][]string
@@ -297,16 +298,6 @@ func Load(path string, backends Backends) (*File, error) {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
 	return Parse(data, path, backends)
-}
-
-// LoadPool reads a configuration file and returns the pool named name, for
-// tools that run what serve runs for one pool (backtest, plan).
-func LoadPool(path, name string, backends Backends) (Pool, error) {
-	f, err := Load(path, backends)
-	if err != nil {
-		return Pool{}, err
-	}
-	return f.Pool(name)
 }
 
 // Parse reads and checks YAML; source names it in errors. Every problem is

@@ -301,10 +301,14 @@ func TestValidateInCode(t *testing.T) {
 
 func TestPoolLookup(t *testing.T) {
 	path := filepath.Join("testdata", "minimal.good.yml")
-	if p, err := LoadPool(path, "sd-pool", testBackends); err != nil || p.Name != "sd-pool" {
-		t.Errorf("LoadPool = %+v, %v", p, err)
+	f, err := Load(path, testBackends)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := LoadPool(path, "other", testBackends); err == nil || !strings.Contains(err.Error(), `no pool "other" in the configuration (pools: sd-pool)`) {
+	if p, err := f.Pool("sd-pool"); err != nil || p.Name != "sd-pool" {
+		t.Errorf("Pool = %+v, %v", p, err)
+	}
+	if _, err := f.Pool("other"); err == nil || !strings.Contains(err.Error(), `no pool "other" in the configuration (pools: sd-pool)`) {
 		t.Errorf("unknown pool: %v", err)
 	}
 }

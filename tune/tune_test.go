@@ -355,7 +355,7 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 }
 
-// The live controller's state saved alone (as earlier releases did)
+// The live controller's state saved alone (a state file without tuning)
 // decodes as that memory with the tuning started afresh; corrupt blobs and
 // out-of-range scores are errors.
 func TestDecodeState(t *testing.T) {

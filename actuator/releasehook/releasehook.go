@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -153,28 +152,6 @@ func New(cfg Config) (*Handler, error) {
 	return &Handler{cfg: cfg, tokenHash: sha256.Sum256([]byte(cfg.Token)), log: log,
 		limits:   newAuthLimiter(cfg.PerClient, cfg.Global, cfg.Now),
 		refusals: &sampledLog{log: log, first: cfg.LogFirst, every: cfg.LogEvery, suppressedAddresses: map[string]bool{}}}, nil
-}
-
-// LoadToken returns the bearer token from the environment (EnvToken) or,
-// when unset there, from the first line of the file at path.
-func LoadToken(getenv func(string) string, path string) (string, error) {
-	if getenv != nil {
-		if t := strings.TrimSpace(getenv(EnvToken)); t != "" {
-			return t, nil
-		}
-	}
-	if path == "" {
-		return "", fmt.Errorf("releasehook: no token: set %s or pass a token file", EnvToken)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("releasehook: reading token file: %w", err)
-	}
-	t, _, _ := strings.Cut(string(data), "\n")
-	if t = strings.TrimSpace(t); t == "" {
-		return "", fmt.Errorf("releasehook: token file %s is empty", path)
-	}
-	return t, nil
 }
 
 // authorized compares the bearer token in constant time (hashes first, so
@@ -370,13 +347,4 @@ func statusFor(err error) int {
 	default:
 		return http.StatusBadGateway
 	}
-}
-
-// AllowList allows exactly the listed instance IDs.
-func AllowList(ids ...string) Allow {
-	set := map[string]bool{}
-	for _, id := range ids {
-		set[id] = true
-	}
-	return func(_ context.Context, id string) (bool, error) { return set[id], nil }
 }

@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -142,42 +140,6 @@ func TestNewNeedsTokenAndReleaser(t *testing.T) {
 	}
 	if _, err := releasehook.New(releasehook.Config{Token: token}); err == nil {
 		t.Error("no releaser accepted")
-	}
-}
-
-func TestLoadToken(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "token")
-	os.WriteFile(file, []byte(" from-file \nsecond line ignored\n"), 0o600)
-	empty := filepath.Join(dir, "empty")
-	os.WriteFile(empty, []byte("\n"), 0o600)
-	cases := []struct {
-		name, env, path, want, wantErr string
-	}{
-		{"env wins", "from-env", file, "from-env", ""},
-		{"file", "", file, "from-file", ""},
-		{"none", "", "", "", "PREWARM_RELEASE_TOKEN"},
-		{"empty file", "", empty, "", "is empty"},
-		{"missing file", "", filepath.Join(dir, "nope"), "", "reading token file"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := releasehook.LoadToken(func(k string) string {
-				if k == releasehook.EnvToken {
-					return tc.env
-				}
-				return ""
-			}, tc.path)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Errorf("got %q, %v; want %q", got, err, tc.want)
-			}
-		})
 	}
 }
 

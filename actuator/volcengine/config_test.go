@@ -93,8 +93,9 @@ func TestConfigValidate(t *testing.T) {
 		{"no region", func(c *volcengine.Config) { c.Region = "" }, "VOLCENGINE_REGION"},
 		{"bad scheme", func(c *volcengine.Config) { c.Endpoint = "ftp://x" }, "not a host or an http(s) URL"},
 		{"credentials in the endpoint", func(c *volcengine.Config) { c.Endpoint = "http://AK:" + secret + "@127.0.0.1" }, "must not carry credentials"},
-		// No host after the '@': the endpoint used to be quoted whole in
-		// the "not a host" error, secret included.
+		// No host after the '@': still refused for its credentials, so
+		// the endpoint, secret included, is never quoted in a "not a
+		// host" error.
 		{"credentials, no host", func(c *volcengine.Config) { c.Endpoint = "http://AK:" + secret + "@" }, "must not carry credentials"},
 		{"credentials, bad port", func(c *volcengine.Config) { c.Endpoint = "AK:" + secret + "@host:port" }, "must not carry credentials"},
 		{"host only", func(c *volcengine.Config) { c.Endpoint = "open.volcengineapi.com" }, ""},

@@ -118,10 +118,10 @@ func httpStatus(url string) (int, string) {
 	return resp.StatusCode, b.String()
 }
 
-// What the issue asks to be shown, with real processes: the collector
-// scrapes a loopback exporter into a real InfluxDB 1.8; it is kill -9ed
-// once while InfluxDB is up (a batch may be written but not acknowledged);
-// then InfluxDB is stopped, and after 20 s the collector is kill -9ed,
+// No accepted point is lost or doubled across crashes, with real
+// processes: the collector scrapes a loopback exporter into a real
+// InfluxDB 1.8; it is kill -9ed once while InfluxDB is up (a batch may be
+// written but not acknowledged); then InfluxDB is stopped, and after 20 s the collector is kill -9ed,
 // restarted, and InfluxDB started again. Every point the collector
 // reported as accepted is in InfluxDB exactly once: none lost, none
 // doubled (each GPU's temperature series holds each scrape's number at

@@ -37,7 +37,7 @@ func countPoints(t *testing.T, url, host string, since time.Time) (points, serie
 	return points, series
 }
 
-// What the issue asks to be shown: collector --dcgm-url ... --influx-url ...
+// The documented pipeline: collector --dcgm-url ... --influx-url ...
 // --influx-bucket db/autogen --interval 1s puts the DCGM_FI_DEV_GPU_UTIL
 // series (measurement gpu_util, source=dcgm) into a real InfluxDB.
 func TestDCGMToInfluxDB(t *testing.T) {
@@ -77,7 +77,7 @@ func TestDCGMToInfluxDB(t *testing.T) {
 		res[0].Samples[0].Value, res[0].Samples[0].Time.Format(time.RFC3339Nano))
 }
 
-// The outage test the issue asks for: a real InfluxDB is stopped for two
+// A store outage loses nothing: a real InfluxDB is stopped for two
 // minutes while the collector keeps reading 64 GPUs every second (448
 // points/s); points pile up in the write-ahead spool; after the restart
 // every point is in InfluxDB, none lost, none doubled.

@@ -105,7 +105,7 @@ func freeAddr(t *testing.T) string {
 // from a /metrics page.
 func metricValue(t *testing.T, addr, name string, labels map[string]string) (float64, bool) {
 	t.Helper()
-	fams, err := promscrape.Fetch(context.Background(), nil, "http://"+addr+"/metrics")
+	fams, err := promscrape.FetchLimit(context.Background(), nil, "http://"+addr+"/metrics", 0)
 	if err != nil {
 		return 0, false
 	}

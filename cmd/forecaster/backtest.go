@@ -371,8 +371,9 @@ func parseScoreTime(flag, v string) (time.Time, error) {
 	return t, nil
 }
 
-// backtestJSON is the --format json document: "policies" and "frontier"
-// as the issue specifies, plus the settings that produced them.
+// backtestJSON is the --format json document: each policy's figures
+// ("policies") and the frontier ("frontier"), plus the settings that
+// produced them.
 type backtestJSON struct {
 	Trace         string                   `json:"trace"`
 	Config        string                   `json:"config,omitempty"`

@@ -92,7 +92,11 @@ func backtestConfigOf(t *testing.T, args ...string) (backtest.Config, backtest.T
 // serve.
 func TestBacktestRunsThePoolSpec(t *testing.T) {
 	path := writePoolConfig(t)
-	pool, err := spec.LoadPool(path, "sd", backendOptionKeys())
+	file, err := spec.Load(path, backendOptionKeys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := file.Pool("sd")
 	if err != nil {
 		t.Fatal(err)
 	}

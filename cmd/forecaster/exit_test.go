@@ -10,9 +10,9 @@ import (
 )
 
 // A runtime panic exits 1 with a line starting "internal error:" and the
-// stack only under --debug, never 2 (usage errors). 'plan --history -5h',
-// which once panicked, must be a usage error (2) naming the flag, without
-// a panic.
+// stack only under --debug, never 2 (usage errors). 'plan --history -5h'
+// must be a usage error (2) naming the flag, without a panic; should it
+// panic, the panic must come out as an internal error.
 func TestPanicIsAnInternalError(t *testing.T) {
 	forecaster, _ := binaries(t)
 	csv := filepath.Join(t.TempDir(), "demand.csv")
@@ -29,11 +29,11 @@ func TestPanicIsAnInternalError(t *testing.T) {
 	_, plain, code := runToEnd(t, 30*time.Second, forecaster, nil, args...)
 	_, debug, debugCode := runToEnd(t, 30*time.Second, forecaster, nil, append(args, "--debug")...)
 	if !strings.HasPrefix(plain, "internal error:") {
-		// plan refuses the flag now: a usage error, no panic.
+		// plan refuses the flag: a usage error, no panic.
 		if code != 2 || !strings.Contains(plain, "--history") || strings.Contains(plain+debug, "goroutine ") {
 			t.Errorf("exit %d, want 2 naming --history without a stack:\n%s", code, plain)
 		}
-		t.Skipf("plan --history -5h no longer panics (exit %d): %s", code, strings.TrimSpace(plain))
+		t.Skipf("plan --history -5h is refused without a panic (exit %d): %s", code, strings.TrimSpace(plain))
 	}
 	if code != 1 || debugCode != 1 {
 		t.Errorf("exit %d, and %d with --debug; want 1", code, debugCode)

@@ -66,7 +66,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		"Forecast the demand after the end of the series and print the pre-warm capacity schedule hour by\n"+
 			"hour (time, desired instances, reason), the expected GPU-hours and cost, all on demand and with the\n"+
 			"reserved baseline 'forecaster report' advises plus on-demand/spot burst, and the cost per 1,000\n"+
-			"requests. The schedule is control.Controller's, as 'forecaster serve' runs it: --warm-up of history\n"+
+			"requests. The schedule is the one 'forecaster serve' would make for the pool: --warm-up of history\n"+
 			"is replayed through it first (a refit every forecast.refit_every, a decision a minute), so its gate\n"+
 			"has scored its own forecasts against seasonal naive; --warm-up 0 is a cold start, serve's first\n"+
 			"refit. 'forecaster report' gives the same plan with charts, the backtest and the risks.", stderr)

@@ -68,9 +68,8 @@ func TestPlanJSON(t *testing.T) {
 
 // TestPlanGateAtColdStart: with --warm-up 0 the plan is serve's first
 // refit, whose gate has no scores yet and trusts a model with two seasons
-// of history (the old plan ran a gate of its own, planner.Assess, that
-// could answer otherwise); with the replay the verdict carries the MAEs the
-// controller measured.
+// of history, as serve's does; with the replay the verdict carries the
+// MAEs the controller measured.
 func TestPlanGateAtColdStart(t *testing.T) {
 	for _, tc := range []struct {
 		warmUp, gate string

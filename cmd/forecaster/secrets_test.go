@@ -151,7 +151,7 @@ func demandStore(t *testing.T, pools ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(remote.Handler(db))
+	srv := httptest.NewServer(remote.NewHandler(db, remote.HandlerOptions{}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -59,7 +59,7 @@ func TestServeOnce(t *testing.T) {
 	}
 	var apiQueries atomic.Int64
 	mux := http.NewServeMux()
-	mux.Handle(remote.Path, remote.Handler(collectorDB))
+	mux.Handle(remote.Path, remote.NewHandler(collectorDB, remote.HandlerOptions{}))
 	collectorAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		apiQueries.Add(1)
 		mux.ServeHTTP(w, r)

@@ -88,7 +88,7 @@ func TestFetchCutConnection(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	_, err := Fetch(context.Background(), srv.Client(), srv.URL)
+	_, err := FetchLimit(context.Background(), srv.Client(), srv.URL, 0)
 	if err == nil || errors.Is(err, collector.ErrMalformed) || errors.Is(err, collector.ErrTooLarge) {
 		t.Fatalf("Fetch of a page cut short = %v, want a read error (target down)", err)
 	}
@@ -121,7 +121,7 @@ func BenchmarkFetchHuge(b *testing.B) {
 	srv := httptest.NewServer(endlessPage(100_000_000))
 	defer srv.Close()
 	for b.Loop() {
-		if _, err := Fetch(context.Background(), srv.Client(), srv.URL); !errors.Is(err, collector.ErrTooLarge) {
+		if _, err := FetchLimit(context.Background(), srv.Client(), srv.URL, 0); !errors.Is(err, collector.ErrTooLarge) {
 			b.Fatalf("Fetch = %v, want ErrTooLarge", err)
 		}
 	}

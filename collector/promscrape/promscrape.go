@@ -27,11 +27,6 @@ type Families map[string]*dto.MetricFamily
 // reads), as Prometheus does when it cannot use protobuf.
 const acceptHeader = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
 
-// Fetch is FetchLimit with DefaultMaxBodyBytes.
-func Fetch(ctx context.Context, client *http.Client, url string) (Families, error) {
-	return FetchLimit(ctx, client, url, DefaultMaxBodyBytes)
-}
-
 // FetchLimit GETs url and parses the page as it arrives, reading at most
 // maxBytes (<= 0: DefaultMaxBodyBytes). Transport errors, non-2xx replies
 // and a connection cut mid-page mean the target is down; a page that does

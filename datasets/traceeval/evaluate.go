@@ -323,17 +323,6 @@ func (s *Summary) divide(n float64) {
 	s.Seconds /= n
 }
 
-// Worst returns the method's trace with the highest ratio.
-func Worst(per []Summary, method string) Summary {
-	var w Summary
-	for _, s := range per {
-		if s.Method == method && s.Ratio > w.Ratio {
-			w = s
-		}
-	}
-	return w
-}
-
 // SortSeries orders summaries by trace, then method, stably.
 func SortSeries(s []Summary, traceOrder []string) {
 	rank := map[string]int{}

@@ -422,9 +422,6 @@ func (b *Browser) Close() {
 	os.RemoveAll(b.dir)
 }
 
-// Output is what Chromium wrote to stdout and stderr.
-func (b *Browser) Output() string { return b.stderr.String() }
-
 // lockedBuffer collects a process's output for concurrent reading.
 type lockedBuffer struct {
 	mu  sync.Mutex

@@ -62,31 +62,21 @@ func StripDebug(args []string, getenv func(string) string) (rest []string, debug
 	return rest, debug || (getenv != nil && getenv(EnvDebug) == "1")
 }
 
-// InternalError is a bug in prewarm: a panic Guard recovered, or an error
-// the code marked with Internal.
+// InternalError is a bug in prewarm: a panic Guard recovered.
 type InternalError struct {
-	// Value is what was passed to panic, or the marked error.
+	// Value is what was passed to panic.
 	Value any
-	// Stack is the panicking goroutine's stack (nil for a marked error).
+	// Stack is the panicking goroutine's stack.
 	Stack []byte
 }
 
 // Error reads "internal error: VALUE".
 func (e *InternalError) Error() string { return fmt.Sprintf("internal error: %v", e.Value) }
 
-// Unwrap returns the marked error, or the panic's value when it is one.
+// Unwrap returns the panic's value when it is an error.
 func (e *InternalError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
-}
-
-// Internal marks err as an internal error (a state the code should never
-// reach): Report prints it as one and the binary exits ExitInternal.
-func Internal(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &InternalError{Value: err, Stack: debug.Stack()}
 }
 
 // Guard calls f and returns its error; a panic in f comes back as an

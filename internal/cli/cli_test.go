@@ -29,8 +29,6 @@ func TestMain(m *testing.M) {
 		case "panic":
 			var pools []string
 			_ = pools[len(args)+5] // index out of range, as 'plan --history -5h' did
-		case "internal":
-			return fmt.Errorf("planning: %w", Internal(errors.New("negative step count")))
 		case "usage":
 			return errUsage
 		case "fail":
@@ -53,7 +51,7 @@ func TestMain(m *testing.M) {
 
 var errUsage = errors.New("--x is required")
 
-// A panic or a marked internal error exits 1 with a line starting
+// A panic exits 1 with a line starting
 // "internal error:" and a stack only under --debug or PREWARM_DEBUG=1;
 // usage errors keep 2, failures 1, success 0.
 func TestExitStatuses(t *testing.T) {
@@ -71,7 +69,6 @@ func TestExitStatuses(t *testing.T) {
 		{"panic", nil, nil, ExitInternal, "internal error: prog: runtime error: index out of range [5] with length 0", false},
 		{"panic", []string{"--debug"}, nil, ExitInternal, "internal error: prog: runtime error: index out of range [5] with length 0", true},
 		{"panic", []string{"a"}, []string{EnvDebug + "=1"}, ExitInternal, "internal error: prog: runtime error: index out of range [6] with length 0", true},
-		{"internal", nil, nil, ExitInternal, "internal error: prog: negative step count", false},
 		{"usage", []string{"--debug"}, nil, ExitUsage, "prog: --x is required", false},
 		{"fail", nil, nil, ExitFailure, "prog: the store refused", false},
 		{"ok", nil, nil, ExitOK, "", false},

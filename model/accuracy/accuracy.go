@@ -193,9 +193,6 @@ func (s *Summary) Add(sc Scores) {
 	s.coverage += sc.Coverage
 }
 
-// N is the number of series added.
-func (s *Summary) N() int { return s.n }
-
 // Mean returns the average scores over the series added (NaN if none).
 func (s *Summary) Mean() Scores {
 	if s.n == 0 {

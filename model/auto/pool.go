@@ -271,8 +271,8 @@ func doubleSeasonal(x []float64, p, long int) holtwinters.Spec {
 // cut there; at 30 minutes it is 20 days of a 28-day history (2000, the
 // whole history, took 15% more time per refit with the same scores on
 // M4 Hourly and the recorded traces, none of whose histories is longer;
-// on 28-day histories the cuts' price is in TestLongHistories and the
-// package documentation). A per-minute month costs a third as much.
+// on 28-day histories the cuts' price is in TestLongHistories and
+// docs/forecasting.md). A per-minute month costs a third as much.
 const (
 	minTail    = 960
 	recentDays = 14

@@ -148,9 +148,6 @@ func (s *DB) checkFormat(tx *bolt.Tx) error {
 	return nil
 }
 
-// Path returns the file's path.
-func (s *DB) Path() string { return s.path }
-
 // Flush waits for the saves in flight (those not waited for). Saves
 // started meanwhile may or may not be waited for.
 func (s *DB) Flush() { s.bg.Wait() }

@@ -32,9 +32,10 @@
 // measurement, each series' tags and, per tag key and value, the series
 // that carry it. A query picks its series from the shortest list of its
 // matchers, so its cost grows with the series it returns, not with every
-// series in the file (one pool's read among 1,000 pools of 3 series took
-// 4 ms before the index and takes 6 µs with it). Only one process opens a
-// file, so Write and retention keep the index in step after each commit.
+// series in the file (one pool's read among 1,000 pools of 3 series takes
+// 6 µs, against 4 ms for a scan of every series key). Only one process
+// opens a file, so Write and retention keep the index in step after each
+// commit.
 //
 // # Aggregation
 //

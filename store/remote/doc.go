@@ -10,7 +10,7 @@
 //
 // # Endpoint
 //
-// Handler serves
+// NewHandler serves
 //
 //	GET /api/v1/query?measurement=M&match=K=V&match=K2=V2
 //	    &start=RFC3339&end=RFC3339&step=5m&aggregate=mean

@@ -77,7 +77,7 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// HandlerOptions tune a Handler; the zero value takes the default limits
+// HandlerOptions tune NewHandler; the zero value takes the default limits
 // and redacts nothing.
 type HandlerOptions struct {
 	Limits Limits
@@ -86,12 +86,9 @@ type HandlerOptions struct {
 	Redactor *redact.Redactor
 }
 
-// Handler serves the query API (see the package doc) over q with the
-// default limits. Mount it at Path. It only reads: nothing sent to it can
-// change the store.
-func Handler(q store.Querier) http.Handler { return NewHandler(q, HandlerOptions{}) }
-
-// NewHandler is Handler with options.
+// NewHandler serves the query API (see the package doc) over q within
+// opts' limits (the zero HandlerOptions: the default limits). Mount it at
+// Path. It only reads: nothing sent to it can change the store.
 func NewHandler(q store.Querier, opts HandlerOptions) http.Handler {
 	limits := opts.Limits.withDefaults()
 	return &handler{q: q, limits: limits, red: opts.Redactor, slots: make(chan struct{}, limits.MaxConcurrent),

@@ -101,7 +101,7 @@ func TestHandlerBadParameters(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeQuerier{}
-			rec, e := get(t, remote.Handler(f), http.MethodGet, tc.query)
+			rec, e := get(t, remote.NewHandler(f, remote.HandlerOptions{}), http.MethodGet, tc.query)
 			if rec.Code != http.StatusBadRequest {
 				t.Fatalf("status %d, want 400; body %s", rec.Code, rec.Body.String())
 			}
@@ -123,7 +123,7 @@ func TestHandlerParses(t *testing.T) {
 	q := url.Values{"measurement": {"requests rps"}, "match": {"pool=a=b", "host=h 1"},
 		"start": {"2026-01-05T08:00:00.123456789+08:00"}, "end": {"2026-01-06T00:00:00Z"},
 		"step": {"1h30m"}, "aggregate": {"max"}}
-	rec, _ := get(t, remote.Handler(f), http.MethodGet, q.Encode())
+	rec, _ := get(t, remote.NewHandler(f, remote.HandlerOptions{}), http.MethodGet, q.Encode())
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 	}
@@ -152,7 +152,7 @@ func TestHandlerWireFormat(t *testing.T) {
 		}},
 		{Measurement: "gpu_util", Samples: []store.Sample{{Time: time.Unix(0, 0), Value: -inf}}},
 	}}
-	rec, _ := get(t, remote.Handler(f), http.MethodGet, okRange)
+	rec, _ := get(t, remote.NewHandler(f, remote.HandlerOptions{}), http.MethodGet, okRange)
 	want := `{"series":[{"measurement":"gpu_util","tags":{"gpu":"0","pool":"a"},"samples":[[1767571200000000005,41.5],[1767571500000000000,"+Inf"],[-1000000000,1e-300]]},` +
 		`{"measurement":"gpu_util","tags":{},"samples":[[0,"-Inf"]]}]}` + "\n"
 	if got := rec.Body.String(); got != want {
@@ -172,7 +172,7 @@ func TestHandlerStoreErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, e := get(t, remote.Handler(&fakeQuerier{err: tc.err}), http.MethodGet, okRange)
+			rec, e := get(t, remote.NewHandler(&fakeQuerier{err: tc.err}, remote.HandlerOptions{}), http.MethodGet, okRange)
 			if rec.Code != tc.status || e.Error != tc.err.Error() {
 				t.Errorf("got %d %+v, want %d with the store's message %q", rec.Code, e, tc.status, tc.err)
 			}
@@ -182,12 +182,12 @@ func TestHandlerStoreErrors(t *testing.T) {
 
 func TestHandlerMethods(t *testing.T) {
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
-		rec, e := get(t, remote.Handler(&fakeQuerier{}), m, okRange)
+		rec, e := get(t, remote.NewHandler(&fakeQuerier{}, remote.HandlerOptions{}), m, okRange)
 		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD" || !strings.Contains(e.Error, "read-only") {
 			t.Errorf("%s: got %d %+v (Allow %q), want 405", m, rec.Code, e, rec.Header().Get("Allow"))
 		}
 	}
-	if rec, _ := get(t, remote.Handler(&fakeQuerier{}), http.MethodHead, okRange); rec.Code != http.StatusOK {
+	if rec, _ := get(t, remote.NewHandler(&fakeQuerier{}, remote.HandlerOptions{}), http.MethodHead, okRange); rec.Code != http.StatusOK {
 		t.Errorf("HEAD: %d, want 200", rec.Code)
 	}
 }

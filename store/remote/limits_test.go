@@ -194,7 +194,7 @@ func TestClientSurfacesLimits(t *testing.T) {
 func TestClientAnswerBound(t *testing.T) {
 	f := &fakeQuerier{series: []store.Series{{Measurement: "m", Samples: samples(100)}}}
 	mux := http.NewServeMux()
-	mux.Handle(remote.Path, remote.Handler(f))
+	mux.Handle(remote.Path, remote.NewHandler(f, remote.HandlerOptions{}))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	client, err := remote.New(srv.URL, remote.Options{MaxAnswerBytes: 500})

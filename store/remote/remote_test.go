@@ -39,7 +39,7 @@ func (s *splitStore) Close() error {
 }
 
 // openBacked opens an embedded store in a temporary directory and serves
-// it through remote.Handler.
+// it through remote.NewHandler.
 func openBacked(t testing.TB) (*embedded.Store, *httptest.Server, *remote.Store) {
 	t.Helper()
 	backing, err := embedded.Open(filepath.Join(t.TempDir(), "s.db"), embedded.Options{NoSync: true})
@@ -47,7 +47,7 @@ func openBacked(t testing.TB) (*embedded.Store, *httptest.Server, *remote.Store)
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(remote.Path, remote.Handler(backing))
+	mux.Handle(remote.Path, remote.NewHandler(backing, remote.HandlerOptions{}))
 	srv := httptest.NewServer(mux)
 	client, err := remote.New(srv.URL, remote.Options{})
 	if err != nil {

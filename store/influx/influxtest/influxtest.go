@@ -213,9 +213,6 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Running reports whether the server process is up.
-func (s *Server) Running() bool { return s.cmd != nil }
-
 func (s *Server) logTail() string {
 	b, _ := os.ReadFile(filepath.Join(s.Dir, "influxd.log"))
 	if len(b) > 4000 {

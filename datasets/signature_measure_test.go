@@ -17,8 +17,8 @@ import (
 // daily cycle but different signatures cost a forecast-ahead scaler very
 // different amounts: spikes shorter than a boot at random times can be
 // neither pre-warmed nor caught reactively, bursts on a schedule can be
-// pre-warmed and long ones caught. [MeasureSignature] computes it; the
-// seeded generator's [SpikySynthetic] mode is tuned against it.
+// pre-warmed and long ones caught. MeasureSignature computes it; the
+// tests check the seeded generator's SpikySynthetic mode against it.
 type Signature struct {
 	// Step is the aggregation step the within-step figures are measured
 	// over (30 minutes for a scaler that plans in half hours).
