@@ -231,7 +231,7 @@ func (c Config) SizeForPeak(peakRPS float64, instances int) (Config, error) {
 		return c, fmt.Errorf("planner: sizing for a peak of %v req/s on %d instances: want a finite peak > 0 and at least 1 instance", peakRPS, instances)
 	}
 	if !(c.TargetUtilisation > 0 && c.TargetUtilisation <= 1) {
-		return c, fmt.Errorf("planner: TargetUtilisation %v must be in (0, 1]", c.TargetUtilisation)
+		return c, fmt.Errorf("planner: target utilisation %v (--target-util, target_utilisation) must be in (0, 1]", c.TargetUtilisation)
 	}
 	slots := float64(max(c.Fleet.Slots, 1))
 	set := func(rps float64) Config {

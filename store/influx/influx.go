@@ -59,21 +59,21 @@ type Config struct {
 
 func (c *Config) validate() error {
 	if c.URL == "" {
-		return errors.New("influx: URL is required (e.g. http://127.0.0.1:8086)")
+		return errors.New("influx: the URL is required (--influx-url or store.influx.url, e.g. http://127.0.0.1:8086)")
 	}
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("influx: URL %q is not an http(s) URL", c.URL)
+		return fmt.Errorf("influx: URL %q (--influx-url or store.influx.url) is not an http(s) URL", c.URL)
 	}
 	if c.Bucket == "" {
-		return errors.New("influx: Bucket is required (2.x bucket, or database/retention-policy for 1.8)")
+		return errors.New("influx: the bucket is required (--influx-bucket or store.influx.bucket: a 2.x bucket, or database/retention-policy for 1.8)")
 	}
 	if strings.ContainsAny(c.Token, " \t\r\n") {
 		// 1.8 splits the Authorization header on spaces; 2.x tokens have none.
-		return errors.New("influx: Token has a space or control character, which InfluxDB cannot parse (for 1.8 choose a password without spaces)")
+		return errors.New("influx: the token (--influx-token) has a space or control character, which InfluxDB cannot parse (for 1.8 choose a password without spaces)")
 	}
 	if c.BatchSize < 0 || c.Timeout < 0 {
-		return fmt.Errorf("influx: negative BatchSize (%d) or Timeout (%s)", c.BatchSize, c.Timeout)
+		return fmt.Errorf("influx: the write batch size (%d) and the request timeout (%s) must not be negative", c.BatchSize, c.Timeout)
 	}
 	if c.Org == "" {
 		c.Org = DefaultOrg

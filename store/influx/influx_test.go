@@ -346,11 +346,11 @@ func TestNewValidatesConfig(t *testing.T) {
 		cfg  influx.Config
 		want string
 	}{
-		{"no url", influx.Config{Bucket: "b"}, "URL is required"},
-		{"bad url", influx.Config{URL: "127.0.0.1:8086", Bucket: "b"}, "not an http(s) URL"},
-		{"no bucket", influx.Config{URL: "http://127.0.0.1:8086"}, "Bucket is required"},
-		{"negative batch", influx.Config{URL: "http://127.0.0.1:8086", Bucket: "b", BatchSize: -1}, "negative"},
-		{"space in token", influx.Config{URL: "http://127.0.0.1:8086", Bucket: "b", Token: "user:pass word"}, "Token has a space"},
+		{"no url", influx.Config{Bucket: "b"}, "the URL is required (--influx-url or store.influx.url"},
+		{"bad url", influx.Config{URL: "127.0.0.1:8086", Bucket: "b"}, "(--influx-url or store.influx.url) is not an http(s) URL"},
+		{"no bucket", influx.Config{URL: "http://127.0.0.1:8086"}, "the bucket is required (--influx-bucket or store.influx.bucket"},
+		{"negative batch", influx.Config{URL: "http://127.0.0.1:8086", Bucket: "b", BatchSize: -1}, "must not be negative"},
+		{"space in token", influx.Config{URL: "http://127.0.0.1:8086", Bucket: "b", Token: "user:pass word"}, "the token (--influx-token) has a space"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
