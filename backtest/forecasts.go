@@ -57,11 +57,10 @@ func newForecaster(cfg Config, t Trace) (*forecaster, error) {
 
 // run computes every refit's forecasts and plans, each from only the
 // buckets before its own time. The hybrid policy adopts them in time
-// order, which gates them (control.Controller.Adopt). The days run in
-// parallel; within a day the refits run in order, each re-running the
-// model its predecessor chose (control.Controller.ForecastReusing), as a
-// pool does in serve, so the model is chosen at the first refit of each
-// day.
+// order, which gates them (control.Controller.Adopt). They run in
+// parallel; with the daily model choice, the days do, and within a day the
+// refits run in order, each re-running the model its predecessor chose
+// (control.Controller.ForecastReusing), as a pool does in serve.
 func (f *forecaster) run(ctx context.Context) ([]control.Refit, error) {
 	n := (len(f.buckets) + f.perRefit - 1) / f.perRefit
 	refits := make([]control.Refit, n)
@@ -81,11 +80,13 @@ func (f *forecaster) run(ctx context.Context) ([]control.Refit, error) {
 }
 
 // days splits the n refits into runs of the same control.SelectionDay,
-// [first, end).
+// [first, end): one refit a run when every refit chooses its model, so
+// all of them run in parallel.
 func (f *forecaster) days(n int) [][2]int {
 	var out [][2]int
+	daily := f.cfg.Forecast.ChooseModelDaily
 	for j := 0; j < n; j++ {
-		if len(out) == 0 || !control.SelectionDay(f.refitTime(j)).Equal(control.SelectionDay(f.refitTime(j-1))) {
+		if len(out) == 0 || !daily || !control.SelectionDay(f.refitTime(j)).Equal(control.SelectionDay(f.refitTime(j-1))) {
 			out = append(out, [2]int{j, j})
 		}
 		out[len(out)-1][1] = j + 1

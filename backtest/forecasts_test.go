@@ -3,6 +3,7 @@ package backtest
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -55,5 +56,26 @@ func TestRefitsMatchOneAfterTheOther(t *testing.T) {
 	}
 	if reused == 0 {
 		t.Errorf("no refit re-ran an earlier choice over %d refits", len(got))
+	}
+}
+
+// The refits are split into runs of one UTC day with the daily model
+// choice (a trace starting at 19:00 with 3-hourly refits: 19:00 and 22:00,
+// then eight a day), and into single refits without it.
+func TestRefitDays(t *testing.T) {
+	tr := Trace{Start: time.Date(2026, 1, 5, 19, 0, 0, 0, time.UTC), Step: time.Minute}
+	for _, tc := range []struct {
+		daily bool
+		want  [][2]int
+	}{
+		{true, [][2]int{{0, 2}, {2, 10}, {10, 12}}},
+		{false, [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {6, 7}, {7, 8}, {8, 9}, {9, 10}, {10, 11}, {11, 12}}},
+	} {
+		f := &forecaster{trace: tr, perRefit: 6}
+		f.cfg.Forecast.Step = 30 * time.Minute
+		f.cfg.Forecast.ChooseModelDaily = tc.daily
+		if got := f.days(12); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("daily %v: %v, want %v", tc.daily, got, tc.want)
+		}
 	}
 }

@@ -159,18 +159,13 @@ func combine(how string, members ...candidate) candidate {
 		name += m.name
 	}
 	name += ")"
-	c := candidate{name: name, need: need, point: func(x []float64, h int) []float64 {
-		return combined(how, members, x, h, candidate.pointOf)
-	}}
-	for _, m := range members {
-		if m.restarted != nil {
-			c.restarted = func(x []float64, h int) []float64 {
-				return combined(how, members, x, h, candidate.restartedOf)
-			}
-			break
-		}
-	}
-	return c
+	return candidate{name: name, need: need,
+		point: func(x []float64, h int) []float64 {
+			return combined(how, members, x, h, candidate.pointOf)
+		},
+		restarted: func(x []float64, h int) []float64 {
+			return combined(how, members, x, h, candidate.restartedOf)
+		}}
 }
 
 // combined aggregates the members' forecasts from x, each made by its
