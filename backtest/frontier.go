@@ -65,16 +65,16 @@ func RunFrontier(ctx context.Context, t Trace, cfg Config, targets []float64, po
 		return Report{}, Frontier{}, err
 	}
 	// The report's flat comes from the frontier's search, which shares its
-	// runs between targets.
+	// runs between targets. The report's replays and the frontier's trials
+	// share one pool of workers.
 	others := slices.DeleteFunc(slices.Clone(policies), func(p string) bool { return p == PolicyFlat })
-	rep, err := b.run(ctx, others, b.cfg)
-	if err != nil {
-		return Report{}, Frontier{}, err
+	reportTasks, report := b.runTasks(ctx, others, b.cfg)
+	trialTasks, sweep := b.frontierTasks(ctx, targets)
+	if err := runTasks(ctx, append(reportTasks, trialTasks...)); err != nil {
+		return Report{}, Frontier{}, fmt.Errorf("backtest: %w", err)
 	}
-	f, flat, err := b.frontier(ctx, rep, targets)
-	if err != nil {
-		return Report{}, Frontier{}, err
-	}
+	rep := report()
+	f, flat := sweep(rep)
 	if i := slices.Index(policies, PolicyFlat); i >= 0 {
 		all := rep.Policies
 		rep.Policies = nil
@@ -89,26 +89,25 @@ func RunFrontier(ctx context.Context, t Trace, cfg Config, targets []float64, po
 	return rep, f, nil
 }
 
-// frontier sweeps the knobs; rep holds the base configuration's static and
-// oracle runs. It also returns the flat result at the base SLO target.
-func (b *bench) frontier(ctx context.Context, rep Report, targets []float64) (Frontier, Result, error) {
+// frontierTasks returns the sweep's trials, one task a setting (the flat
+// fleet's search is one), and the function that assembles the frontier
+// once they have run, from rep, the base configuration's report with its
+// static and oracle runs. That function also returns the flat result at
+// the base SLO target.
+func (b *bench) frontierTasks(ctx context.Context, targets []float64) ([]task, func(rep Report) (Frontier, Result)) {
 	cfg := b.cfg
-	type job struct {
-		policy   string
-		settings []knob
-	}
-	// The flat search and the forecasting policies take longest: first.
+	type job = frontierJob
 	jobs := []job{{policy: PolicyFlat}}
 	for _, s := range forecastGrid() {
-		jobs = append(jobs, job{policy: PolicyHybrid, settings: s}, job{policy: PolicyPredictive, settings: s})
+		jobs = append(jobs, frontierJob{policy: PolicyHybrid, settings: s}, frontierJob{policy: PolicyPredictive, settings: s})
 	}
 	for _, s := range reactiveGrid() {
-		jobs = append(jobs, job{policy: PolicyReactive, settings: s})
+		jobs = append(jobs, frontierJob{policy: PolicyReactive, settings: s})
 	}
 	results := make([]Result, len(jobs))
 	var flats []Result // one per target, then the base target's
-	err := forEach(ctx, len(jobs), func(j int) error {
-		jb := jobs[j]
+	tasks := make([]task, len(jobs))
+	for j, jb := range jobs {
 		c := cfg
 		for _, k := range jb.settings {
 			k.set(&c)
@@ -118,22 +117,37 @@ func (b *bench) frontier(ctx context.Context, rep Report, targets []float64) (Fr
 			// them. The report's hybrid is the tuned one.
 			c.Tune.Off = true
 		}
-		var err error
-		if jb.policy == PolicyFlat {
-			flats, err = b.flatSearch(ctx, c, append(slices.Clone(targets), cfg.Planner.SLO.Quantile))
-			return err
-		}
-		p, err := b.newPolicy(jb.policy, c)
-		if err == nil {
-			results[j], err = simulate(ctx, b.trace, c, jb.policy, uint64(j), p)
-		}
-		return err
-	})
-	if err != nil {
-		return Frontier{}, Result{}, fmt.Errorf("backtest: frontier: %w", err)
+		tasks[j] = task{weight: policyWeight(jb.policy, c), do: func() error {
+			var err error
+			if jb.policy == PolicyFlat {
+				flats, err = b.flatSearch(ctx, c, append(slices.Clone(targets), cfg.Planner.SLO.Quantile))
+			} else {
+				var p policy
+				if p, err = b.newPolicy(jb.policy, c); err == nil {
+					results[j], err = simulate(ctx, b.trace, c, jb.policy, uint64(j), p)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("frontier: %w", err)
+			}
+			return nil
+		}}
 	}
-	results = append(results, rep.oracle)
-	jobs = append(jobs, job{policy: PolicyOracle})
+	return tasks, func(rep Report) (Frontier, Result) { return b.assembleFrontier(rep, targets, jobs, results, flats) }
+}
+
+// frontierJob is one trial of the sweep: a policy and its knobs.
+type frontierJob struct {
+	policy   string
+	settings []knob
+}
+
+// assembleFrontier picks, per policy and target, the cheapest trial that
+// reaches the target; results are the trials' in the order of jobs, flats
+// the flat search's per target and then at the base target.
+func (b *bench) assembleFrontier(rep Report, targets []float64, jobs []frontierJob, results, flats []Result) (Frontier, Result) {
+	results = append(slices.Clone(results), rep.oracle)
+	jobs = append(slices.Clone(jobs), frontierJob{policy: PolicyOracle})
 	staticCost := rep.static.Cost
 	vsStatic := func(r Result) float64 {
 		if staticCost > 0 {
@@ -182,7 +196,7 @@ func (b *bench) frontier(ctx context.Context, rep Report, targets []float64) (Fr
 				CostVsStatic: best.CostVsStatic, SLOAttainment: best.SLOAttainment, Settings: best.Settings})
 		}
 	}
-	return f, flats[len(targets)], nil
+	return f, flats[len(targets)]
 }
 
 // FrontierTrials is about how many runs RunFrontier makes: every setting

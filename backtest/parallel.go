@@ -1,10 +1,39 @@
 package backtest
 
 import (
+	"cmp"
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 )
+
+// task is one unit of work for runTasks; weight orders the tasks, the
+// heaviest first, so that the longest do not start last.
+type task struct {
+	weight int
+	do     func() error
+}
+
+// runTasks runs the tasks on GOMAXPROCS workers, heaviest first (in
+// their order among equals), and returns the first error in the tasks'
+// order, or ctx's error.
+func runTasks(ctx context.Context, tasks []task) error {
+	order := make([]int, len(tasks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(tasks[b].weight, tasks[a].weight) })
+	errs := make([]error, len(tasks))
+	err := forEach(ctx, len(order), func(k int) error {
+		errs[order[k]] = tasks[order[k]].do()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return firstNonNil(errs)
+}
 
 // forEach runs do(0) … do(n−1) on GOMAXPROCS workers and returns the
 // first error in index order, or ctx's error if it ended first (then not

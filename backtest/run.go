@@ -102,9 +102,17 @@ func prepare(ctx context.Context, t Trace, cfg Config, forecasts bool) (*bench, 
 // run replays the policies with cfg (the bench's, or a variant that
 // differs only in planner settings).
 func (b *bench) run(ctx context.Context, policies []string, cfg Config) (Report, error) {
+	tasks, report := b.runTasks(ctx, policies, cfg)
+	if err := runTasks(ctx, tasks); err != nil {
+		return Report{}, fmt.Errorf("backtest: %w", err)
+	}
+	return report(), nil
+}
+
+// runTasks returns the replays run makes, one task a policy, and the
+// function that assembles their report once every task has run.
+func (b *bench) runTasks(ctx context.Context, policies []string, cfg Config) ([]task, func() Report) {
 	t := b.trace
-	rep := Report{Trace: t.Name, Static: b.static, Tick: cfg.Tick, ForecastStep: cfg.Forecast.Step,
-		RefitEvery: cfg.Forecast.RefitEvery, TraceRequests: b.traceRequests(cfg)}
 	// static and oracle run always: the others are priced against them.
 	names := []string{PolicyStatic, PolicyOracle}
 	for _, p := range policies {
@@ -113,28 +121,47 @@ func (b *bench) run(ctx context.Context, policies []string, cfg Config) (Report,
 		}
 	}
 	results := make([]Result, len(names))
-	err := forEach(ctx, len(names), func(i int) error {
-		name := names[i]
-		var err error
-		if name == PolicyFlat {
-			results[i], err = b.flat(ctx, cfg)
+	tasks := make([]task, len(names))
+	for i, name := range names {
+		tasks[i] = task{weight: policyWeight(name, cfg), do: func() error {
+			var err error
+			if name == PolicyFlat {
+				results[i], err = b.flat(ctx, cfg)
+				return err
+			}
+			p, err := b.newPolicy(name, cfg)
+			if err == nil {
+				results[i], err = simulate(ctx, t, cfg, name, uint64(i), p)
+			}
 			return err
-		}
-		p, err := b.newPolicy(name, cfg)
-		if err == nil {
-			results[i], err = simulate(ctx, t, cfg, name, uint64(i), p)
-		}
-		return err
-	})
-	if err != nil {
-		return Report{}, fmt.Errorf("backtest: %w", err)
+		}}
 	}
-	results[0].Instances = b.static
-	rep.static, rep.oracle = results[0], results[1]
-	for _, p := range policies {
-		rep.add(results[slices.Index(names, p)])
+	return tasks, func() Report {
+		rep := Report{Trace: t.Name, Static: b.static, Tick: cfg.Tick, ForecastStep: cfg.Forecast.Step,
+			RefitEvery: cfg.Forecast.RefitEvery, TraceRequests: b.traceRequests(cfg)}
+		results[0].Instances = b.static
+		rep.static, rep.oracle = results[0], results[1]
+		for _, p := range policies {
+			rep.add(results[slices.Index(names, p)])
+		}
+		return rep
 	}
-	return rep, nil
+}
+
+// policyWeight ranks a replay by how long it takes, so that the longest
+// start first and no worker idles at the end: the tuned hybrid replays
+// its candidates too, the flat fleet bisects, the forecasting policies
+// plan at every refit.
+func policyWeight(name string, cfg Config) int {
+	switch {
+	case name == PolicyHybrid && !cfg.Tune.Off:
+		return 3
+	case name == PolicyFlat:
+		return 2
+	case needsForecasts(name):
+		return 1
+	}
+	return 0
 }
 
 // add appends r to the report, priced against static and the oracle.

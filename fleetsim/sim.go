@@ -107,6 +107,10 @@ type Sim struct {
 	slots    int
 	rps      float64
 	ticks    int
+	// counts caches the pool's counts within a tick (countsOK): the
+	// clock stands still until Serve, and only Apply changes the fleet.
+	counts   simulated.Counts
+	countsOK bool
 }
 
 // pool is the simulated fleet's one pool.
@@ -137,7 +141,12 @@ func New(opts Options) (*Sim, error) {
 func (s *Sim) Now() time.Time { return s.clock }
 
 // Counts returns the pool's instances by state now.
-func (s *Sim) Counts() simulated.Counts { return s.fleet.Counts(pool) }
+func (s *Sim) Counts() simulated.Counts {
+	if !s.countsOK {
+		s.counts, s.countsOK = s.fleet.Counts(pool), true
+	}
+	return s.counts
+}
 
 // Latest returns the newest observation a policy can see now (MetricsLag
 // old); ok is false before the first and for a tick with no data.
@@ -148,14 +157,15 @@ func (s *Sim) Latest() (planner.Observation, bool) { return s.seen.latest(s.cloc
 // says when max_step cut it) and whether the pool's desired count
 // changed. A change refused by min_interval is not an error.
 func (s *Sim) Apply(ctx context.Context, st planner.Step) (planner.Step, bool, error) {
-	current := s.fleet.Counts(pool).Desired
+	current := s.Counts().Desired
 	if st.Desired == current {
 		return st, false, nil
 	}
+	s.countsOK = false
 	if err := s.safe.SetDesired(ctx, pool, st.Desired, st.Reason); err != nil && !errors.Is(err, actuator.ErrRateLimited) {
 		return st, false, err
 	}
-	got := s.fleet.Counts(pool).Desired
+	got := s.Counts().Desired
 	if got == current {
 		return st, false, nil
 	}
@@ -172,7 +182,7 @@ func (s *Sim) Apply(ctx context.Context, st planner.Step) (planner.Step, bool, e
 // are still returned).
 func (s *Sim) Serve(raw float64, scored bool) Tick {
 	at := s.clock
-	counts := s.fleet.Counts(pool)
+	counts := s.Counts()
 	gap := math.IsNaN(raw)
 	lambda := Rate(raw)
 	servers := counts.Ready * s.slots
@@ -194,6 +204,7 @@ func (s *Sim) Serve(raw float64, scored bool) Tick {
 
 	s.ticks++
 	s.clock = at.Add(s.opts.Tick)
+	s.countsOK = false
 	use := s.fleet.Usage(pool)
 	onDemandS, spotS := (use.OnDemand - s.prev.OnDemand).Seconds(), (use.Spot - s.prev.Spot).Seconds()
 	s.prev = use
@@ -252,12 +263,16 @@ func utilisation(served, capacityRequests, lambda, waiting float64) float64 {
 }
 
 // metricsFeed delays observations by the metrics lag: what the tick that
-// ended at At measured is seen from At + lag on.
+// ended at At measured is seen from At + lag on. The pending observations
+// are queue[head:]; the consumed front is reclaimed once it is at least
+// half the slice, so the memory stays bounded by twice the live part and
+// a push costs O(1) amortised.
 type metricsFeed struct {
 	lag     time.Duration
 	queue   []fedObservation
+	head    int
 	current fedObservation
-	// compactAbove is the queue's length that starts a compaction.
+	// compactAbove is the pending length that starts a compaction.
 	compactAbove int
 }
 
@@ -271,27 +286,29 @@ func newMetricsFeed(lag time.Duration) *metricsFeed {
 }
 
 func (m *metricsFeed) push(obs planner.Observation, ok bool) {
+	if m.head > 0 && 2*m.head >= len(m.queue) {
+		n := copy(m.queue, m.queue[m.head:])
+		clear(m.queue[n:])
+		m.queue, m.head = m.queue[:n], 0
+	}
 	m.queue = append(m.queue, fedObservation{obs: obs, ok: ok})
-	if len(m.queue) > m.compactAbove {
+	if len(m.queue)-m.head > m.compactAbove {
 		// Nobody has read the feed for a while (a fixed fleet): what is
 		// visible at the newest observation's time supersedes the rest.
-		// append reallocates the live part once the front's space runs
-		// out, so the queue's memory stays bounded; the next compaction
-		// waits until it doubles, so a long lag costs no copy per tick.
+		// The next compaction waits until the pending part doubles, so a
+		// long lag costs no scan per tick.
 		m.latest(obs.At)
-		m.compactAbove = max(64, 2*len(m.queue))
+		m.compactAbove = max(64, 2*(len(m.queue)-m.head))
 	}
 }
 
 // latest returns the newest observation visible at now; ok is false
 // before the first, and for a tick with no data.
 func (m *metricsFeed) latest(now time.Time) (planner.Observation, bool) {
-	k := 0
-	for k < len(m.queue) && !m.queue[k].obs.At.Add(m.lag).After(now) {
-		m.current = m.queue[k]
-		k++
+	for m.head < len(m.queue) && !m.queue[m.head].obs.At.Add(m.lag).After(now) {
+		m.current = m.queue[m.head]
+		m.head++
 	}
-	m.queue = m.queue[k:]
 	return m.current.obs, m.current.ok
 }
 

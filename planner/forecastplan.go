@@ -49,7 +49,7 @@ func (d DemandForecast) rate(i int) float64 {
 
 // Needs returns, for every forecast interval, the instances its rate needs
 // (InstancesFor of the upper bound), before min/max.
-func (c Config) Needs(d DemandForecast) []int {
+func (c *Config) Needs(d DemandForecast) []int {
 	needs := make([]int, d.Forecast.Horizon())
 	for i := range needs {
 		needs[i] = c.InstancesFor(d.rate(i))
@@ -103,7 +103,7 @@ func ForecastPlan(now time.Time, d DemandForecast, c Config) (Schedule, error) {
 
 // forecastStep sizes the schedule step at t from the intervals overlapping
 // [t, t+lead].
-func (c Config) forecastStep(t time.Time, d DemandForecast, needs []int) Step {
+func (c *Config) forecastStep(t time.Time, d DemandForecast, needs []int) Step {
 	lead := c.Fleet.BootDelay
 	first := int(math.Floor(float64(t.Sub(d.Start)) / float64(d.Step)))
 	last := int(math.Floor(float64(t.Add(lead).Sub(d.Start)) / float64(d.Step)))

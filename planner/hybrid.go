@@ -11,7 +11,7 @@ import (
 // the term that won. On a tie the earlier term wins, so list the terms in
 // the order their reasons are most useful. Terms with Desired 0 and no
 // reason are ignored.
-func (c Config) Combine(at time.Time, terms ...Step) Step {
+func (c *Config) Combine(at time.Time, terms ...Step) Step {
 	win := Step{At: at, Desired: -1}
 	for _, t := range terms {
 		if t.Desired == 0 && t.Reason == "" {
@@ -73,7 +73,7 @@ type GateResult struct {
 // seasonal naive; failing that the forecast term steps back entirely and
 // the reactive rules decide. An error that is not measured yet (NaN) does
 // not count against a method.
-func (c Config) Gate(in GateInput) GateResult {
+func (c *Config) Gate(in GateInput) GateResult {
 	g := c.Gating
 	season := max(in.Season, 1)
 	beats := func(e float64) bool {

@@ -66,7 +66,8 @@ func TestMissShareOverOneInterval(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			miss, after := missConfig().MissShareOver(tc.rate, tc.instances, tc.span, tc.backlog)
+			cfg := missConfig()
+			miss, after := cfg.MissShareOver(tc.rate, tc.instances, tc.span, tc.backlog)
 			if math.Abs(miss-tc.wantMiss) > 1e-12 || math.Abs(float64(after-tc.wantAfter)) > 1e-9 {
 				t.Errorf("MissShareOver(%v, %d, %v, %v) = %v, %v; want %v, %v",
 					tc.rate, tc.instances, tc.span, tc.backlog, miss, after, tc.wantMiss, tc.wantAfter)

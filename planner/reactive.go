@@ -62,7 +62,7 @@ type ReactiveState struct {
 //     still meet the SLO at the observed demand.
 //   - Otherwise the term keeps its last recommendation: a reactive
 //     scale-out holds until the load has really gone.
-func (c Config) ReactiveNext(s ReactiveState, obs Observation, current int) (ReactiveState, Step) {
+func (c *Config) ReactiveNext(s ReactiveState, obs Observation, current int) (ReactiveState, Step) {
 	r := c.Reactive
 	began := obs.At.Add(-obs.Span)
 	s.HighSince = track(s.HighSince, obs.Utilisation > r.ScaleOutUtilisation, began)
@@ -148,7 +148,7 @@ func track(since time.Time, holds bool, began time.Time) time.Time {
 // after ReactiveNext with the plan's desired count for now; ok reports a
 // return. Without it a scale-out holds until the scale-in rule lets go, one
 // instance per cooldown, for hours after the burst that caused it.
-func (c Config) ReturnToPlan(s ReactiveState, obs Observation, planned int) (ReactiveState, bool) {
+func (c *Config) ReturnToPlan(s ReactiveState, obs Observation, planned int) (ReactiveState, bool) {
 	r := c.Reactive
 	after := r.ReturnAfter()
 	fits := s.Desired > planned && planned > 0 && c.InstancesFor(obs.DemandRPS) <= planned &&

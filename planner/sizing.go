@@ -16,7 +16,7 @@ import (
 //     TargetUtilisation below 1 keeps headroom the queue alone would not.
 //
 // A rate that is zero, negative or NaN needs zero instances.
-func (c Config) InstancesFor(rate float64) int {
+func (c *Config) InstancesFor(rate float64) int {
 	if !(rate > 0) {
 		return 0
 	}
@@ -38,7 +38,7 @@ func (c Config) InstancesFor(rate float64) int {
 }
 
 // utilisationCount is ⌈rate / (RPS · TargetUtilisation)⌉.
-func (c Config) utilisationCount(rate float64) int {
+func (c *Config) utilisationCount(rate float64) int {
 	perInstance := c.Fleet.rps() * c.TargetUtilisation
 	if perInstance <= 0 {
 		return 0
@@ -53,7 +53,7 @@ func (c Config) utilisationCount(rate float64) int {
 // P(wait > t) = C(c, a)·exp(−(c − a)·t/S), 1 when the queue is unstable.
 // Without a service time it is the share beyond the instances' throughput,
 // max(0, 1 − n·RPS/rate).
-func (c Config) MissShare(rate float64, instances int) float64 {
+func (c *Config) MissShare(rate float64, instances int) float64 {
 	if !(rate > 0) {
 		return 0
 	}
@@ -93,7 +93,7 @@ type Backlog float64
 // absorbed by the latency the SLO allows instead of counting as wholly
 // late, and the minutes a burst's backlog takes to drain count too.
 // span ≤ 0 is MissShare with the backlog unchanged.
-func (c Config) MissShareOver(rate float64, instances int, span time.Duration, b Backlog) (float64, Backlog) {
+func (c *Config) MissShareOver(rate float64, instances int, span time.Duration, b Backlog) (float64, Backlog) {
 	steady := c.MissShare(rate, instances)
 	throughput := float64(max(instances, 0)) * c.Fleet.rps()
 	if span <= 0 || math.IsInf(rate, 1) || !(rate >= 0) {
@@ -201,14 +201,14 @@ func erlangCFromB(c int, a, b float64) float64 {
 }
 
 // Bounded is n bounded to [MinInstances, MaxInstances].
-func (c Config) Bounded(n int) int {
+func (c *Config) Bounded(n int) int {
 	n, _ = c.clamp(n)
 	return n
 }
 
 // clamp bounds n to [MinInstances, MaxInstances] and says which bound, if
 // any, applied.
-func (c Config) clamp(n int) (int, string) {
+func (c *Config) clamp(n int) (int, string) {
 	switch {
 	case n < c.Fleet.MinInstances:
 		return c.Fleet.MinInstances, "min instances"

@@ -212,7 +212,7 @@ func (w Window) Overlaps(t0, t1 time.Time) bool {
 // the windows that overlap [now, now+BootDelay], so instances are asked for
 // one boot delay before a window opens. Desired is 0 with an empty reason
 // when no window applies.
-func (c Config) FloorStep(now time.Time) Step {
+func (c *Config) FloorStep(now time.Time) Step {
 	best := Step{At: now}
 	for _, w := range c.Windows {
 		if w.Min > best.Desired && w.Overlaps(now, now.Add(c.Fleet.BootDelay)) {

@@ -38,3 +38,50 @@ func TestCapacityReportsReady(t *testing.T) {
 		}
 	}
 }
+
+// The counts stay exact while boots of different lengths finish, spot
+// instances are interrupted and replaced, removed instances drain and the
+// clock is read at every second: Counts always agrees with the instances
+// it lists.
+func TestCountsFollowEveryBootAndRemoval(t *testing.T) {
+	cases := []struct {
+		name string
+		opts simulated.Options
+	}{
+		{"fixed boots", simulated.Options{BootDelay: 3 * time.Minute}},
+		{"spread boots and drains", simulated.Options{BootDelay: 3 * time.Minute, BootSpread: 2 * time.Minute, Drain: time.Minute}},
+		{"spot interruptions", simulated.Options{BootDelay: 2 * time.Minute, BootSpread: time.Minute,
+			SpotShare: 0.7, InterruptionsPerHour: 6}},
+	}
+	sizes := []int{2, 9, 4, 4, 12, 1, 7, 3, 10, 5}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := actuatortest.NewClock(t0)
+			tc.opts.Now = clock.Now
+			f := simulated.New(tc.opts)
+			f.AddPool("gpu", 2, 1, 20)
+			ctx := context.Background()
+			for step, n := range sizes {
+				if err := f.SetDesired(ctx, "gpu", n, "test"); err != nil {
+					t.Fatal(err)
+				}
+				for s := 0; s < 150; s++ {
+					got := f.Counts("gpu")
+					ready, booting := 0, 0
+					for _, in := range f.Instances("gpu") {
+						if clock.Now().Before(in.ReadyAt) {
+							booting++
+						} else {
+							ready++
+						}
+					}
+					if got.Ready != ready || got.Booting != booting {
+						t.Fatalf("step %d, %ds after it: counts ready %d booting %d, instances say %d and %d",
+							step, s, got.Ready, got.Booting, ready, booting)
+					}
+					clock.Advance(time.Second)
+				}
+			}
+		})
+	}
+}

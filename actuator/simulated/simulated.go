@@ -109,6 +109,18 @@ type pool struct {
 	// asOf is when the pool was last reconciled; a scheduled step found
 	// due later takes effect at its own time, but never before asOf.
 	asOf time.Time
+	// ready caches the ready and booting counts: they stay valid until
+	// the instances change or the clock reaches the next boot's end.
+	ready readyCache
+}
+
+// readyCache is a pool's ready and booting counts as of at, valid while
+// ok, until nextReady (the earliest end of a boot still running; zero
+// when none is).
+type readyCache struct {
+	ok             bool
+	at, nextReady  time.Time
+	ready, booting int
 }
 
 // drain is a removed instance finishing its in-flight work until until.
@@ -209,7 +221,7 @@ func (f *Fleet) Release(ctx context.Context, instanceID, reason string) error {
 			if in.ID == instanceID {
 				p.unschedule(in)
 				p.stop(in, now)
-				p.instances = slices.Delete(p.instances, i, i+1)
+				p.remove(i)
 				if p.desired > p.min {
 					p.desired--
 				}
@@ -251,15 +263,27 @@ func (f *Fleet) Counts(name string) Counts {
 
 // counts returns the pool's instances by state at now.
 func (p *pool) counts(now time.Time) Counts {
-	c := Counts{Draining: len(p.draining), Desired: p.desired}
-	for _, in := range p.instances {
-		if now.Before(in.ReadyAt) {
-			c.Booting++
-		} else {
-			c.Ready++
+	r := &p.ready
+	if !r.ok || now.Before(r.at) || (r.booting > 0 && !now.Before(r.nextReady)) {
+		*r = readyCache{ok: true, at: now}
+		for _, in := range p.instances {
+			if now.Before(in.ReadyAt) {
+				r.booting++
+				if r.booting == 1 || in.ReadyAt.Before(r.nextReady) {
+					r.nextReady = in.ReadyAt
+				}
+			} else {
+				r.ready++
+			}
 		}
 	}
-	return c
+	return Counts{Draining: len(p.draining), Desired: p.desired, Booting: r.booting, Ready: r.ready}
+}
+
+// remove deletes the k-th instance from the booting and ready ones.
+func (p *pool) remove(k int) {
+	p.instances = slices.Delete(p.instances, k, k+1)
+	p.ready.ok = false
 }
 
 // Billed is the instance-time the pool has used so far (launch to the end
@@ -338,7 +362,7 @@ func (f *Fleet) advance(p *pool, now time.Time) {
 			p.unschedule(p.instances[k])
 			p.stop(p.instances[k], at)
 			p.used.Interruptions++
-			p.instances = slices.Delete(p.instances, k, k+1)
+			p.remove(k)
 			f.reconcile(p, later(at, p.asOf))
 		}
 	}
@@ -398,7 +422,7 @@ func (f *Fleet) reconcile(p *pool, now time.Time) {
 	for len(p.instances) > p.desired {
 		k := p.victim(now)
 		in := p.instances[k]
-		p.instances = slices.Delete(p.instances, k, k+1)
+		p.remove(k)
 		p.unschedule(in)
 		if f.opts.Drain > 0 && !now.Before(in.ReadyAt) {
 			in.interruptAt = time.Time{} // a draining instance is on its way out
@@ -451,6 +475,7 @@ func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 		}
 	}
 	p.instances = append(p.instances, in)
+	p.ready.ok = false
 	p.start(in)
 }
 
