@@ -37,6 +37,7 @@ var contract = []string{
 	"prewarm_pool_capacity_short_seconds",
 	"prewarm_pool_policy",
 	"prewarm_pool_slo_burn_rate",
+	"prewarm_pool_saving_ratio",
 	"prewarm_pool_decisions_total",
 	"prewarm_pool_decision_failures_total",
 	"prewarm_pool_gpu_hours_total",

@@ -60,6 +60,7 @@ var dashboardMust = map[string][]string{
 	"capacity wished/desired/ready/booting":   {"prewarm_pool_wished_instances", "prewarm_pool_desired_instances", "prewarm_pool_ready_instances", "prewarm_pool_booting_instances"},
 	"decisions by outcome":                    {"prewarm_pool_decisions_total"},
 	"cost against a static fleet":             {"prewarm_pool_cost_total", "prewarm_pool_static_cost_total"},
+	"saving against a reactive or flat fleet": {"prewarm_pool_saving_ratio"},
 	"the service's health (ticks, collector)": {"prewarm_last_successful_tick_timestamp_seconds", "prewarm_collector_last_store_write_timestamp_seconds"},
 }
 

@@ -16,7 +16,7 @@ import (
 // one.
 type Metrics struct {
 	modeVec, wished, desired, planned, current, ready, booting, demand, forecastRPS *prometheus.GaugeVec
-	gateLevel, maseVec, bootDelaySec, capacityShort, policy, burn                   *prometheus.GaugeVec
+	gateLevel, maseVec, bootDelaySec, capacityShort, policy, burn, saving           *prometheus.GaugeVec
 	decisions, failures, gpuHours, cost, staticCost                                 *prometheus.CounterVec
 	refitSeconds                                                                    *prometheus.HistogramVec
 	tickSeconds                                                                     prometheus.Histogram
@@ -46,13 +46,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		bootDelaySec: gauge("pool_boot_delay_seconds", "The pool's configured boot_delay."),
 		capacityShort: gauge("pool_capacity_short_seconds",
 			"How long desired instances have exceeded ready ones without a break, at the last decision (0 when they do not)."),
-		policy:     gauge("pool_policy", "1 for the kind of candidate policy the tuner follows (hybrid, forecast-only, hybrid-additive, forecast-only-additive, reactive, reactive-surge, flat).", "candidate"),
-		burn:       gauge("pool_slo_burn_rate", "The live estimate of the miss budget's burn over the tuner's guard window (1: as fast as the SLO allows)."),
+		policy: gauge("pool_policy", "1 for the kind of candidate policy the tuner follows (hybrid, forecast-only, hybrid-additive, forecast-only-additive, reactive, reactive-surge, flat).", "candidate"),
+		burn:   gauge("pool_slo_burn_rate", "The live estimate of the miss budget's burn over the tuner's guard window (1: as fast as the SLO allows)."),
+		saving: gauge("pool_saving_ratio", "1 − the replayed cost of the candidate the tuner follows ÷ the baseline's, the cheaper of a reactive and a flat fleet "+
+			"that met the SLO, both replayed on the pool's demand over tune.window (absent until such a baseline exists; a forecast-only pool applies nothing, so it would save this)."),
 		decisions:  counter("pool_decisions_total", "Decisions by outcome: applied, unchanged, limited, rate_limited, not_applied, failed.", "outcome"),
 		failures:   counter("pool_decision_failures_total", "Ticks whose decision or its application failed."),
 		gpuHours:   counter("pool_gpu_hours_total", "Instance-hours billed (booting included), from the capacity read each tick."),
 		cost:       counter("pool_cost_total", "pool_gpu_hours_total at the pool's on-demand price."),
-		staticCost: counter("pool_static_cost_total", "The same time billed for a static fleet at the pool's max."),
+		staticCost: counter("pool_static_cost_total", "The same time billed for a static fleet at the pool's max: a reference, not the savings baseline (pool_saving_ratio)."),
 		refitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "prewarm", Name: "refit_duration_seconds",
 			Help: "Time one forecast refit took.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}, []string{"pool"}),
 		tickSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "prewarm", Name: "tick_duration_seconds",
@@ -61,7 +63,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Unix time of the last tick in which every pool decided."}),
 	}
 	for _, c := range []prometheus.Collector{m.modeVec, m.wished, m.desired, m.planned, m.current, m.ready, m.booting, m.demand, m.forecastRPS,
-		m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort, m.policy, m.burn, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick} {
+		m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort, m.policy, m.burn, m.saving, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -136,6 +138,11 @@ func (m *Metrics) tuning(pool string, ch tune.Choice) {
 	m.policy.DeletePartialMatch(prometheus.Labels{"pool": pool})
 	m.policy.WithLabelValues(pool, tune.Kind(ch.Candidate)).Set(1)
 	m.burn.WithLabelValues(pool).Set(ch.Burn)
+	if ch.Saving.Baseline == "" {
+		m.saving.DeleteLabelValues(pool)
+	} else {
+		m.saving.WithLabelValues(pool).Set(ch.Saving.Share)
+	}
 }
 
 func (m *Metrics) mode(pool string, mode spec.Mode) {
@@ -205,7 +212,7 @@ func (m *Metrics) forget(pool string) {
 	}
 	l := prometheus.Labels{"pool": pool}
 	for _, v := range []*prometheus.GaugeVec{m.modeVec, m.wished, m.desired, m.planned, m.current, m.ready, m.booting, m.demand,
-		m.forecastRPS, m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort} {
+		m.forecastRPS, m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort, m.policy, m.burn, m.saving} {
 		v.DeletePartialMatch(l)
 	}
 	for _, v := range []*prometheus.CounterVec{m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost} {

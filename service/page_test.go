@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,6 +85,12 @@ func TestStatusPageInChromium(t *testing.T) {
 		if r.Points[s] < 2 || r.PathBytes[s] < 20 {
 			t.Errorf("%s: %d points in %d bytes of path", s, r.Points[s], r.PathBytes[s])
 		}
+	}
+	// Six hours are too few for a reactive or flat fleet to have met the
+	// SLO over enough days: the page claims no saving, least of all one
+	// against a static fleet.
+	if !strings.Contains(r.Saving, "no saving figure yet") || strings.Contains(r.Saving, "saved") {
+		t.Errorf("the cost card says %q; want no saving figure before a baseline exists", r.Saving)
 	}
 	if a, ok := alertOf(svc, "broken", AlertDecisionsFailing); !ok || !a.Firing {
 		t.Errorf("pool broken: alert %+v, want %s firing", a, AlertDecisionsFailing)

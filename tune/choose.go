@@ -168,25 +168,7 @@ func (t *Tuner) standings(now time.Time) []Standing { return t.standingsTrimmed(
 // standingsTrimmed is standings with each candidate's trim worst days of
 // the window left out.
 func (t *Tuner) standingsTrimmed(now time.Time, trim int) []Standing {
-	today, days := dayOf(now), int64(t.opts.Window/(24*time.Hour))
-	minDays := int64(t.opts.MinHistory / (24 * time.Hour))
-	limit := (1 - t.opts.Margin) * t.budget()
-	halfLife := t.opts.HalfLife.Hours() / 24
-	stand := func(c *candidate) Standing {
-		w, age := c.window(today, days, t.tuneFrom, halfLife, trim)
-		if c.flat > 0 {
-			w, age = t.flatWindow(c, today, days, halfLife, trim)
-		}
-		s := Standing{Name: c.name, Days: int(max(age, 0)), Cost: w.Cost, SLO: 1 - w.missShare()}
-		// A fixed rule must leave the margin unspent; a calibrated one
-		// may overrun the budget by Slack, as it corrects itself.
-		bar := limit
-		if c.calibrated {
-			bar = (1 + t.opts.Slack) * t.budget()
-		}
-		s.Qualifies = age >= minDays && w.Arrived > 0 && w.missShare() <= bar
-		return s
-	}
+	stand := func(c *candidate) Standing { s, _ := t.standing(c, now, trim); return s }
 	var out []Standing
 	for _, c := range t.cands {
 		out = append(out, stand(c))
@@ -218,6 +200,73 @@ func (t *Tuner) standingsTrimmed(now time.Time, trim int) []Standing {
 		out[i].Chosen = out[i].Name == t.chosenName()
 	}
 	return out
+}
+
+// standing scores one candidate over the window up to now, with its trim
+// worst days left out; arrived is how many requests its days hold.
+func (t *Tuner) standing(c *candidate, now time.Time, trim int) (s Standing, arrived float64) {
+	today, days := dayOf(now), int64(t.opts.Window/(24*time.Hour))
+	minDays := int64(t.opts.MinHistory / (24 * time.Hour))
+	halfLife := t.opts.HalfLife.Hours() / 24
+	w, age := c.window(today, days, t.tuneFrom, halfLife, trim)
+	if c.flat > 0 {
+		w, age = t.flatWindow(c, today, days, halfLife, trim)
+	}
+	s = Standing{Name: c.name, Days: int(max(age, 0)), Cost: w.Cost, SLO: 1 - w.missShare()}
+	// A fixed rule must leave the margin unspent; a calibrated one may
+	// overrun the budget by Slack, as it corrects itself.
+	bar := (1 - t.opts.Margin) * t.budget()
+	if c.calibrated {
+		bar = (1 + t.opts.Slack) * t.budget()
+	}
+	s.Qualifies = age >= minDays && w.Arrived > 0 && w.missShare() <= bar
+	return s, w.Arrived
+}
+
+// Saving sets the candidate in force against the baseline a team would
+// otherwise run: the cheapest of the rules that use no forecast (every
+// reactive setting and every flat size) that met the SLO over the tuning
+// window, all of them replayed on the pool's own demand over the same
+// days.
+type Saving struct {
+	// Baseline names that rule ("flat 7", "reactive 80%/40%/15%"); empty
+	// while none has met the SLO over tune.min_history.
+	Baseline string `json:"baseline,omitempty"`
+	// Cost and BaselineCost are the candidate in force's and the
+	// baseline's replayed cost over the window, in the prices' currency,
+	// recent days weighing more (tune.half_life); Days is how many days
+	// the window holds.
+	Cost         float64 `json:"cost"`
+	BaselineCost float64 `json:"baseline_cost"`
+	Days         int     `json:"days"`
+	// Share is 1 − Cost ÷ BaselineCost, the share of the baseline's cost
+	// saved (negative: the candidate in force costs more).
+	Share float64 `json:"share"`
+}
+
+// saving finds the baseline over the window up to now and sets the
+// candidate in force against it.
+func (t *Tuner) saving(now time.Time) Saving {
+	minDays := int(t.opts.MinHistory / (24 * time.Hour))
+	var sv Saving
+	var chosen *Standing
+	for _, c := range t.all() {
+		s, arrived := t.standing(c, now, 0)
+		if s.Name == t.chosenName() {
+			chosen = &s
+		}
+		noForecast := c.flat > 0 || Kind(c.name) == Reactive || c.name == ReactiveSurge
+		met := s.Days >= minDays && arrived > 0 && s.SLO >= t.base.SLO.Quantile
+		if noForecast && met && (sv.Baseline == "" || s.Cost < sv.BaselineCost) {
+			sv.Baseline, sv.BaselineCost, sv.Days = s.Name, s.Cost, s.Days
+		}
+	}
+	if sv.Baseline == "" || chosen == nil || !(sv.BaselineCost > 0) {
+		return Saving{}
+	}
+	sv.Cost = chosen.Cost
+	sv.Share = 1 - sv.Cost/sv.BaselineCost
+	return sv
 }
 
 // budget is the SLO's miss budget: the share of requests that may wait
@@ -433,6 +482,9 @@ type Choice struct {
 	// window (1: as fast as the SLO allows).
 	Burn       float64    `json:"burn_rate"`
 	Candidates []Standing `json:"candidates"`
+	// Saving is the candidate in force against the baseline without a
+	// forecast, both replayed over the window.
+	Saving Saving `json:"saving"`
 }
 
 // Choice returns the candidate in force, why, and every candidate's
@@ -445,6 +497,7 @@ func (t *Tuner) Choice(now time.Time) Choice {
 	}
 	if !t.opts.Off {
 		ch.Candidates = t.standings(now)
+		ch.Saving = t.saving(now)
 	}
 	return ch
 }

@@ -577,3 +577,64 @@ func TestRestoreRefusesABadCandidateWhole(t *testing.T) {
 		t.Errorf("after the refused restore the choice is %s, want %s as before", got, PlanAdditive)
 	}
 }
+
+// The saving sets the candidate in force against the cheapest rule
+// without a forecast (a reactive setting or a flat size) that met the SLO
+// over the same window: a forecast candidate is never the baseline, a
+// rule that missed the SLO never is, and without one there is no figure.
+func TestSavingIsAgainstTheCheapestRuleWithoutAForecastThatMetTheSLO(t *testing.T) {
+	const met, missed = 0.001, 0.02 // the budget is 0.5%
+	type run struct{ cost, miss float64 }
+	reactive := reactiveGrid[0].name()
+	cases := []struct {
+		name         string
+		runs         map[string]run // the others cost 100 and miss
+		chosen       string
+		days         int64
+		wantBaseline string
+		wantShare    float64
+	}{
+		{"the cheaper of a reactive setting and a flat size", map[string]run{
+			reactive: {8, met}, flatName(6): {6, met}, flatName(4): {4, missed}, Hybrid: {3, met}, PlanOnly: {2, met},
+		}, Hybrid, 14, flatName(6), 0.5},
+		{"a reactive setting when it is the cheaper", map[string]run{
+			reactive: {5, met}, flatName(6): {6, met}, Hybrid: {4, met},
+		}, Hybrid, 14, reactive, 0.2},
+		{"the candidate in force costs more: a negative share", map[string]run{
+			flatName(6): {6, met}, PlanOnly: {9, met},
+		}, PlanOnly, 14, flatName(6), -0.5},
+		{"no rule without a forecast met the SLO: no figure", map[string]run{
+			reactive: {5, missed}, flatName(6): {6, missed}, Hybrid: {4, met},
+		}, Hybrid, 14, "", 0},
+		{"too few days: no figure", map[string]run{
+			flatName(6): {6, met}, Hybrid: {3, met},
+		}, Hybrid, 1, "", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tu := newTuner(t, Options{HalfLife: -1})
+			now := start.Add(30 * 24 * time.Hour)
+			today := dayOf(now)
+			tu.tuneFrom = today - tc.days
+			tu.flats = []*candidate{{name: flatName(4), flat: 4}, {name: flatName(6), flat: 6}}
+			for _, c := range tu.all() {
+				r, ok := tc.runs[c.name]
+				if !ok {
+					r = run{100, missed}
+				}
+				c.since, c.days = start, nil
+				for d := today - tc.days; d < today; d++ {
+					c.days = append(c.days, score{At: d, Cost: r.cost / float64(tc.days), Arrived: 1000, Late: 1000 * r.miss})
+				}
+			}
+			tu.adopt(tc.chosen, now, "test")
+			got := tu.Choice(now).Saving
+			if got.Baseline != tc.wantBaseline || math.Abs(got.Share-tc.wantShare) > 1e-9 {
+				t.Errorf("saving %+v; want baseline %q, share %v", got, tc.wantBaseline, tc.wantShare)
+			}
+			if got.Baseline != "" && (got.Days != int(tc.days) || !(got.BaselineCost > 0)) {
+				t.Errorf("saving %+v: want %d days and a baseline cost", got, tc.days)
+			}
+		})
+	}
+}

@@ -137,7 +137,7 @@ func checkRules(t *testing.T, promURL string) {
 		"pool:prewarm_capacity_gap_instances": true, "pool:prewarm_demand_above_forecast_upper:bool": true,
 		"pool_outcome:prewarm_decisions:rate5m": true, "pool:prewarm_cost_per_hour:rate1h": true,
 		"pool:prewarm_static_cost_per_hour:rate1h": true, "pool:prewarm_gpu_hours:rate1h": true,
-		"pool:prewarm_cost_saving:ratio1d": true, "job:prewarm_tick_duration_seconds:p99_5m": true,
+		"pool:prewarm_cost_below_static:ratio1d": true, "job:prewarm_tick_duration_seconds:p99_5m": true,
 	}
 	waitFor(t, 20*time.Second, "Prometheus to have scraped the demo", func() bool {
 		n, _, _ := promQuery(promURL, `prewarm_pool_desired_instances{pool="demo"}`)

@@ -243,10 +243,23 @@ func TestDemoShiftChangesThePolicy(t *testing.T) {
 				pool.At.Format(time.RFC3339), shift.Format(time.RFC3339), pool.Tuning.Candidate, before, d.finish(t))
 		}
 	}
-	d.finish(t)
-	if tune.Kind(before) == tune.Flat || pool.Tuning.Why == "" || len(pool.Tuning.Candidates) == 0 {
-		t.Errorf("before the shift %q, after it %q (%s) with %d candidates; want a forecast candidate before and a reason after",
-			before, pool.Tuning.Candidate, pool.Tuning.Why, len(pool.Tuning.Candidates))
+	switched := pool
+	// A week of replays (tune.min_history) gives the saving its baseline:
+	// a fleet without a forecast that met the SLO on the same demand.
+	for deadline := time.Now().Add(time.Minute); pool.Tuning.Saving.Baseline == "" && time.Now().Before(deadline) &&
+		pool.At.Before(shift.Add(48*time.Hour)); time.Sleep(20 * time.Millisecond) {
+		getJSON(t, base+"/api/v1/pools/"+PoolName, &pool)
 	}
-	t.Logf("at %s: %s → %s: %s", pool.At.Format(time.RFC3339), before, pool.Tuning.Candidate, pool.Tuning.Why)
+	d.finish(t)
+	if tune.Kind(before) == tune.Flat || switched.Tuning.Why == "" || len(switched.Tuning.Candidates) == 0 {
+		t.Errorf("before the shift %q, after it %q (%s) with %d candidates; want a forecast candidate before and a reason after",
+			before, switched.Tuning.Candidate, switched.Tuning.Why, len(switched.Tuning.Candidates))
+	}
+	t.Logf("at %s: %s → %s: %s", switched.At.Format(time.RFC3339), before, switched.Tuning.Candidate, switched.Tuning.Why)
+	sv := pool.Tuning.Saving
+	if k := tune.Kind(sv.Baseline); (k != tune.Flat && k != tune.Reactive && k != tune.ReactiveSurge) || !(sv.BaselineCost > 0) || sv.Days < 1 ||
+		math.IsNaN(sv.Share) || sv.Share > 1 {
+		t.Errorf("saving %+v; want a reactive or flat baseline with its cost and days", sv)
+	}
+	t.Logf("at %s, saving: %.1f%% against %s over %d days", pool.At.Format(time.RFC3339), 100*sv.Share, sv.Baseline, sv.Days)
 }

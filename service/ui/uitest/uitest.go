@@ -31,6 +31,8 @@ type Report struct {
 	Refreshes int
 	// Requests are the URLs the page asked for.
 	Requests []string
+	// Saving is the cost card's saving figure and its note, as shown.
+	Saving string
 	// Screenshot is a PNG of the viewport (1400×1000).
 	Screenshot []byte
 }
@@ -44,6 +46,7 @@ const pageState = `(() => {
     out.bytes[key] = (out.bytes[key] || 0) + p.getAttribute("d").length;
   }
   out.rows = document.querySelectorAll("#pools tbody tr[data-pool]").length;
+  out.saving = document.getElementById("saving").textContent + " | " + document.getElementById("saving-note").textContent;
   out.stale = document.getElementById("live").classList.contains("stale") ? document.getElementById("live").textContent : "";
   return out;
 })()`
@@ -77,6 +80,7 @@ func Check(t testing.TB, base string, watch time.Duration) Report {
 		Rows          int
 		Refreshed     int
 		Stale         string
+		Saving        string
 	}
 	if err := b.Eval(ctx, pageState, &st); err != nil {
 		t.Fatal(err)
@@ -85,7 +89,7 @@ func Check(t testing.TB, base string, watch time.Duration) Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Report{Points: st.Points, PathBytes: st.Bytes, PoolRows: st.Rows, Refreshes: st.Refreshed, Requests: b.Requests(), Screenshot: shot}
+	r := Report{Points: st.Points, PathBytes: st.Bytes, PoolRows: st.Rows, Refreshes: st.Refreshed, Requests: b.Requests(), Screenshot: shot, Saving: st.Saving}
 	if p := b.Problems(); len(p) > 0 {
 		t.Errorf("the page had %d problems:\n%s", len(p), strings.Join(p, "\n"))
 	}
