@@ -172,3 +172,59 @@ func TestMissShareOverFallsWithInstances(t *testing.T) {
 		}
 	}
 }
+
+// missShareAbove answers exactly what MissShare(rate, n) > share does, on
+// every fleet, load and target, including loads whose wait tail sits a
+// hair either side of the target, where the shortcut must not decide.
+func TestMissShareAboveAgreesWithMissShare(t *testing.T) {
+	cases := []struct {
+		name    string
+		latency time.Duration
+		service time.Duration
+		slots   int
+	}{
+		{"one slot, a 10 s SLO", 10 * time.Second, 350 * time.Millisecond, 1},
+		{"eight slots, a 2 s SLO", 2 * time.Second, 2 * time.Second, 8},
+		{"no wait allowed", 0, time.Second, 1},
+		// A latency 10,000 service times long: the tail reaches the target
+		// only in a heavy load, where Erlang C is within 0.1% of 1.
+		{"a long SLO on short requests", 10 * time.Second, time.Millisecond, 1},
+		{"service time unset: the utilisation share", 10 * time.Second, 0, 1},
+	}
+	shares := []float64{0, 1e-12, 0.001, 0.005, 0.05, 0.5, 1}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := missConfig()
+			c.SLO.Latency, c.Fleet.ServiceTime, c.Fleet.Slots = tc.latency, tc.service, tc.slots
+			checked := 0
+			for n := -1; n <= 40; n++ {
+				for _, rate := range []float64{math.NaN(), -1, 0, 0.01, 0.5, 1, 2.7, 3, 10, 28.5, 57, 99.9, 200, math.Inf(1)} {
+					for _, share := range shares {
+						want := c.MissShare(rate, n) > share
+						if got := c.missShareAbove(rate, n, share); got != want {
+							t.Fatalf("missShareAbove(%v, %d, %v) = %v; MissShare is %v", rate, n, share, got, c.MissShare(rate, n))
+						}
+						checked++
+					}
+				}
+			}
+			// Loads whose tail is the target itself, give or take a hair.
+			if s := tc.service.Seconds(); s > 0 && tc.latency > 0 {
+				for _, share := range shares[1 : len(shares)-1] {
+					for n := 1; n <= 40; n++ {
+						servers := float64(n * tc.slots)
+						for _, frac := range []float64{0.999, 1 - 1e-9, 1, 1 + 1e-9, 1.0002, 1.0005, 1.0008, 1.002} {
+							a := servers + math.Log(share*frac)*s/tc.latency.Seconds() // tail(a) = share·frac
+							rate := a / s
+							if got, want := c.missShareAbove(rate, n, share), c.MissShare(rate, n) > share; got != want {
+								t.Fatalf("at the edge: missShareAbove(%v, %d, %v) = %v, want %v", rate, n, share, got, want)
+							}
+							checked++
+						}
+					}
+				}
+			}
+			t.Logf("%d cases agree", checked)
+		})
+	}
+}

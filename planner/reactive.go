@@ -68,9 +68,9 @@ func (c *Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Re
 	s.HighSince = track(s.HighSince, obs.Utilisation > r.ScaleOutUtilisation, began)
 	s.QueueSince = track(s.QueueSince, obs.Queue > r.ScaleOutQueue, began)
 	late := 1 - c.SLO.Quantile
-	s.SLOSince = track(s.SLOSince, !r.IgnoreSLO && c.MissShare(obs.DemandRPS, current) > late, began)
+	s.SLOSince = track(s.SLOSince, !r.IgnoreSLO && c.missShareAbove(obs.DemandRPS, current, late), began)
 	s.LowSince = track(s.LowSince, obs.Utilisation < r.ScaleInUtilisation && obs.Queue < 1 &&
-		(r.IgnoreSLO || c.MissShare(obs.DemandRPS, current-r.ScaleInStep) <= late), began)
+		(r.IgnoreSLO || !c.missShareAbove(obs.DemandRPS, current-r.ScaleInStep, late)), began)
 	if s.Desired == 0 {
 		s.Desired, _ = c.clamp(current)
 	}
@@ -153,7 +153,7 @@ func (c *Config) ReturnToPlan(s ReactiveState, obs Observation, planned int) (Re
 	after := r.ReturnAfter()
 	fits := s.Desired > planned && planned > 0 && c.InstancesFor(obs.DemandRPS) <= planned &&
 		obs.DemandRPS <= float64(planned)*c.Fleet.rps()*r.ScaleOutUtilisation && obs.Queue <= r.ScaleOutQueue &&
-		(r.IgnoreSLO || c.MissShare(obs.DemandRPS, planned) <= 1-c.SLO.Quantile)
+		(r.IgnoreSLO || !c.missShareAbove(obs.DemandRPS, planned, 1-c.SLO.Quantile))
 	s.FitsPlanSince = track(s.FitsPlanSince, fits, obs.At.Add(-obs.Span))
 	if after <= 0 || !fits || obs.At.Sub(s.FitsPlanSince) < after {
 		return s, false

@@ -74,6 +74,26 @@ func (c *Config) MissShare(rate float64, instances int) float64 {
 	return math.Max(0, 1-float64(instances)*c.Fleet.rps()/rate)
 }
 
+// missShareAbove reports whether MissShare(rate, instances) > share. The
+// rules ask it at every decision, and the Erlang C sum is their costliest
+// part; the wait's tail alone, exp(−(c − a)·latency/service), bounds the
+// share from above (Erlang C is at most 1), so when the tail is below the
+// share the answer is no without the sum. The answer is MissShare's in
+// every case.
+func (c *Config) missShareAbove(rate float64, instances int, share float64) bool {
+	if s := c.Fleet.ServiceTime.Seconds(); s > 0 && rate > 0 && instances > 0 && !math.IsInf(rate, 1) {
+		servers := instances * max(c.Fleet.Slots, 1)
+		if a := rate * s; a < float64(servers) {
+			// The same expression as MissShare's, so the same value; the
+			// margin covers Erlang C's rounding above 1.
+			if tail := math.Exp(-(float64(servers) - a) * c.SLO.Latency.Seconds() / s); tail < share*(1-1e-9) {
+				return false
+			}
+		}
+	}
+	return c.MissShare(rate, instances) > share
+}
+
 // Backlog is a fluid estimate of the requests left waiting at the end of
 // an interval, carried into the next by MissShareOver.
 type Backlog float64
