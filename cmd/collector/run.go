@@ -32,6 +32,7 @@ import (
 	"github.com/prewarm/prewarm/collector/nvml"
 	"github.com/prewarm/prewarm/collector/service"
 	"github.com/prewarm/prewarm/internal/buildinfo"
+	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
@@ -214,11 +215,11 @@ func secrets(cfg *config.Config) []string {
 }
 
 func newLogger(level string, w io.Writer) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, usageErrorf("--log-level %q: want debug, info, warn or error", level)
+	var l cli.LogLevelFlag
+	if err := l.Set(level); err != nil {
+		return nil, usageErrorf("--log-level %q: %v", level, err)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l.Level})), nil
 }
 
 func buildInputs(cfg *config.Config) ([]collector.Input, error) {

@@ -44,12 +44,12 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the scaling service: forecast, plan and apply capacity continuously", runServe},
-		{"demo", "run the whole loop on synthetic demand with embedded defaults (no server, cloud or GPU)", runDemo},
+		{"demo", "run the whole loop once on synthetic demand with embedded defaults, then a backtest, and print the figures (the live page: serve --demo)", runDemo},
 		{"fit", "forecast one series from a CSV file", runFit},
-		{"eval", "evaluate the forecasting methods out of sample (eval m4, eval traces)", runEval},
+		{"eval", "evaluate the forecasting methods (eval m4, eval traces) and the scaling policy (eval policy) out of sample", runEval},
 		{"backtest", "replay recorded demand through scaling policies and compare cost and SLO", runBacktest},
-		{"plan", "print a capacity-planning report for a demand series", runPlan},
-		{"report", "write a capacity-planning report (HTML, Markdown or JSON): what to buy, what it costs, how sure we are", runReport},
+		{"plan", "print the pre-warm schedule hour by hour for a pool or a demand series, with its GPU-hours and cost", runPlan},
+		{"report", "write the capacity report (HTML, Markdown or JSON): what to reserve and buy, what it costs, how sure the forecast is", runReport},
 		{"import", "load a CSV export of a pool's demand into the store, so that its first plan is a forecast", runImport},
 		{"release", "release one instance through a cloud API (e.g. when a training job ends)", runRelease},
 	}
@@ -76,6 +76,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := cli.Guard(func() error { return c.run(ctx, args[1:], stdout, stderr) })
+		if errors.Is(err, errVersion) {
+			fmt.Fprintln(stdout, "forecaster", buildinfo.Read())
+			return 0
+		}
 		if code, internal := cli.Report(stderr, "forecaster "+c.name, err, debug); internal {
 			return code
 		}

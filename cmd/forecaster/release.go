@@ -6,10 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/volcengine"
+	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/redact"
 )
 
@@ -33,6 +35,8 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	region := fs.String("region", "", "region, overriding VOLCENGINE_REGION")
 	reason := fs.String("reason", "released by 'forecaster release'", "why, for the logs and audit")
 	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long, retries included")
+	logLevel := cli.LogLevelFlag{Level: slog.LevelWarn}
+	fs.Var(&logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", ")+" (default warn)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -54,7 +58,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	redactor := redact.New(cfg.AccessKey, cfg.SecretKey.Reveal())
-	logger := slog.New(slog.NewTextHandler(redactor.Writer(stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(slog.NewTextHandler(redactor.Writer(stderr), &slog.HandlerOptions{Level: logLevel.Level}))
 	act, err := volcengine.New(cfg, volcengine.Options{Logger: logger})
 	if err != nil {
 		return err

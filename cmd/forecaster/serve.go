@@ -27,6 +27,7 @@ import (
 	"github.com/prewarm/prewarm/actuator/volcengine"
 	"github.com/prewarm/prewarm/demo/live"
 	"github.com/prewarm/prewarm/internal/buildinfo"
+	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service"
@@ -45,6 +46,7 @@ type serveFlags struct {
 	once, apply, checkConfig                                                                   bool
 	demo                                                                                       bool
 	demoOpts                                                                                   live.Options
+	logLevel                                                                                   cli.LogLevelFlag
 }
 
 // runServe implements 'forecaster serve': the long-running scaling service.
@@ -72,6 +74,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.kedaListen, "keda-listen", "127.0.0.1:9110", "gRPC address of the KEDA external scaler, when a pool uses the keda back-end")
 	fs.StringVar(&f.releaseTokenFile, "release-token-file", "", "file holding the release hook's bearer token (else $"+releasehook.EnvToken+")")
 	fs.StringVar(&f.apiTokenFile, "api-token-file", "", "file holding the bearer token of POST /api/v1/pools/NAME/mode (else $"+service.EnvAPIToken+")")
+	f.logLevel = cli.LogLevelFlag{Level: slog.LevelInfo}
+	fs.Var(&f.logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", ")+" (default info; with --demo, warn)")
 	fs.BoolVar(&f.once, "once", false, "take one decision for every pool, print their state as JSON and exit; applies nothing without --apply")
 	fs.BoolVar(&f.apply, "apply", false, "with --once: apply the decisions of the pools in mode active")
 	fs.BoolVar(&f.demo, "demo", false, "run the demo instead of a configuration: synthetic demand on a simulated clock and fleet, the status page on "+live.DefaultListen+" (no --config)")
@@ -120,7 +124,11 @@ func serveDemo(ctx context.Context, fs *pflag.FlagSet, f serveFlags, stdout, std
 		return usageErrorf("%v", err)
 	}
 	opts.Listen = f.listen
-	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	level := slog.LevelWarn
+	if fs.Changed("log-level") {
+		level = f.logLevel.Level
+	}
+	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	return live.Run(ctx, opts, stdout)
 }
 
@@ -165,7 +173,7 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	// Every secret the service knows, masked on every path out: log
 	// lines, API error fields, audit lines, errors returned.
 	redactor := redact.New(os.Getenv("INFLUX_TOKEN"), os.Getenv(volcengine.EnvAccessKey), os.Getenv(volcengine.EnvSecretKey))
-	log := slog.New(slog.NewTextHandler(redactor.Writer(stderr), nil))
+	log := slog.New(slog.NewTextHandler(redactor.Writer(stderr), &slog.HandlerOptions{Level: f.logLevel.Level}))
 	file, err := loadConfig(f.config)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"slices"
@@ -112,5 +113,32 @@ func TestStripDebug(t *testing.T) {
 		if !slices.Equal(got, tt.want) || debug != tt.debug {
 			t.Errorf("StripDebug(%q, env %q) = %q, %v; want %q, %v", tt.args, tt.env, got, debug, tt.want, tt.debug)
 		}
+	}
+}
+
+// --log-level takes the four level names in any case and refuses the
+// rest (slog's own "INFO+2" offsets included), naming the levels.
+func TestLogLevelFlag(t *testing.T) {
+	cases := []struct {
+		in   string
+		want slog.Level
+		ok   bool
+	}{
+		{"debug", slog.LevelDebug, true}, {"INFO", slog.LevelInfo, true}, {"Warn", slog.LevelWarn, true},
+		{"error", slog.LevelError, true}, {"warning", 0, false}, {"INFO+2", 0, false}, {"", 0, false},
+	}
+	for _, tc := range cases {
+		var f LogLevelFlag
+		err := f.Set(tc.in)
+		switch {
+		case tc.ok && (err != nil || f.Level != tc.want):
+			t.Errorf("Set(%q) = %v, level %v; want %v", tc.in, err, f.Level, tc.want)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "debug, info, warn, error")):
+			t.Errorf("Set(%q) = %v; want an error listing the levels", tc.in, err)
+		}
+	}
+	f := LogLevelFlag{Level: slog.LevelWarn}
+	if f.String() != "warn" {
+		t.Errorf("String() = %q, want warn", f.String())
 	}
 }
