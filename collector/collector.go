@@ -118,6 +118,8 @@ type Collector struct {
 	lastPrune  time.Time
 	loggedOnce map[string]bool // source+reason already logged
 	sourceUp   map[string]bool
+	// totals since New, for the summary Run logs when it stops.
+	totals struct{ cycles, accepted, dropped, rejected int }
 
 	// gathering[i] is set while Inputs[i]'s Gather runs, so that a Gather
 	// that ignores its context and hangs (a stuck driver call) is never
@@ -218,17 +220,31 @@ func (c *Collector) Run(ctx context.Context) error {
 			if flushErr != nil {
 				c.log.Warn("final flush incomplete; unwritten points stay in the buffer", "err", flushErr)
 			}
+			st := c.cfg.Buffer.Stats()
+			unwritten := st.MemoryPoints + int(st.SpoolPoints)
 			errs := []error{c.cfg.Buffer.Close()}
 			for _, in := range c.cfg.Inputs {
 				if cl, ok := in.Source.(io.Closer); ok {
 					errs = append(errs, cl.Close())
 				}
 			}
+			c.logStopped(unwritten)
 			return errors.Join(errs...)
 		case <-ticker.C:
 			c.Cycle(ctx)
 		}
 	}
+}
+
+// logStopped writes the run's summary: its cycles, the points accepted,
+// dropped and rejected, and those left unwritten in the buffer (on disk
+// with a spool, for the next start).
+func (c *Collector) logStopped(unwritten int) {
+	c.mu.Lock()
+	t := c.totals
+	c.mu.Unlock()
+	c.log.Info("collector stopped", "cycles", t.cycles, "accepted", t.accepted, "dropped", t.dropped,
+		"rejected", t.rejected, "unwritten", unwritten)
 }
 
 // CycleResult summarises one cycle.
@@ -258,8 +274,10 @@ func (c *Collector) Cycle(ctx context.Context) CycleResult {
 		ok := c.acceptInput(in, results[i], now, jumped, &res)
 		accepted = append(accepted, ok...)
 	}
-	c.mu.Unlock()
 	res.Accepted = len(accepted)
+	c.totals.cycles++
+	c.totals.rejected += total(res.Rejected)
+	c.mu.Unlock()
 
 	if m := c.cfg.Metrics; m != nil {
 		m.cycles.Inc()
@@ -280,6 +298,10 @@ func (c *Collector) Cycle(ctx context.Context) CycleResult {
 		res.Dropped = len(accepted)
 		res.Accepted = 0
 	}
+	c.mu.Lock()
+	c.totals.accepted += res.Accepted
+	c.totals.dropped += res.Dropped
+	c.mu.Unlock()
 	// The report the crash tests count on: once this line is written, the
 	// cycle's points are in the buffer (on disk, with a spool).
 	c.log.Debug("cycle done", "accepted", res.Accepted, "dropped", res.Dropped, "rejected", total(res.Rejected))

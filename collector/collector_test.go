@@ -453,6 +453,12 @@ func TestRunAndGPUGauges(t *testing.T) {
 	if h.store.Writes() == 0 {
 		t.Fatal("nothing written")
 	}
+	// Stopping says so, with what the run did.
+	logs := h.logs.String()
+	if !strings.Contains(logs, "collector stopped") || !strings.Contains(logs, "unwritten=0") ||
+		strings.Contains(logs, "accepted=0 ") || !strings.Contains(logs, "rejected=0") {
+		t.Errorf("no summary of the run when it stopped:\n%s", logs)
+	}
 	err := testutil.GatherAndCompare(h.reg, strings.NewReader(`
 # HELP prewarm_gpu_util Last gpu util read by the collector.
 # TYPE prewarm_gpu_util gauge
@@ -474,6 +480,7 @@ func mustNew(t *testing.T, h *harness, cfg collector.Config) *collector.Collecto
 	}
 	h.reg = reg
 	cfg.Store, cfg.Buffer, cfg.Metrics = h.store, h.buf, m
+	cfg.Logger = slog.New(slog.NewTextHandler(h.logs, nil))
 	c, err := collector.New(cfg)
 	if err != nil {
 		t.Fatal(err)

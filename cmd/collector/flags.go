@@ -59,8 +59,8 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.DurationVar(&o.interval, "interval", 10*time.Second, "time between collection cycles")
 	fs.BoolVar(&o.nvml, "nvml", false, "read the local GPUs through NVML")
 	fs.StringArrayVar(&o.dcgmURLs, "dcgm-url", nil, "dcgm-exporter /metrics URL to scrape (repeatable)")
-	fs.StringArrayVar(&o.scrapes, "scrape", nil, "service endpoint NAME=URL, tagged service=NAME and pool=NAME, read with the default metric names "+
-		config.DefaultRequestsCounter+", "+config.DefaultQueueGauge+", "+config.DefaultLatencyHistogram+" (repeatable)")
+	fs.StringArrayVar(&o.scrapes, "scrape", nil, "service endpoint NAME=URL, tagged service=NAME and pool=NAME: its "+config.DefaultRequestsCounter+
+		" counter, and "+config.DefaultQueueGauge+" and "+config.DefaultLatencyHistogram+" when the page has them (repeatable)")
 	fs.StringVar(&o.storeSpec, "store", "", "embedded:PATH for the embedded store (default embedded:"+defaultEmbeddedPath+" when no InfluxDB is set)")
 	fs.StringVar(&o.influxURL, "influx-url", "", "InfluxDB URL, e.g. http://127.0.0.1:8086")
 	fs.StringVar(&o.influxToken, "influx-token", "", "InfluxDB token; prefer the INFLUX_TOKEN environment variable (flags show in ps)")
@@ -109,7 +109,7 @@ func (o *options) apply(fs *pflag.FlagSet, cfg *config.Config, getenv func(strin
 			// config file can group several services into one pool.
 			cfg.Scrape = append(cfg.Scrape, config.Scrape{Name: name, URL: u, RequestsCounter: config.DefaultRequestsCounter,
 				QueueGauge: config.DefaultQueueGauge, LatencyHistogram: config.DefaultLatencyHistogram,
-				Tags: map[string]string{"pool": name}})
+				OptionalSignals: true, Tags: map[string]string{"pool": name}})
 		}
 	}
 	if set("store") {

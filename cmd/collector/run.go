@@ -238,7 +238,7 @@ func buildInputs(cfg *config.Config) ([]collector.Input, error) {
 	for _, s := range cfg.Scrape {
 		src, err := service.New(service.Config{Name: s.Name, URL: s.URL, RequestsCounter: s.RequestsCounter,
 			QueueGauge: s.QueueGauge, LatencyHistogram: s.LatencyHistogram, Quantile: s.Quantile, Match: s.Match, Client: client,
-			MaxBodyBytes: cfg.ScrapeMaxBytes})
+			OptionalSignals: s.OptionalSignals, MaxBodyBytes: cfg.ScrapeMaxBytes})
 		if err != nil {
 			return nil, &usageError{err: err}
 		}

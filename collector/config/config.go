@@ -113,6 +113,10 @@ type Scrape struct {
 	Quantile         float64           `yaml:"quantile"`
 	Match            map[string]string `yaml:"match"`
 	Tags             map[string]string `yaml:"tags"`
+	// OptionalSignals is set for a service named by --scrape NAME=URL,
+	// whose metric names are the defaults: the queue gauge and the
+	// latency histogram are read when the page has them.
+	OptionalSignals bool `yaml:"-"`
 }
 
 // Webhook is one event receiver; see collector/notify.

@@ -36,6 +36,11 @@ type Config struct {
 	Quantile float64
 	// Match keeps only series having all these labels (e.g. job="api").
 	Match map[string]string
+	// OptionalSignals makes QueueGauge and LatencyHistogram optional: a
+	// page without them loses those signals without an error. It is for
+	// names nobody chose, the defaults a bare --scrape NAME=URL reads; a
+	// metric named in the configuration must be on the page.
+	OptionalSignals bool
 	// Client is the HTTP client; nil means http.DefaultClient.
 	Client *http.Client
 	// MaxBodyBytes bounds a page; a longer one fails the scrape. Zero
@@ -133,6 +138,9 @@ func (s *Source) Observe(at time.Time, fams promscrape.Families) ([]store.Point,
 	}
 	if name := s.cfg.QueueGauge; name != "" {
 		cur, err := s.series(fams, name, dto.MetricType_GAUGE)
+		if s.absentOptional(err) {
+			cur, err = nil, nil
+		}
 		if err != nil {
 			errs = append(errs, err)
 		} else if len(cur) > 0 {
@@ -145,10 +153,13 @@ func (s *Source) Observe(at time.Time, fams promscrape.Families) ([]store.Point,
 	}
 	if name := s.cfg.LatencyHistogram; name != "" {
 		cur, err := s.histograms(fams, name)
-		if err != nil {
+		switch {
+		case s.absentOptional(err):
+			s.hists = nil
+		case err != nil:
 			errs = append(errs, err)
 			s.hists = nil // as for the counter: restart from the next good scrape
-		} else {
+		default:
 			delta, ok := bucketIncrease(s.hists, cur)
 			if ok && !first {
 				if q := promscrape.Quantile(s.cfg.Quantile, delta); !math.IsNaN(q) {
@@ -163,12 +174,21 @@ func (s *Source) Observe(at time.Time, fams promscrape.Families) ([]store.Point,
 	return points, errors.Join(errs...)
 }
 
+// errAbsent marks a metric the page does not have at all.
+var errAbsent = errors.New("not on the page")
+
+// absentOptional reports whether err is only an optional signal's
+// absence (Config.OptionalSignals), which is no error.
+func (s *Source) absentOptional(err error) bool {
+	return s.cfg.OptionalSignals && errors.Is(err, errAbsent)
+}
+
 // series returns the matching samples of a counter or gauge family by label
 // signature. Untyped families are accepted (pages without TYPE lines).
 func (s *Source) series(fams promscrape.Families, name string, want dto.MetricType) (map[model.Fingerprint]float64, error) {
 	fam, ok := fams[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: service %s: metric %s not on the page", collector.ErrMalformed, s.cfg.Name, name)
+		return nil, fmt.Errorf("%w: service %s: metric %s %w", collector.ErrMalformed, s.cfg.Name, name, errAbsent)
 	}
 	if t := fam.GetType(); t != want && t != dto.MetricType_UNTYPED {
 		return nil, fmt.Errorf("%w: service %s: metric %s is a %s, want a %s", collector.ErrMalformed, s.cfg.Name, name,
@@ -207,7 +227,7 @@ func (s *Source) series(fams promscrape.Families, name string, want dto.MetricTy
 func (s *Source) histograms(fams promscrape.Families, name string) (map[model.Fingerprint][]promscrape.Bucket, error) {
 	fam, ok := fams[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: service %s: histogram %s not on the page", collector.ErrMalformed, s.cfg.Name, name)
+		return nil, fmt.Errorf("%w: service %s: histogram %s %w", collector.ErrMalformed, s.cfg.Name, name, errAbsent)
 	}
 	if fam.GetType() != dto.MetricType_HISTOGRAM {
 		return nil, fmt.Errorf("%w: service %s: metric %s is a %s, want a histogram", collector.ErrMalformed, s.cfg.Name, name, fam.GetType())

@@ -129,6 +129,15 @@ func TestServiceErrors(t *testing.T) {
 		{"no metrics", Config{Name: "a", URL: srv.URL}, true, false},
 		{"bad quantile", Config{Name: "a", URL: srv.URL, QueueGauge: "q", Quantile: 1.5}, true, false},
 		{"missing metric", Config{Name: "a", URL: srv.URL, QueueGauge: "no_such_metric"}, false, true},
+		// Default names nobody chose: their absence loses the signal, no more.
+		{"optional queue and latency absent", Config{Name: "a", URL: srv.URL, RequestsCounter: "http_requests_total",
+			QueueGauge: "no_such_gauge", LatencyHistogram: "no_such_histogram", OptionalSignals: true}, false, false},
+		// Optional is about absence: a metric of the wrong type still is an error.
+		{"optional but of the wrong type", Config{Name: "a", URL: srv.URL, RequestsCounter: "http_requests_total",
+			LatencyHistogram: "queue_length", OptionalSignals: true}, false, true},
+		// The requests counter is never optional.
+		{"optional signals, counter absent", Config{Name: "a", URL: srv.URL, RequestsCounter: "no_such_counter",
+			QueueGauge: "queue_length", OptionalSignals: true}, false, true},
 		{"wrong type", Config{Name: "a", URL: srv.URL, LatencyHistogram: "queue_length"}, false, true},
 		{"counter named as gauge", Config{Name: "a", URL: srv.URL, QueueGauge: "http_requests_total"}, false, true},
 		// A match selecting nothing must not read as zero requests per second.
