@@ -431,7 +431,7 @@ func (c *Controller) Adopt(r Refit, history []float64) Refit {
 	if r.ProfileForecast.Forecast.Horizon() > 0 {
 		r.ProfilePlan = c.planFor(r, r.ProfileForecast, 1)
 	}
-	r.WarmingUp = len(trimLeadingGaps(history)) < c.plan.Gating.MinSeasons*c.season()
+	r.WarmingUp = c.ShortHistory(history)
 	if r.WarmingUp && c.owner {
 		// The warm-up holds the peak seen so far.
 		for _, v := range history {
@@ -715,6 +715,19 @@ func (c *Controller) Plan(now time.Time) planner.Schedule {
 // warmingUp reports whether the warm-up term is in force: before the first
 // refit, and while the history is shorter than the model needs.
 func (c *Controller) warmingUp() bool { return c.last.At.IsZero() || c.last.WarmingUp }
+
+// WarmingUp reports whether the controller has no refit yet, or its last
+// refit had less history than the model needs (Refit.WarmingUp): a
+// service then refits as soon as the history allows (ShortHistory), not
+// at the next refit time, so that imported history is used at once.
+func (c *Controller) WarmingUp() bool { return c.warmingUp() }
+
+// ShortHistory reports whether history (on the forecast step, oldest
+// first, gaps NaN) is shorter, from its first value on, than the
+// planner.Gating.MinSeasons seasons the model needs.
+func (c *Controller) ShortHistory(history []float64) bool {
+	return len(trimLeadingGaps(history)) < c.plan.Gating.MinSeasons*c.season()
+}
 
 // warmUpStep is the warm-up term (see planner.Bounds.NoWarmUpPeak): while warming
 // up, the need of the peak seen so far, with the peak cap's headroom. On

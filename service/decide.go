@@ -33,8 +33,8 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	defer cancel()
 	var errs []error
 	refitted := false
-	if !now.Before(p.nextRefit) {
-		err := s.refit(reads, p, now, apply)
+	if due, hist := s.refitDue(reads, p, now); due {
+		err := s.refit(reads, p, now, apply, hist)
 		refitted = err == nil || errors.Is(err, control.ErrNoHistory)
 		if err != nil && !errors.Is(err, control.ErrNoHistory) {
 			errs = append(errs, err)
@@ -283,13 +283,14 @@ func capacityReady(c actuator.Capacity, known bool) (ready, booting int) {
 // read is retried next tick; a refit that fails otherwise waits for the next
 // refit time. publish hands the plan to back-ends that schedule (active
 // pools only: publishing is an action).
-func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish bool) error {
+func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish bool, hist []float64) error {
 	set := p.ctl().Settings()
 	at := epochFloor(now, set.Step)
-	start := at.Add(-time.Duration(set.History/set.Step) * set.Step)
-	hist, err := s.readSeries(ctx, p.spec.Demand, start, at, set.Step, store.Mean)
-	if err != nil {
-		return fmt.Errorf("reading demand history: %w", err)
+	if hist == nil {
+		var err error
+		if hist, err = s.readHistory(ctx, p, now); err != nil {
+			return err
+		}
 	}
 	began := time.Now()
 	r, err := p.tuner.Refit(at, hist)
@@ -310,6 +311,42 @@ func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish boo
 		}
 	}
 	return nil
+}
+
+// refitDue reports whether the pool refits now: at its refit time, and
+// also, while the controller warms up (no refit yet, or one with less
+// history than the model needs), as soon as the store holds enough history,
+// as after 'forecaster import', whatever the persisted schedule says. It
+// returns the history it read to tell, for the refit to use (nil: none
+// read). A failed read is no refit: the regular refit and the observation
+// report the store's failures.
+func (s *Service) refitDue(ctx context.Context, p *pool, now time.Time) (bool, []float64) {
+	if !now.Before(p.nextRefit) {
+		return true, nil
+	}
+	if !p.ctl().WarmingUp() {
+		return false, nil
+	}
+	hist, err := s.readHistory(ctx, p, now)
+	if err != nil || p.ctl().ShortHistory(hist) {
+		return false, nil
+	}
+	s.log.Info("history now long enough for the model: refitting before the next refit time", "pool", p.spec.Name,
+		"next_refit", p.nextRefit)
+	return true, hist
+}
+
+// readHistory reads the pool's demand history up to now on the forecast
+// grid (see refit).
+func (s *Service) readHistory(ctx context.Context, p *pool, now time.Time) ([]float64, error) {
+	set := p.ctl().Settings()
+	at := epochFloor(now, set.Step)
+	start := at.Add(-time.Duration(set.History/set.Step) * set.Step)
+	hist, err := s.readSeries(ctx, p.spec.Demand, start, at, set.Step, store.Mean)
+	if err != nil {
+		return nil, fmt.Errorf("reading demand history: %w", err)
+	}
+	return hist, nil
 }
 
 // applyRefitStatus shows the refit in force in the pool's status (now
