@@ -54,8 +54,6 @@ func ForPool(pool spec.Pool, interval time.Duration, tr Trace) (Config, error) {
 	default:
 		return cfg, fmt.Errorf("pool %q: demand.aggregate %q: the backtest folds demand by max or mean only", pool.Name, agg)
 	}
-	limits := pool.Actuator()
-	cfg.Limits = Limits{MaxStep: limits.MaxStep, MinInterval: limits.MinInterval}
 	// serve decides every interval; the tick must divide the demand's step.
 	if interval > 0 && interval <= tr.Step && tr.Step%interval == 0 {
 		cfg.Tick = interval

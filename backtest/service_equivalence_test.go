@@ -48,7 +48,7 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 
 	pool := spec.DefaultPool()
 	pool.Name, pool.Backend, pool.Mode = "gpu", simulated.Name, spec.ModeActive
-	pool.Min, pool.Max, pool.RPSPerInstance, pool.BootDelay = 1, 40, 20, 10*time.Minute
+	pool.MinInstances, pool.MaxInstances, pool.RPSPerInstance, pool.BootDelay = 1, 40, 20, 10*time.Minute
 	pool.MaxStep, pool.MinInterval = 3, 5*time.Minute
 	pool.Reactive.ScaleOutUtilisation, pool.Reactive.ScaleInUtilisation = 1, 0.01
 	pool.Reactive.ScaleOutQueue = 1e9
@@ -58,14 +58,12 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	initial := min(max(plan.InstancesFor(demand.Values[0]), pool.Min), pool.Max)
+	initial := min(max(plan.InstancesFor(demand.Values[0]), pool.MinInstances), pool.MaxInstances)
 
 	// The backtest.
 	cfg := backtest.DefaultConfig()
 	cfg.Planner = plan
 	cfg.Forecast.Settings = pool.Settings()
-	a := pool.Actuator()
-	cfg.Limits = backtest.Limits{MaxStep: a.MaxStep, MinInterval: a.MinInterval}
 	// The test's collector writes each minute's demand as soon as the
 	// minute ends, so the service reads it at the next tick: no lag
 	// beyond the tick on the backtest's side either.
@@ -93,7 +91,7 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	svc, err := service.New(context.Background(), &file, service.Deps{
 		Store: db,
 		Backend: func(_ context.Context, c actuator.PoolConfig) (actuator.Actuator, error) {
-			fleet.AddPool(c.Name, initial, c.Min, c.Max)
+			fleet.AddPool(c.Name, initial, c.MinInstances, c.MaxInstances)
 			return fleet, nil
 		},
 		Safety: actuator.SafetyOptions{Sleep: clock.Sleep},

@@ -74,8 +74,9 @@ type Fleet struct {
 	// BootDelay is the lead time from asking for an instance to it serving:
 	// boot plus model load. The plan asks this much ahead.
 	BootDelay time.Duration
-	// MinInstances and MaxInstances bound every plan.
-	MinInstances, MaxInstances int
+	// Limits bound every plan (MinInstances, MaxInstances) and every
+	// change made to the fleet (MaxStep, MinInterval).
+	Limits
 }
 
 // Prices are per instance-hour, billed per second.
@@ -349,10 +350,9 @@ func (r Reactive) ReturnAfter() time.Duration {
 func DefaultConfig() Config {
 	return Config{
 		Fleet: Fleet{
-			Slots:        1,
-			BootDelay:    10 * time.Minute,
-			MinInstances: 1,
-			MaxInstances: 100,
+			Slots:     1,
+			BootDelay: 10 * time.Minute,
+			Limits:    DefaultLimits(),
 		},
 		Prices: Prices{OnDemandPerHour: 2.5, ReservedPerHour: 1.6, SpotPerHour: 1.0},
 		SLO:    SLO{Latency: 10 * time.Second, Quantile: 0.995},
@@ -428,11 +428,8 @@ func (c Config) Validate() error {
 	if f.BootDelay < 0 {
 		bad("boot_delay %v must not be negative", f.BootDelay)
 	}
-	if f.MinInstances < 0 {
-		bad("min %d must not be negative", f.MinInstances)
-	}
-	if f.MaxInstances < max(f.MinInstances, 1) {
-		bad("max %d must be at least 1 and at least min %d", f.MaxInstances, f.MinInstances)
+	if err := f.Limits.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	switch c.Sizing {
 	case SizingUtilisation:

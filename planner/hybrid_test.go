@@ -82,7 +82,7 @@ func TestValidate(t *testing.T) {
 		want string
 	}{
 		{"defaults need a throughput", func(c *Config) { c.Fleet.RPSPerInstance = 0 }, "rps_per_instance must be > 0"},
-		{"max below min", func(c *Config) { c.Fleet.MinInstances = 5; c.Fleet.MaxInstances = 3 }, "max 3 must be at least 1 and at least min 5"},
+		{"max below min", func(c *Config) { c.Fleet.MinInstances = 5; c.Fleet.MaxInstances = 3 }, "max 3 is out of range: want 5 to 100000"},
 		{"unknown sizing", func(c *Config) { c.Sizing = "magic" }, `sizing "magic"`},
 		{"erlang-c needs a service time", func(c *Config) { c.Sizing = SizingErlangC }, "service_time must be > 0 for erlang-c"},
 		{"negative price", func(c *Config) { c.Prices.SpotPerHour = -1 }, "prices.spot_per_hour -1"},

@@ -38,7 +38,7 @@ const testPool = "gpu"
 // testSpec is the rig's pool: active, 1 to 50 instances of 10 req/s.
 func testSpec(name string, mutate func(*spec.Pool)) spec.Pool {
 	p := spec.DefaultPool()
-	p.Name, p.Backend, p.Mode, p.Min, p.Max = name, "fake", spec.ModeActive, 1, 50
+	p.Name, p.Backend, p.Mode, p.MinInstances, p.MaxInstances = name, "fake", spec.ModeActive, 1, 50
 	p.Demand = spec.SeriesRef{Measurement: "requests_rps", Match: map[string]string{"pool": name}}
 	p.RPSPerInstance, p.BootDelay = 10, 10*time.Minute
 	if mutate != nil {

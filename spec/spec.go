@@ -79,14 +79,13 @@ type Pool struct {
 	Backend string `yaml:"backend"`
 	// Mode is forecast-only (default), active or paused.
 	Mode Mode `yaml:"mode"`
-	// Min, Max, MaxStep and MinInterval bound what the actuator may do:
-	// the size, the instances one change may add or remove (0: no limit)
-	// and the least time between two changes (0: none).
-	Min         int               `yaml:"min"`
-	Max         int               `yaml:"max"`
-	MaxStep     int               `yaml:"max_step"`
-	MinInterval time.Duration     `yaml:"min_interval"`
-	Options     map[string]string `yaml:"options"`
+	// Limits are min, max, max_step and min_interval: the size, the
+	// instances one change may add or remove (0: no limit) and the least
+	// time between two changes (0: none). They bound every plan and what
+	// the actuator may do; max has no default in a pool.
+	planner.Limits `yaml:",inline"`
+	// Options are the back-end's settings (Backends lists their keys).
+	Options map[string]string `yaml:"options"`
 	// PublishSchedule hands the plan's future steps to back-ends that can
 	// act on them themselves (scheduled scaling policies).
 	PublishSchedule bool `yaml:"publish_schedule"`
@@ -253,9 +252,11 @@ func DefaultPool() Pool {
 	pc := planner.DefaultConfig()
 	fs := control.Settings{}.WithDefaults()
 	r := pc.Reactive
+	limits := planner.DefaultLimits()
+	limits.MaxInstances = 0 // required: each pool names its own ceiling
 	return Pool{
 		Mode:              ModeForecastOnly,
-		Min:               pc.Fleet.MinInstances,
+		Limits:            limits,
 		Sizing:            pc.Sizing,
 		Slots:             pc.Fleet.Slots,
 		TargetUtilisation: pc.TargetUtilisation,
@@ -449,7 +450,7 @@ func (p Pool) Location() (*time.Location, error) {
 func (p Pool) Planner() (planner.Config, error) {
 	c := planner.DefaultConfig()
 	c.Fleet = planner.Fleet{RPSPerInstance: p.RPSPerInstance, ServiceTime: p.ServiceTime, Slots: p.Slots,
-		BootDelay: p.BootDelay, MinInstances: p.Min, MaxInstances: p.Max}
+		BootDelay: p.BootDelay, Limits: p.Limits}
 	c.Prices = planner.Prices{OnDemandPerHour: p.Prices.OnDemandPerHour, ReservedPerHour: p.Prices.ReservedPerHour,
 		ReservedInstances: p.Prices.ReservedInstances, SpotPerHour: p.Prices.SpotPerHour}
 	c.SLO = planner.SLO{Latency: p.SLOLatency, Quantile: p.SLOQuantile}
@@ -490,20 +491,19 @@ func (p Pool) Settings() control.Settings {
 }
 
 // Tuning returns the pool's tuner options, its twins deciding every
-// interval within the pool's max_step and min_interval. A twin sees the
-// interval that just ended, as the service reads it: no lag beyond the
-// interval.
+// interval (within the pool's limits, which the twins take with the
+// planner configuration they replay). A twin sees the interval that just
+// ended, as the service reads it: no lag beyond the interval.
 func (p Pool) Tuning(interval time.Duration) tune.Options {
 	o := p.Tune
-	o.Sim = fleetsim.Options{Tick: interval, MaxStep: p.MaxStep, MinInterval: p.MinInterval, MetricsLag: -1}
+	o.Sim = fleetsim.Options{Tick: interval, MetricsLag: -1}
 	return o
 }
 
 // Actuator returns the pool's actuator configuration: its back-end, the
 // limits actuator.Safe enforces and the back-end's options.
 func (p Pool) Actuator() actuator.PoolConfig {
-	return actuator.PoolConfig{Name: p.Name, Backend: p.Backend, Min: p.Min, Max: p.Max,
-		MaxStep: p.MaxStep, MinInterval: p.MinInterval, Options: maps.Clone(p.Options)}
+	return actuator.PoolConfig{Name: p.Name, Backend: p.Backend, Limits: p.Limits, Options: maps.Clone(p.Options)}
 }
 
 // Equal reports whether two pools are configured identically, so a reload

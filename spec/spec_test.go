@@ -53,7 +53,7 @@ func TestMinimalFileTakesTheDefaults(t *testing.T) {
 		!reflect.DeepEqual(set.Periods, def.Periods) {
 		t.Errorf("settings = %+v, want the controller's defaults %+v", set, def)
 	}
-	if a := p.Actuator(); a.Name != "sd-pool" || a.Backend != "dryrun" || a.Min != 1 || a.Max != 10 || a.MaxStep != 0 || a.MinInterval != 0 {
+	if a := p.Actuator(); a.Name != "sd-pool" || a.Backend != "dryrun" || a.MinInstances != 1 || a.MaxInstances != 10 || a.MaxStep != 0 || a.MinInterval != 0 {
 		t.Errorf("actuator = %+v", a)
 	}
 }
@@ -82,7 +82,7 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 	}
 	shanghai, _ := time.LoadLocation("Asia/Shanghai")
 	want := planner.Config{
-		Fleet:  planner.Fleet{ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, MinInstances: 2, MaxInstances: 40},
+		Fleet:  planner.Fleet{ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, Limits: planner.Limits{MinInstances: 2, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}},
 		Prices: planner.Prices{OnDemandPerHour: 3.2, ReservedPerHour: 2.1, ReservedInstances: 4, SpotPerHour: 1.1},
 		SLO:    planner.SLO{Latency: 5 * time.Second, Quantile: 0.95},
 		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.9, HoldForecastScaleIn: true,
@@ -101,7 +101,7 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 		!reflect.DeepEqual(set.Periods, []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}) {
 		t.Errorf("settings = %+v", set)
 	}
-	if a := p.Actuator(); a.Min != 2 || a.Max != 40 || a.MaxStep != 4 || a.MinInterval != 10*time.Minute || a.Options["workload"] != "sd" {
+	if a := p.Actuator(); a.MinInstances != 2 || a.MaxInstances != 40 || a.MaxStep != 4 || a.MinInterval != 10*time.Minute || a.Options["workload"] != "sd" {
 		t.Errorf("actuator = %+v", a)
 	}
 }
@@ -223,7 +223,7 @@ func TestDocsExampleShowsTheDefaults(t *testing.T) {
 	}
 	doc := f.Pools[0]
 	minimal := fmt.Sprintf("pools:\n  - name: %s\n    backend: %s\n    max: %d\n    rps_per_instance: %g\n",
-		doc.Name, doc.Backend, doc.Max, doc.RPSPerInstance)
+		doc.Name, doc.Backend, doc.MaxInstances, doc.RPSPerInstance)
 	g, err := Parse([]byte(minimal), "minimal.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +281,7 @@ func TestDurations(t *testing.T) {
 // A pool built in code is checked by the same rules, without lines.
 func TestValidateInCode(t *testing.T) {
 	p := DefaultPool()
-	p.Name, p.Backend, p.Max, p.RPSPerInstance = "p", "dryrun", 4, 1
+	p.Name, p.Backend, p.MaxInstances, p.RPSPerInstance = "p", "dryrun", 4, 1
 	if err := p.Validate(testBackends); err != nil {
 		t.Fatalf("valid pool: %v", err)
 	}

@@ -92,6 +92,19 @@ func short(d time.Duration) string {
 	return d.String()
 }
 
+// ranges checks a type's range table (planner.RangeChecker) with the
+// file's messages, each at its key under at.
+type ranges struct {
+	c  *checker
+	at func(string) string
+}
+
+func (r ranges) Int(x planner.Range[int]) { r.c.ints(r.at(x.Key), x.Value, x.Lo, x.Hi) }
+
+func (r ranges) Duration(x planner.Range[time.Duration]) {
+	r.c.durations(r.at(x.Key), x.Value, x.Lo, x.Hi)
+}
+
 // check returns every problem of f.
 func (f *File) check(backends Backends) []Problem {
 	c := &checker{}
@@ -152,10 +165,7 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	if !p.Mode.Valid() {
 		c.add(at("mode"), "%q is not a mode: want %s", p.Mode, modeList())
 	}
-	c.ints(at("min"), p.Min, 0, maxInstances)
-	c.ints(at("max"), p.Max, max(1, p.Min), maxInstances)
-	c.ints(at("max_step"), p.MaxStep, 0, max(p.Max, 0))
-	c.durations(at("min_interval"), p.MinInterval, 0, maxDay)
+	p.Limits.CheckRanges(ranges{c, at})
 
 	if err := p.Tune.WithDefaults().Validate(); err != nil {
 		if oe := (*tune.OptionError)(nil); errors.As(err, &oe) {
@@ -177,7 +187,7 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	} else if _, err := planner.ParseWindows(p.Windows, time.UTC); err != nil {
 		c.add(at("windows"), "%v", err)
 	}
-	p.Prices.check(c, at("prices"), p.Max)
+	p.Prices.check(c, at("prices"), p.MaxInstances)
 	p.Reactive.check(c, at("reactive"))
 	p.Forecast.check(c, at("forecast"))
 	g := p.Gate

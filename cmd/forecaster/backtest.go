@@ -157,7 +157,7 @@ func (b *backtestFlags) config(tr backtest.Trace) (backtest.Config, error) {
 		cfg.Forecast.RefitEvery = b.refit
 		cfg.Forecast.Step = b.forecastStep
 		cfg.Forecast.Aggregate = b.aggregate
-		cfg.Limits = backtest.Limits{MaxStep: b.maxStep, MinInterval: b.minInterval}
+		cfg.Planner.Fleet.MaxStep, cfg.Planner.Fleet.MinInterval = b.maxStep, b.minInterval
 		cfg.Planner.Prices.SpotPerHour = b.spotPrice
 	}
 	cfg.QueueTimeout = b.timeout

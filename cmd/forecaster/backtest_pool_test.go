@@ -115,14 +115,13 @@ func TestBacktestRunsThePoolSpec(t *testing.T) {
 		t.Errorf("controller settings %+v, want the pool's %+v", cfg.Forecast.Settings, pool.Settings())
 	}
 	a := pool.Actuator()
-	got := []any{cfg.Limits.MaxStep, cfg.Limits.MinInterval, cfg.Planner.Fleet.MinInstances, cfg.Planner.Fleet.MaxInstances,
-		cfg.Tick, cfg.Forecast.Aggregate}
-	if w := []any{a.MaxStep, a.MinInterval, a.Min, a.Max, time.Minute, "mean"}; !reflect.DeepEqual(got, w) {
+	got := []any{cfg.Planner.Fleet.Limits, cfg.Tick, cfg.Forecast.Aggregate}
+	if w := []any{a.Limits, time.Minute, "mean"}; !reflect.DeepEqual(got, w) {
 		t.Errorf("max_step, min_interval, min, max, tick, aggregate = %v, want %v", got, w)
 	}
 	// The defaults of a flag run differ in every one of them.
 	flags, _ := backtestConfigOf(t, "--synthetic-days", "3", "--peak-instances", "20")
-	if reflect.DeepEqual(flags.Planner, cfg.Planner) || flags.Limits == cfg.Limits ||
+	if reflect.DeepEqual(flags.Planner, cfg.Planner) || flags.Planner.Fleet.Limits == cfg.Planner.Fleet.Limits ||
 		reflect.DeepEqual(flags.Forecast.Settings, cfg.Forecast.Settings) {
 		t.Error("setup: the pool's settings should differ from the flags' defaults")
 	}
