@@ -518,12 +518,12 @@ func (c *Controller) Decide(now time.Time, obs planner.Observation, current int)
 	return c.holdScaleIn(st, obs.At, current)
 }
 
-// holdScaleIn applies Config.HoldForecastScaleIn: a step below current is
+// holdScaleIn applies Config.ScaleInOnForecast false: a step below current is
 // kept at current unless the reactive rules scaled in at this decision
 // (they saw the idle spell), and even then it drops by their scale-in step
 // only.
 func (c *Controller) holdScaleIn(st planner.Step, at time.Time, current int) planner.Step {
-	if !c.plan.HoldForecastScaleIn || st.Desired >= current {
+	if c.plan.ScaleInOnForecast || st.Desired >= current {
 		return st
 	}
 	r := c.reactive

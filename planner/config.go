@@ -50,13 +50,12 @@ type Config struct {
 	Gating   Gating
 	// Windows are schedule floors; see ParseWindows.
 	Windows []Window
-	// HoldForecastScaleIn keeps a forecast plan from lowering the pool on
-	// its own: a decision below the current size then needs the reactive
-	// rules' idle evidence (their scale-in at that decision), and drops by
-	// Reactive.ScaleInStep only. For pools where a wrong forecast of a
-	// quiet hour costs more than idle GPUs. The zero value scales in on
-	// forecasts.
-	HoldForecastScaleIn bool
+	// ScaleInOnForecast lets a forecast plan lower the pool on its own
+	// (default true). False holds it: a decision below the current size
+	// then needs the reactive rules' idle evidence (their scale-in at that
+	// decision), and drops by Reactive.ScaleInStep only; for pools where a
+	// wrong forecast of a quiet hour costs more than idle GPUs.
+	ScaleInOnForecast bool
 }
 
 // Fleet describes the instances being scaled.
@@ -144,10 +143,11 @@ type Gating struct {
 // low quantile: the long-run miss share is then set by the decay, not by
 // the target.
 //
-// The zero value is the default: on, towards the SLO's quantile.
+// Every field but On has a default for its zero value.
 type Calibration struct {
-	// Off keeps ForecastQuantile fixed.
-	Off bool
+	// On moves ForecastQuantile walk-forward (default true); false keeps
+	// it fixed.
+	On bool
 	// Target is the share of requests the plans aim to serve within the
 	// SLO; 0 means SLO.Quantile.
 	Target float64
@@ -310,12 +310,12 @@ type Reactive struct {
 	// (default 5m); ScaleInCooldown the wait after any action before a
 	// scale-in (default 15m).
 	ScaleOutCooldown, ScaleInCooldown time.Duration
-	// IgnoreSLO drops the rule that makes the latency SLO a trigger of its
-	// own: by default the rules scale out when the observed demand would
-	// keep more requests than the SLO allows waiting past it on the current
+	// SLORule makes the latency SLO a trigger of its own (default true):
+	// the rules scale out when the observed demand would keep more
+	// requests than the SLO allows waiting past it on the current
 	// instances, and never scale in below what the SLO needs (see
 	// ReactiveNext).
-	IgnoreSLO bool
+	SLORule bool
 	// PanicThreshold turns on the surge rule, Knative's panic mode: when
 	// the observed demand needs at least this many times the current
 	// instances, the rules scale out at once, without waiting for a
@@ -328,18 +328,13 @@ type Reactive struct {
 	PanicHeadroom float64
 	// ReturnToPlanAfter: while a forecast plan is in force, a reactive
 	// scale-out above it is given back once the observed load has fitted
-	// the plan's instances for this long (0: 2m; negative: never, the term
+	// the plan's instances for this long (default 2m; 0: never, the term
 	// then holds until the scale-in rule lets go).
 	ReturnToPlanAfter time.Duration
 }
 
 // SurgeHeadroom is PanicHeadroom with its default.
 func (r Reactive) SurgeHeadroom() float64 { return orDefault(r.PanicHeadroom, 2) }
-
-// ReturnAfter is ReturnToPlanAfter with its default; 0 means never.
-func (r Reactive) ReturnAfter() time.Duration {
-	return offOrDefault(r.ReturnToPlanAfter, 2*time.Minute)
-}
 
 // DefaultConfig returns the defaults: utilisation sizing at 80%, an SLO of
 // 99.5% of requests waiting at most 10 seconds, the forecast quantile
@@ -360,6 +355,8 @@ func DefaultConfig() Config {
 
 		TargetUtilisation: 0.8,
 		ForecastQuantile:  0.9,
+		Calibration:       Calibration{On: true},
+		ScaleInOnForecast: true,
 		Reactive: Reactive{
 			ScaleOutUtilisation: 0.85,
 			ScaleOutFor:         5 * time.Minute,
@@ -372,6 +369,7 @@ func DefaultConfig() Config {
 			MaxStep:             4,
 			ScaleOutCooldown:    5 * time.Minute,
 			ScaleInCooldown:     15 * time.Minute,
+			SLORule:             true,
 			ReturnToPlanAfter:   2 * time.Minute,
 		},
 		Gating: Gating{MinSeasons: 2, Tolerance: 1.5, Window: 7 * 24 * time.Hour},
@@ -552,7 +550,7 @@ func (r Reactive) validate() error {
 		d    time.Duration
 	}{{"reactive.scale_out_for", r.ScaleOutFor}, {"reactive.scale_out_queue_for", r.ScaleOutQueueFor},
 		{"reactive.scale_in_for", r.ScaleInFor}, {"reactive.scale_out_cooldown", r.ScaleOutCooldown},
-		{"reactive.scale_in_cooldown", r.ScaleInCooldown}} {
+		{"reactive.scale_in_cooldown", r.ScaleInCooldown}, {"reactive.return_to_plan_after", r.ReturnToPlanAfter}} {
 		if d.d < 0 {
 			bad("%s %v must not be negative", d.name, d.d)
 		}

@@ -264,8 +264,8 @@ func DefaultPool() Pool {
 		SLOLatency:        pc.SLO.Latency,
 		SLOQuantile:       pc.SLO.Quantile,
 		ForecastQuantile:  pc.ForecastQuantile,
-		Calibrate:         !pc.Calibration.Off,
-		ScaleInOnForecast: true,
+		Calibrate:         pc.Calibration.On,
+		ScaleInOnForecast: pc.ScaleInOnForecast,
 		TimeZone:          "UTC",
 		Prices: Prices{OnDemandPerHour: pc.Prices.OnDemandPerHour, ReservedPerHour: pc.Prices.ReservedPerHour,
 			ReservedInstances: pc.Prices.ReservedInstances, SpotPerHour: pc.Prices.SpotPerHour},
@@ -274,7 +274,7 @@ func DefaultPool() Pool {
 			ScaleInUtilisation: r.ScaleInUtilisation, ScaleInFor: r.ScaleInFor,
 			ScaleOutStep: r.ScaleOutStep, ScaleInStep: r.ScaleInStep, MaxStep: r.MaxStep,
 			ScaleOutCooldown: r.ScaleOutCooldown, ScaleInCooldown: r.ScaleInCooldown,
-			SLORule: !r.IgnoreSLO, ReturnToPlanAfter: r.ReturnAfter()},
+			SLORule: r.SLORule, ReturnToPlanAfter: r.ReturnToPlanAfter},
 		Gate: Gate{MinSeasons: pc.Gating.MinSeasons, Tolerance: pc.Gating.Tolerance, Window: pc.Gating.Window},
 		Forecast: Forecast{Step: fs.Step, RefitEvery: fs.RefitEvery, Horizon: fs.Horizon, History: fs.History,
 			Periods: slices.Clone(fs.Periods)},
@@ -457,18 +457,15 @@ func (p Pool) Planner() (planner.Config, error) {
 	c.Sizing = p.Sizing
 	c.TargetUtilisation = p.TargetUtilisation
 	c.ForecastQuantile = p.ForecastQuantile
-	c.Calibration.Off = !p.Calibrate
-	c.HoldForecastScaleIn = !p.ScaleInOnForecast
+	c.Calibration.On = p.Calibrate
+	c.ScaleInOnForecast = p.ScaleInOnForecast
 	r := p.Reactive
 	c.Reactive = planner.Reactive{ScaleOutUtilisation: r.ScaleOutUtilisation, ScaleOutFor: r.ScaleOutFor,
 		ScaleOutQueue: r.ScaleOutQueue, ScaleOutQueueFor: r.ScaleOutQueueFor,
 		ScaleInUtilisation: r.ScaleInUtilisation, ScaleInFor: r.ScaleInFor,
 		ScaleOutStep: r.ScaleOutStep, ScaleInStep: r.ScaleInStep, MaxStep: r.MaxStep,
 		ScaleOutCooldown: r.ScaleOutCooldown, ScaleInCooldown: r.ScaleInCooldown,
-		IgnoreSLO: !r.SLORule, ReturnToPlanAfter: r.ReturnToPlanAfter}
-	if r.ReturnToPlanAfter == 0 {
-		c.Reactive.ReturnToPlanAfter = -1 // the planner's "never"
-	}
+		SLORule: r.SLORule, ReturnToPlanAfter: r.ReturnToPlanAfter}
 	c.Gating = planner.Gating{MinSeasons: p.Gate.MinSeasons, Tolerance: p.Gate.Tolerance, Window: p.Gate.Window}
 	loc, err := p.Location()
 	if err != nil {

@@ -85,11 +85,11 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 		Fleet:  planner.Fleet{ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, Limits: planner.Limits{MinInstances: 2, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}},
 		Prices: planner.Prices{OnDemandPerHour: 3.2, ReservedPerHour: 2.1, ReservedInstances: 4, SpotPerHour: 1.1},
 		SLO:    planner.SLO{Latency: 5 * time.Second, Quantile: 0.95},
-		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.9, HoldForecastScaleIn: true,
+		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.9, Calibration: planner.Calibration{On: true},
 		Reactive: planner.Reactive{ScaleOutUtilisation: 0.9, ScaleOutFor: 3 * time.Minute, ScaleOutQueue: 20,
 			ScaleOutQueueFor: time.Minute, ScaleInUtilisation: 0.2, ScaleInFor: 30 * time.Minute, ScaleOutStep: 2,
 			ScaleInStep: 1, MaxStep: 6, ScaleOutCooldown: 4 * time.Minute, ScaleInCooldown: 20 * time.Minute,
-			ReturnToPlanAfter: 5 * time.Minute},
+			SLORule: true, ReturnToPlanAfter: 5 * time.Minute},
 		Gating: planner.Gating{MinSeasons: 3, Tolerance: 1.1, Window: 7 * 24 * time.Hour},
 	}
 	want.Windows, _ = planner.ParseWindows("weekdays 09:45-12:00 at least 6\ndaily 00:00-24:00 at least 2", shanghai)

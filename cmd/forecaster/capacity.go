@@ -288,7 +288,7 @@ func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error)
 	c.Prices.ReservedInstances = f.reserved
 	c.SLO = planner.SLO{Latency: f.slo, Quantile: f.sloTarget}
 	c.ForecastQuantile = f.forecastQuantile
-	c.Calibration.Off = !f.calibrate
+	c.Calibration.On = f.calibrate
 	given := 0
 	for _, set := range []bool{f.gpuRPS > 0, f.peakInstances > 0, f.serviceTime > 0} {
 		if set {
