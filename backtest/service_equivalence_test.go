@@ -48,8 +48,8 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 
 	pool := spec.DefaultPool()
 	pool.Name, pool.Backend, pool.Mode = "gpu", simulated.Name, spec.ModeActive
-	pool.MinInstances, pool.MaxInstances, pool.RPSPerInstance, pool.BootDelay = 1, 40, 20, 10*time.Minute
-	pool.MaxStep, pool.MinInterval = 3, 5*time.Minute
+	pool.Fleet.MinInstances, pool.Fleet.MaxInstances, pool.Fleet.RPSPerInstance, pool.Fleet.BootDelay = 1, 40, 20, 10*time.Minute
+	pool.Fleet.MaxStep, pool.Fleet.MinInterval = 3, 5*time.Minute
 	pool.Reactive.ScaleOutUtilisation, pool.Reactive.ScaleInUtilisation = 1, 0.01
 	pool.Reactive.ScaleOutQueue = 1e9
 	pool.Tune.Off = true
@@ -58,7 +58,7 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	initial := min(max(plan.InstancesFor(demand.Values[0]), pool.MinInstances), pool.MaxInstances)
+	initial := min(max(plan.InstancesFor(demand.Values[0]), pool.Fleet.MinInstances), pool.Fleet.MaxInstances)
 
 	// The backtest.
 	cfg := backtest.DefaultConfig()
@@ -83,7 +83,7 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	}
 	defer db.Close()
 	clock := actuatortest.NewClock(start)
-	fleet := simulated.New(simulated.Options{Now: clock.Now, BootDelay: pool.BootDelay})
+	fleet := simulated.New(simulated.Options{Now: clock.Now, BootDelay: pool.Fleet.BootDelay})
 	file := spec.DefaultFile()
 	file.Interval = time.Minute
 	file.Pools = []spec.Pool{pool}

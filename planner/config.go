@@ -21,17 +21,21 @@ const (
 // Config is everything the planner needs besides the forecast and the live
 // signals. [DefaultConfig] returns field defaults; [Config.Validate] names
 // the first bad field.
+//
+// Its yaml tags are a pool's keys in the forecaster's configuration file
+// (package spec), which embeds it: each setting is declared, defaulted and
+// documented here once.
 type Config struct {
-	Fleet  Fleet
-	Prices Prices
-	SLO    SLO
+	Fleet  Fleet  `yaml:",inline"`
+	Prices Prices `yaml:"prices"`
+	SLO    SLO    `yaml:",inline"`
 	// Sizing is SizingUtilisation or SizingErlangC.
-	Sizing string
+	Sizing string `yaml:"sizing"`
 	// TargetUtilisation is the share of an instance's throughput the plan
 	// aims to use, in (0, 1]. It leaves headroom for the reactive rules;
 	// with Erlang-C sizing it caps what the queue alone would allow (1:
 	// the queue decides).
-	TargetUtilisation float64
+	TargetUtilisation float64 `yaml:"target_utilisation"`
 	// ForecastQuantile is the quantile of a forecast step's demand the plan
 	// sizes for, in [0.5, 1). It is not the SLO's quantile: a request is
 	// late only when the capacity of the minute it arrives in falls short,
@@ -41,21 +45,21 @@ type Config struct {
 	// quantile walk-forward until the plan's estimated per-request misses
 	// match the SLO. A forecaster that gives its own interval is asked for
 	// level ForecastLevel().
-	ForecastQuantile float64
+	ForecastQuantile float64 `yaml:"forecast_quantile"`
 	// Calibration moves ForecastQuantile walk-forward; see Calibration.
-	Calibration Calibration
+	Calibration Calibration `yaml:",inline"`
 	// Bounds say how a forecast's upper bound is built; see Bounds.
-	Bounds   Bounds
-	Reactive Reactive
-	Gating   Gating
+	Bounds   Bounds   `yaml:"-"`
+	Reactive Reactive `yaml:"reactive"`
+	Gating   Gating   `yaml:"gate"`
 	// Windows are schedule floors; see ParseWindows.
-	Windows []Window
+	Windows []Window `yaml:"-"`
 	// ScaleInOnForecast lets a forecast plan lower the pool on its own
 	// (default true). False holds it: a decision below the current size
 	// then needs the reactive rules' idle evidence (their scale-in at that
 	// decision), and drops by Reactive.ScaleInStep only; for pools where a
 	// wrong forecast of a quiet hour costs more than idle GPUs.
-	ScaleInOnForecast bool
+	ScaleInOnForecast bool `yaml:"scale_in_on_forecast"`
 }
 
 // Fleet describes the instances being scaled.
@@ -63,56 +67,56 @@ type Fleet struct {
 	// RPSPerInstance is the request rate one instance serves while meeting
 	// the latency SLO. Required for utilisation sizing; when zero it is
 	// derived from ServiceTime and Slots.
-	RPSPerInstance float64
+	RPSPerInstance float64 `yaml:"rps_per_instance"`
 	// ServiceTime is the mean time one request occupies a slot; required
 	// for Erlang-C sizing.
-	ServiceTime time.Duration
+	ServiceTime time.Duration `yaml:"service_time"`
 	// Slots is how many requests one instance serves at once (batch or
 	// concurrency); Erlang C treats each slot as a server. Default 1.
-	Slots int
+	Slots int `yaml:"slots"`
 	// BootDelay is the lead time from asking for an instance to it serving:
 	// boot plus model load. The plan asks this much ahead.
-	BootDelay time.Duration
+	BootDelay time.Duration `yaml:"boot_delay"`
 	// Limits bound every plan (MinInstances, MaxInstances) and every
 	// change made to the fleet (MaxStep, MinInterval).
-	Limits
+	Limits `yaml:",inline"`
 }
 
 // Prices are per instance-hour, billed per second.
 type Prices struct {
 	// OnDemandPerHour is the price of an instance started on demand.
-	OnDemandPerHour float64
+	OnDemandPerHour float64 `yaml:"on_demand_per_hour"`
 	// ReservedPerHour is the price of a reserved (committed) instance, paid
 	// whether used or not, for the first ReservedInstances of the fleet.
-	ReservedPerHour float64
+	ReservedPerHour float64 `yaml:"reserved_per_hour"`
 	// ReservedInstances is the committed baseline; 0 buys all on demand.
-	ReservedInstances int
+	ReservedInstances int `yaml:"reserved_instances"`
 	// SpotPerHour is the price of a spot (interruptible) instance.
-	SpotPerHour float64
+	SpotPerHour float64 `yaml:"spot_per_hour"`
 }
 
 // SLO is the latency objective the fleet is sized for.
 type SLO struct {
 	// Latency is the longest a request may wait for a free instance.
-	Latency time.Duration
+	Latency time.Duration `yaml:"slo_latency"`
 	// Quantile is the share of requests that must meet Latency, e.g. 0.99.
-	Quantile float64
+	Quantile float64 `yaml:"slo_quantile"`
 }
 
 // Gating sets when the forecast term is trusted; see Gate.
 type Gating struct {
 	// MinSeasons is how many whole seasons of history the model needs
 	// before it is trusted (default 2). The seasonal profile needs one.
-	MinSeasons int
+	MinSeasons int `yaml:"min_seasons"`
 	// Tolerance lets the model's recent error exceed seasonal naive's by
 	// this factor before it steps back (default 1.5, tuned on the first
 	// half of the recorded traces). A week's MAE is noisy on bursty or
 	// sparse demand, and stepping back to a weaker plan, or to the
 	// reactive rules alone, on a small difference costs more SLO than it
 	// saves; 1.0 is the strict reading.
-	Tolerance float64
+	Tolerance float64 `yaml:"tolerance"`
 	// Window is how much recent history the accuracy is measured on.
-	Window time.Duration
+	Window time.Duration `yaml:"window"`
 }
 
 // Calibration is an online miss-rate controller for the forecast
@@ -147,20 +151,21 @@ type Gating struct {
 type Calibration struct {
 	// On moves ForecastQuantile walk-forward (default true); false keeps
 	// it fixed.
-	On bool
+	On bool `yaml:"calibrate"`
 	// Target is the share of requests the plans aim to serve within the
 	// SLO; 0 means SLO.Quantile.
-	Target float64
+	Target float64 `yaml:"-"`
 	// Rate is the step size per minute of mean demand (0: 0.0002, where a
 	// day without a miss widens p by a third and a fully missed quarter of
 	// an hour narrows it about 1.8-fold at a 99.5% target).
-	Rate float64
+	Rate float64 `yaml:"-"`
 	// MinQuantile and MaxQuantile bound the quantile (0: 0.5 and 0.9999).
-	MinQuantile, MaxQuantile float64
+	MinQuantile float64 `yaml:"-"`
+	MaxQuantile float64 `yaml:"-"`
 	// Carry is how far, in natural-log units of the tail 1 − q, the
 	// calibration's memory may run past MaxQuantile (0: DefaultCarry;
 	// negative: none, the memory stops at MaxQuantile), in [0, 20].
-	Carry float64
+	Carry float64 `yaml:"-"`
 }
 
 // Calibration defaults, for the zero fields.
@@ -288,49 +293,51 @@ func offOrDefault[T setting](v, def T) T {
 type Reactive struct {
 	// ScaleOutUtilisation: scale out when utilisation stays above it for
 	// ScaleOutFor (default 0.85 for 5m).
-	ScaleOutUtilisation float64
-	ScaleOutFor         time.Duration
+	ScaleOutUtilisation float64       `yaml:"scale_out_utilisation"`
+	ScaleOutFor         time.Duration `yaml:"scale_out_for"`
 	// ScaleOutQueue: scale out when more requests than this wait for
 	// ScaleOutQueueFor (default 50 for 2m).
-	ScaleOutQueue    float64
-	ScaleOutQueueFor time.Duration
+	ScaleOutQueue    float64       `yaml:"scale_out_queue"`
+	ScaleOutQueueFor time.Duration `yaml:"scale_out_queue_for"`
 	// ScaleInUtilisation: scale in when utilisation stays below it, with an
 	// empty queue, for ScaleInFor (default 0.30 for 20m).
-	ScaleInUtilisation float64
-	ScaleInFor         time.Duration
+	ScaleInUtilisation float64       `yaml:"scale_in_utilisation"`
+	ScaleInFor         time.Duration `yaml:"scale_in_for"`
 	// ScaleOutStep and ScaleInStep are the instances one action adds or
 	// removes (default 1 each).
-	ScaleOutStep, ScaleInStep int
+	ScaleOutStep int `yaml:"scale_out_step"`
+	ScaleInStep  int `yaml:"scale_in_step"`
 	// MaxStep caps how many instances one reactive action may add: a
 	// scale-out adds at least ScaleOutStep and, like the HPA, as many as
 	// the observed load needs, up to MaxStep. Default 4, the HPA's default
 	// scale-up limit (4 pods per period); 1 gives plain +1 steps.
-	MaxStep int
+	MaxStep int `yaml:"max_step"`
 	// ScaleOutCooldown is the wait after a scale-out before the next
 	// (default 5m); ScaleInCooldown the wait after any action before a
 	// scale-in (default 15m).
-	ScaleOutCooldown, ScaleInCooldown time.Duration
+	ScaleOutCooldown time.Duration `yaml:"scale_out_cooldown"`
+	ScaleInCooldown  time.Duration `yaml:"scale_in_cooldown"`
 	// SLORule makes the latency SLO a trigger of its own (default true):
 	// the rules scale out when the observed demand would keep more
 	// requests than the SLO allows waiting past it on the current
 	// instances, and never scale in below what the SLO needs (see
 	// ReactiveNext).
-	SLORule bool
+	SLORule bool `yaml:"slo_rule"`
 	// PanicThreshold turns on the surge rule, Knative's panic mode: when
 	// the observed demand needs at least this many times the current
 	// instances, the rules scale out at once, without waiting for a
 	// condition to hold or a cooldown to pass, to the need of the
 	// observed demand times PanicHeadroom (room for the surge to grow
 	// while the new instances boot). 0: off; Knative's default is 2.
-	PanicThreshold float64
+	PanicThreshold float64 `yaml:"-"`
 	// PanicHeadroom multiplies the observed demand a surge scales out for
 	// (0: 2).
-	PanicHeadroom float64
+	PanicHeadroom float64 `yaml:"-"`
 	// ReturnToPlanAfter: while a forecast plan is in force, a reactive
 	// scale-out above it is given back once the observed load has fitted
 	// the plan's instances for this long (default 2m; 0: never, the term
 	// then holds until the scale-in rule lets go).
-	ReturnToPlanAfter time.Duration
+	ReturnToPlanAfter time.Duration `yaml:"return_to_plan_after"`
 }
 
 // SurgeHeadroom is PanicHeadroom with its default.

@@ -29,7 +29,7 @@ func (c constant) Forecast(history []float64, horizon int, level float64) (model
 func hourlyGate(p *spec.Pool) {
 	p.Forecast = spec.Forecast{Step: time.Hour, RefitEvery: time.Hour, Horizon: 3 * time.Hour, History: 10 * 24 * time.Hour,
 		Periods: []time.Duration{24 * time.Hour}}
-	p.Gate.Window = 24 * time.Hour
+	p.Gating.Window = 24 * time.Hour
 }
 
 // A model demoted for losing to seasonal naive stays demoted after a

@@ -90,7 +90,7 @@ func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
 		return nil, err
 	}
 	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, mode: ps.Mode}
-	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Limits: ps.Limits,
+	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Limits: ps.Fleet.Limits,
 		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
 		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
 	p.views = buildViews(ps.Name, tuner.Live())
@@ -162,7 +162,7 @@ func (s *Service) takePending(p *pool) {
 	if p.override == nil || p.override.ConfigMode != string(np.spec.Mode) {
 		p.setMode(np.spec.Mode, nil)
 	}
-	p.status.Backend, p.status.Limits = np.spec.Backend, np.spec.Limits
+	p.status.Backend, p.status.Limits = np.spec.Backend, np.spec.Fleet.Limits
 	p.status.Cost.PricePerHour = np.plan.Prices.OnDemandPerHour
 	s.mu.Unlock()
 	s.deps.Metrics.bootDelay(name, np.plan.Fleet.BootDelay)

@@ -161,14 +161,14 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 }
 
 // yamlFields adds to fields the index of each field of t by its yaml key,
-// the keys of an embedded struct tagged ",inline" as its own.
+// the keys of a struct field tagged ",inline" as its own.
 func yamlFields(t reflect.Type, at []int, fields map[string][]int) map[string][]int {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		index := append(slices.Clone(at), i)
 		switch {
-		case f.Anonymous && f.Type.Kind() == reflect.Struct && opts == "inline":
+		case f.Type.Kind() == reflect.Struct && opts == "inline":
 			yamlFields(f.Type, index, fields)
 		case name != "" && name != "-":
 			fields[name] = index

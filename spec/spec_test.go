@@ -223,14 +223,14 @@ func TestDocsExampleShowsTheDefaults(t *testing.T) {
 	}
 	doc := f.Pools[0]
 	minimal := fmt.Sprintf("pools:\n  - name: %s\n    backend: %s\n    max: %d\n    rps_per_instance: %g\n",
-		doc.Name, doc.Backend, doc.MaxInstances, doc.RPSPerInstance)
+		doc.Name, doc.Backend, doc.Fleet.MaxInstances, doc.Fleet.RPSPerInstance)
 	g, err := Parse([]byte(minimal), "minimal.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	def := g.Pools[0]
 	// What the example sets on purpose.
-	def.MaxStep, def.MinInterval = doc.MaxStep, doc.MinInterval
+	def.Fleet.MaxStep, def.Fleet.MinInterval = doc.Fleet.MaxStep, doc.Fleet.MinInterval
 	def.TimeZone, def.Windows = doc.TimeZone, doc.Windows
 	dv, fv := reflect.ValueOf(doc), reflect.ValueOf(def)
 	for i := range dv.NumField() {
@@ -281,7 +281,7 @@ func TestDurations(t *testing.T) {
 // A pool built in code is checked by the same rules, without lines.
 func TestValidateInCode(t *testing.T) {
 	p := DefaultPool()
-	p.Name, p.Backend, p.MaxInstances, p.RPSPerInstance = "p", "dryrun", 4, 1
+	p.Name, p.Backend, p.Fleet.MaxInstances, p.Fleet.RPSPerInstance = "p", "dryrun", 4, 1
 	if err := p.Validate(testBackends); err != nil {
 		t.Fatalf("valid pool: %v", err)
 	}

@@ -165,7 +165,7 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	if !p.Mode.Valid() {
 		c.add(at("mode"), "%q is not a mode: want %s", p.Mode, modeList())
 	}
-	p.Limits.CheckRanges(ranges{c, at})
+	p.Fleet.Limits.CheckRanges(ranges{c, at})
 
 	if err := p.Tune.WithDefaults().Validate(); err != nil {
 		if oe := (*tune.OptionError)(nil); errors.As(err, &oe) {
@@ -187,10 +187,10 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	} else if _, err := planner.ParseWindows(p.Windows, time.UTC); err != nil {
 		c.add(at("windows"), "%v", err)
 	}
-	p.Prices.check(c, at("prices"), p.MaxInstances)
-	p.Reactive.check(c, at("reactive"))
+	checkPrices(c, at("prices"), p.Prices, p.Fleet.MaxInstances)
+	checkReactive(c, at("reactive"), p.Reactive)
 	p.Forecast.check(c, at("forecast"))
-	g := p.Gate
+	g := p.Gating
 	c.ints(at("gate.min_seasons"), g.MinSeasons, 1, 10)
 	c.floats(at("gate.tolerance"), g.Tolerance, 1, 100, false, false)
 	c.durations(at("gate.window"), g.Window, max(p.Forecast.Step, minStep), 90*maxDay)
@@ -221,21 +221,21 @@ func (p Pool) checkBackend(c *checker, at func(string) string, backends Backends
 }
 
 func (p Pool) checkSizing(c *checker, at func(string) string) {
-	c.floats(at("rps_per_instance"), p.RPSPerInstance, 0, maxRate, false, false)
-	c.durations(at("service_time"), p.ServiceTime, 0, time.Hour)
-	c.ints(at("slots"), p.Slots, 1, maxInstances)
+	c.floats(at("rps_per_instance"), p.Fleet.RPSPerInstance, 0, maxRate, false, false)
+	c.durations(at("service_time"), p.Fleet.ServiceTime, 0, time.Hour)
+	c.ints(at("slots"), p.Fleet.Slots, 1, maxInstances)
 	c.floats(at("target_utilisation"), p.TargetUtilisation, 0, 1, true, false)
-	c.durations(at("boot_delay"), p.BootDelay, 0, maxDay)
-	c.durations(at("slo_latency"), p.SLOLatency, 0, time.Hour)
-	c.floats(at("slo_quantile"), p.SLOQuantile, 0.5, 1, false, true)
+	c.durations(at("boot_delay"), p.Fleet.BootDelay, 0, maxDay)
+	c.durations(at("slo_latency"), p.SLO.Latency, 0, time.Hour)
+	c.floats(at("slo_quantile"), p.SLO.Quantile, 0.5, 1, false, true)
 	c.floats(at("forecast_quantile"), p.ForecastQuantile, planner.DefaultMinQuantile, planner.DefaultMaxQuantile, false, false)
 	switch p.Sizing {
 	case planner.SizingUtilisation:
-		if p.RPSPerInstance == 0 && p.ServiceTime == 0 {
+		if p.Fleet.RPSPerInstance == 0 && p.Fleet.ServiceTime == 0 {
 			c.add(at("rps_per_instance"), "is required for utilisation sizing (or set service_time and slots)")
 		}
 	case planner.SizingErlangC:
-		if p.ServiceTime == 0 {
+		if p.Fleet.ServiceTime == 0 {
 			c.add(at("service_time"), "is required for erlang-c sizing")
 		}
 	default:
@@ -260,14 +260,14 @@ func (r SeriesRef) check(c *checker, path string) {
 	}
 }
 
-func (p Prices) check(c *checker, path string, instances int) {
+func checkPrices(c *checker, path string, p planner.Prices, instances int) {
 	c.floats(path+".on_demand_per_hour", p.OnDemandPerHour, 0, maxPrice, false, false)
 	c.floats(path+".reserved_per_hour", p.ReservedPerHour, 0, maxPrice, false, false)
 	c.floats(path+".spot_per_hour", p.SpotPerHour, 0, maxPrice, false, false)
 	c.ints(path+".reserved_instances", p.ReservedInstances, 0, max(instances, 0))
 }
 
-func (r Reactive) check(c *checker, path string) {
+func checkReactive(c *checker, path string, r planner.Reactive) {
 	c.floats(path+".scale_out_utilisation", r.ScaleOutUtilisation, 0, 1, true, false)
 	if r.ScaleInUtilisation < 0 || r.ScaleInUtilisation >= r.ScaleOutUtilisation {
 		c.add(path+".scale_in_utilisation", "%v is out of range: want [0, scale_out_utilisation %v)", r.ScaleInUtilisation, r.ScaleOutUtilisation)
