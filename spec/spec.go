@@ -105,7 +105,9 @@ type Pool struct {
 	Windows  string `yaml:"windows"`
 	TimeZone string `yaml:"time_zone"`
 
-	Forecast Forecast `yaml:"forecast"`
+	// Forecast is the forecast grid and its refits (control.Settings,
+	// whose keys are the forecast: block's).
+	Forecast control.Settings `yaml:"forecast"`
 	// Tune sets how the pool chooses its policy walk-forward among the
 	// candidates it replays (package tune).
 	Tune tune.Options `yaml:"tune"`
@@ -153,18 +155,6 @@ func (r SeriesRef) String() string {
 	return r.Measurement + "{" + strings.Join(pairs, ",") + "}"
 }
 
-// Forecast is the forecast grid and its refits (control.Settings).
-type Forecast struct {
-	Step       time.Duration   `yaml:"step"`
-	RefitEvery time.Duration   `yaml:"refit_every"`
-	Horizon    time.Duration   `yaml:"horizon"`
-	History    time.Duration   `yaml:"history"`
-	Periods    []time.Duration `yaml:"periods"`
-	// ChooseModelDaily chooses the forecasting model at the first refit
-	// of each UTC day only (control.Settings.ChooseModelDaily).
-	ChooseModelDaily bool `yaml:"choose_model_daily"`
-}
-
 // DefaultDemandMeasurement is the series a pool's demand is read from when
 // its config names none: the collector's request rate (req/s), tagged with
 // the pool's name (see store/schema.go).
@@ -182,14 +172,12 @@ func DefaultFile() File {
 func DefaultPool() Pool {
 	c := planner.DefaultConfig()
 	c.Fleet.MaxInstances = 0 // required: each pool names its own ceiling
-	fs := control.Settings{}.WithDefaults()
 	return Pool{
 		Mode:     ModeForecastOnly,
 		Config:   c,
 		TimeZone: "UTC",
-		Forecast: Forecast{Step: fs.Step, RefitEvery: fs.RefitEvery, Horizon: fs.Horizon, History: fs.History,
-			Periods: slices.Clone(fs.Periods)},
-		Tune: tune.Options{}.WithDefaults(),
+		Forecast: control.DefaultSettings(),
+		Tune:     tune.Options{}.WithDefaults(),
 	}
 }
 
@@ -375,9 +363,9 @@ func (p Pool) Planner() (planner.Config, error) {
 
 // Settings returns the pool's controller settings (control.Settings).
 func (p Pool) Settings() control.Settings {
-	f := p.Forecast
-	return control.Settings{Step: f.Step, RefitEvery: f.RefitEvery, Horizon: f.Horizon,
-		History: f.History, Periods: slices.Clone(f.Periods), ChooseModelDaily: f.ChooseModelDaily}
+	s := p.Forecast
+	s.Periods = slices.Clone(s.Periods)
+	return s
 }
 
 // Tuning returns the pool's tuner options, its twins deciding every

@@ -189,7 +189,7 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	}
 	checkPrices(c, at("prices"), p.Prices, p.Fleet.MaxInstances)
 	checkReactive(c, at("reactive"), p.Reactive)
-	p.Forecast.check(c, at("forecast"))
+	checkForecast(c, at("forecast"), p.Forecast)
 	g := p.Gating
 	c.ints(at("gate.min_seasons"), g.MinSeasons, 1, 10)
 	c.floats(at("gate.tolerance"), g.Tolerance, 1, 100, false, false)
@@ -286,7 +286,7 @@ func checkReactive(c *checker, path string, r planner.Reactive) {
 	c.ints(path+".max_step", r.MaxStep, max(r.ScaleOutStep, 1), maxInstances)
 }
 
-func (f Forecast) check(c *checker, path string) {
+func checkForecast(c *checker, path string, f control.Settings) {
 	c.durations(path+".step", f.Step, minStep, maxStep)
 	if f.Step < minStep || f.Step > maxStep {
 		return // the rest is measured in steps
