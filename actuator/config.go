@@ -90,6 +90,12 @@ func (f firstOutOfRange) Duration(r planner.Range[time.Duration]) {
 	}
 }
 
+func (f firstOutOfRange) Float(r planner.Range[float64]) {
+	if !r.Contains() {
+		f(r.Key, fmt.Sprintf("must be in %s, got %v", r.Want(), r.Value))
+	}
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

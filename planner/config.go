@@ -3,7 +3,6 @@ package planner
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -414,28 +413,15 @@ func (f Fleet) MeanServiceTime() time.Duration {
 	return 0
 }
 
-// Validate reports the first invalid field by its name, e.g.
-// "planner: Reactive.ScaleInUtilisation 0.9 must be below
-// Reactive.ScaleOutUtilisation 0.85".
+// Validate reports every setting out of its range (CheckRanges, the one
+// table the configuration file checks too) and every combination that
+// cannot work, each naming its YAML key, e.g. "planner:
+// reactive.scale_in_utilisation 0.9 is out of range: want [0,
+// reactive.scale_out_utilisation 0.85)".
 func (c Config) Validate() error {
-	var errs []error
+	errs := []error{rangeError(c.CheckRanges)}
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	f := c.Fleet
-	if !(f.RPSPerInstance >= 0) || math.IsInf(f.RPSPerInstance, 0) {
-		bad("rps_per_instance %v must be a finite number >= 0", f.RPSPerInstance)
-	}
-	if f.ServiceTime < 0 {
-		bad("service_time %v must not be negative", f.ServiceTime)
-	}
-	if f.Slots < 0 {
-		bad("slots %d must not be negative", f.Slots)
-	}
-	if f.BootDelay < 0 {
-		bad("boot_delay %v must not be negative", f.BootDelay)
-	}
-	if err := f.Limits.Validate(); err != nil {
-		errs = append(errs, err)
-	}
 	switch c.Sizing {
 	case SizingUtilisation:
 		if f.rps() <= 0 {
@@ -448,53 +434,14 @@ func (c Config) Validate() error {
 	default:
 		bad("sizing %q: want %q or %q", c.Sizing, SizingUtilisation, SizingErlangC)
 	}
-	for _, p := range []struct {
-		name  string
-		price float64
-	}{{"prices.on_demand_per_hour", c.Prices.OnDemandPerHour}, {"prices.reserved_per_hour", c.Prices.ReservedPerHour},
-		{"prices.spot_per_hour", c.Prices.SpotPerHour}} {
-		if !(p.price >= 0) || math.IsInf(p.price, 0) {
-			bad("%s %v must be a finite price >= 0", p.name, p.price)
-		}
+	errs = append(errs, c.Calibration.validate(), c.Bounds.validate(), c.Reactive.validate())
+	if c.Gating.Window < 0 {
+		bad("gate.window %v must not be negative", c.Gating.Window)
 	}
-	if c.Prices.ReservedInstances < 0 {
-		bad("prices.reserved_instances %d must not be negative", c.Prices.ReservedInstances)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("planner: %w", err)
 	}
-	if c.SLO.Latency < 0 {
-		bad("slo_latency %v must not be negative", c.SLO.Latency)
-	}
-	if !(c.SLO.Quantile > 0 && c.SLO.Quantile < 1) {
-		bad("slo_quantile %v must be in (0, 1)", c.SLO.Quantile)
-	}
-	if !(c.TargetUtilisation > 0 && c.TargetUtilisation <= 1) {
-		bad("target_utilisation %v must be in (0, 1]", c.TargetUtilisation)
-	}
-	if !(c.ForecastQuantile >= 0.5 && c.ForecastQuantile < 1) {
-		bad("forecast_quantile %v must be in [0.5, 1)", c.ForecastQuantile)
-	}
-	if err := c.Calibration.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.Bounds.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.Reactive.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	g := c.Gating
-	if g.MinSeasons < 1 {
-		bad("gate.min_seasons %d must be at least 1", g.MinSeasons)
-	}
-	if !(g.Tolerance >= 1) || math.IsInf(g.Tolerance, 0) {
-		bad("gate.tolerance %v must be a finite factor >= 1", g.Tolerance)
-	}
-	if g.Window < 0 {
-		bad("gate.window %v must not be negative", g.Window)
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("planner: %w", errors.Join(errs...))
+	return nil
 }
 
 func (c Calibration) validate() error {
@@ -540,37 +487,11 @@ func (b Bounds) validate() error {
 // serve within the SLO.
 func (c Config) CalibrationTarget() float64 { return orDefault(c.Calibration.Target, c.SLO.Quantile) }
 
+// validate checks the surge rule's settings, which no file sets (the
+// others are CheckRanges').
 func (r Reactive) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if !(r.ScaleOutUtilisation > 0 && r.ScaleOutUtilisation <= 1) {
-		bad("reactive.scale_out_utilisation %v must be in (0, 1]", r.ScaleOutUtilisation)
-	}
-	if !(r.ScaleInUtilisation >= 0 && r.ScaleInUtilisation < r.ScaleOutUtilisation) {
-		bad("reactive.scale_in_utilisation %v must be in [0, reactive.scale_out_utilisation %v)", r.ScaleInUtilisation, r.ScaleOutUtilisation)
-	}
-	if !(r.ScaleOutQueue >= 0) {
-		bad("reactive.scale_out_queue %v must not be negative", r.ScaleOutQueue)
-	}
-	for _, d := range []struct {
-		name string
-		d    time.Duration
-	}{{"reactive.scale_out_for", r.ScaleOutFor}, {"reactive.scale_out_queue_for", r.ScaleOutQueueFor},
-		{"reactive.scale_in_for", r.ScaleInFor}, {"reactive.scale_out_cooldown", r.ScaleOutCooldown},
-		{"reactive.scale_in_cooldown", r.ScaleInCooldown}, {"reactive.return_to_plan_after", r.ReturnToPlanAfter}} {
-		if d.d < 0 {
-			bad("%s %v must not be negative", d.name, d.d)
-		}
-	}
-	if r.ScaleOutStep < 1 {
-		bad("reactive.scale_out_step %d must be at least 1", r.ScaleOutStep)
-	}
-	if r.ScaleInStep < 1 {
-		bad("reactive.scale_in_step %d must be at least 1", r.ScaleInStep)
-	}
-	if r.MaxStep < r.ScaleOutStep {
-		bad("reactive.max_step %d must be at least reactive.scale_out_step %d", r.MaxStep, r.ScaleOutStep)
-	}
 	if !(r.PanicThreshold == 0 || (r.PanicThreshold >= 1.1 && r.PanicThreshold <= 100)) {
 		bad("reactive.panic_threshold %v must be 0 (off) or in [1.1, 100]", r.PanicThreshold)
 	}

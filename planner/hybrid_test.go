@@ -87,7 +87,7 @@ func TestValidate(t *testing.T) {
 		{"erlang-c needs a service time", func(c *Config) { c.Sizing = SizingErlangC }, "service_time must be > 0 for erlang-c"},
 		{"negative price", func(c *Config) { c.Prices.SpotPerHour = -1 }, "prices.spot_per_hour -1"},
 		{"NaN price", func(c *Config) { c.Prices.OnDemandPerHour = math.NaN() }, "prices.on_demand_per_hour NaN"},
-		{"quantile out of range", func(c *Config) { c.ForecastQuantile = 1 }, "forecast_quantile 1 must be in [0.5, 1)"},
+		{"quantile out of range", func(c *Config) { c.ForecastQuantile = 1 }, "forecast_quantile 1 is out of range: want [0.5, 0.9999]"},
 		{"scale-in above scale-out", func(c *Config) { c.Reactive.ScaleInUtilisation = 0.9 }, "reactive.scale_in_utilisation 0.9"},
 		{"negative cooldown", func(c *Config) { c.Reactive.ScaleInCooldown = -time.Second }, "reactive.scale_in_cooldown -1s"},
 		{"max step below step", func(c *Config) { c.Reactive.ScaleOutStep = 2; c.Reactive.MaxStep = 1 }, "reactive.max_step 1"},

@@ -1,10 +1,6 @@
 package planner
 
-import (
-	"errors"
-	"fmt"
-	"time"
-)
+import "time"
 
 // The ranges of the limits. MaxFleet is also actuator.Safe's sanity
 // limit: it never asks a back-end for more instances; a larger number is
@@ -47,63 +43,15 @@ type Limits struct {
 // instances, changes of any size, at any time.
 func DefaultLimits() Limits { return Limits{MinInstances: 1, MaxInstances: 100} }
 
-// Range is the closed range [Lo, Hi] a setting's Value must lie in; Key
-// is the setting's YAML key.
-type Range[T int | time.Duration] struct {
-	Key           string
-	Value, Lo, Hi T
-}
-
-// Contains reports whether Lo ≤ Value ≤ Hi.
-func (r Range[T]) Contains() bool { return r.Value >= r.Lo && r.Value <= r.Hi }
-
-// RangeChecker is told every numeric setting of a type with its range,
-// so each layer can check the one table and word its message in its own
-// terms (a file's line, a flag's name).
-type RangeChecker interface {
-	Int(r Range[int])
-	Duration(r Range[time.Duration])
-}
-
 // CheckRanges tells c each limit with its range: a range may depend on
 // another limit (max_step at most max), never on anything outside them.
 func (l Limits) CheckRanges(c RangeChecker) {
 	c.Int(Range[int]{Key: "min", Value: l.MinInstances, Lo: 0, Hi: MaxFleet})
 	c.Int(Range[int]{Key: "max", Value: l.MaxInstances, Lo: max(1, l.MinInstances), Hi: MaxFleet})
-	c.Int(Range[int]{Key: "max_step", Value: l.MaxStep, Lo: 0, Hi: max(l.MaxInstances, 0)})
+	c.Int(Range[int]{Key: "max_step", Value: l.MaxStep, Lo: 0, Hi: max(l.MaxInstances, 0), HiKey: "max"})
 	c.Duration(Range[time.Duration]{Key: "min_interval", Value: l.MinInterval, Lo: 0, Hi: MaxMinInterval})
 }
 
 // Validate reports every limit outside its range, each error naming the
 // YAML key (as a *RangeError).
-func (l Limits) Validate() error {
-	var c rangeErrors
-	l.CheckRanges(&c)
-	return errors.Join(c...)
-}
-
-// RangeError is a setting outside its range.
-type RangeError struct {
-	// Key is the setting's YAML key; Value, Lo and Hi are rendered as
-	// they would be typed.
-	Key, Value, Lo, Hi string
-}
-
-func (e *RangeError) Error() string {
-	return fmt.Sprintf("%s %s is out of range: want %s to %s", e.Key, e.Value, e.Lo, e.Hi)
-}
-
-// rangeErrors collects a RangeError for each setting out of its range.
-type rangeErrors []error
-
-func (e *rangeErrors) Int(r Range[int]) {
-	if !r.Contains() {
-		*e = append(*e, &RangeError{Key: r.Key, Value: fmt.Sprint(r.Value), Lo: fmt.Sprint(r.Lo), Hi: fmt.Sprint(r.Hi)})
-	}
-}
-
-func (e *rangeErrors) Duration(r Range[time.Duration]) {
-	if !r.Contains() {
-		*e = append(*e, &RangeError{Key: r.Key, Value: r.Value.String(), Lo: r.Lo.String(), Hi: r.Hi.String()})
-	}
-}
+func (l Limits) Validate() error { return rangeError(l.CheckRanges) }

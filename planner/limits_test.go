@@ -70,6 +70,8 @@ func (r *rangeKeys) Int(x Range[int]) { r.add(x.Key, x.Contains()) }
 
 func (r *rangeKeys) Duration(x Range[time.Duration]) { r.add(x.Key, x.Contains()) }
 
+func (r *rangeKeys) Float(x Range[float64]) { r.add(x.Key, x.Contains()) }
+
 func (r *rangeKeys) add(key string, in bool) {
 	r.keys = append(r.keys, key)
 	if !in {

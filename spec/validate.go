@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"net"
 	"regexp"
 	"slices"
@@ -19,22 +18,20 @@ import (
 	"github.com/prewarm/prewarm/tune"
 )
 
-// The bounds of the settings. Every number a user can type has a range:
-// the lower ends keep the service from spinning or the forecast from
-// allocating without bound (a 1ns step once asked for 19 GB), the upper
-// ends catch a unit typed wrong.
+// The bounds of the file's own settings and of the forecast grid; the
+// planner's settings have theirs in planner.Config.CheckRanges. Every
+// number a user can type has a range: the lower ends keep the service
+// from spinning or the forecast from allocating without bound (a 1ns step
+// once asked for 19 GB), the upper ends catch a unit typed wrong.
 const (
 	minInterval, maxInterval = time.Second, time.Hour
 	maxWorkers               = 256
-	maxInstances             = 100_000
 	maxDay                   = 24 * time.Hour
 	minStep, maxStep         = time.Minute, 24 * time.Hour
 	// maxSteps bounds history/step, horizon/step and period/step: the
 	// length of the series a refit allocates and fits.
 	maxSteps   = 100_000
 	maxPeriods = 4 // Holt-Winters' most seasonal periods
-	maxRate    = 1e9
-	maxPrice   = 1e6
 )
 
 // poolName is what a pool may be called: it is a store tag value, a URL
@@ -52,20 +49,6 @@ func (c *checker) add(path, format string, args ...any) {
 func (c *checker) ints(path string, v, lo, hi int) {
 	if v < lo || v > hi {
 		c.add(path, "%d is out of range: want %d to %d", v, lo, hi)
-	}
-}
-
-// floats checks lo ≤ v ≤ hi, or lo < v when loOpen, v < hi when hiOpen.
-func (c *checker) floats(path string, v, lo, hi float64, loOpen, hiOpen bool) {
-	if math.IsNaN(v) || v < lo || v > hi || (loOpen && v == lo) || (hiOpen && v == hi) {
-		l, h := "[", "]"
-		if loOpen {
-			l = "("
-		}
-		if hiOpen {
-			h = ")"
-		}
-		c.add(path, "%v is out of range: want %s%v, %v%s", v, l, lo, hi, h)
 	}
 }
 
@@ -100,6 +83,12 @@ type ranges struct {
 }
 
 func (r ranges) Int(x planner.Range[int]) { r.c.ints(r.at(x.Key), x.Value, x.Lo, x.Hi) }
+
+func (r ranges) Float(x planner.Range[float64]) {
+	if !x.Contains() {
+		r.c.add(r.at(x.Key), "%v is out of range: want %s", x.Value, x.Want())
+	}
+}
 
 func (r ranges) Duration(x planner.Range[time.Duration]) {
 	r.c.durations(r.at(x.Key), x.Value, x.Lo, x.Hi)
@@ -142,22 +131,6 @@ func (p Pool) Validate(backends Backends) error {
 func (p Pool) check(c *checker, path string, backends Backends) {
 	p = p.withDefaultDemand()
 	at := func(key string) string { return join(path, key) }
-	before := len(c.problems)
-	defer func() {
-		// The planner and the controller check their own configuration
-		// too; the rules above are meant to catch everything first, so
-		// this only speaks should they drift apart.
-		if len(c.problems) > before {
-			return
-		}
-		plan, err := p.Planner()
-		if err == nil {
-			_, err = control.New(plan, p.Settings())
-		}
-		if err != nil {
-			c.add(path, "%v", err)
-		}
-	}()
 	if !poolName.MatchString(p.Name) {
 		c.add(at("name"), "%q is not a pool name: letters, digits, '.', '_' and '-', starting with a letter or digit", p.Name)
 	}
@@ -165,7 +138,7 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	if !p.Mode.Valid() {
 		c.add(at("mode"), "%q is not a mode: want %s", p.Mode, modeList())
 	}
-	p.Fleet.Limits.CheckRanges(ranges{c, at})
+	p.Config.CheckRanges(ranges{c, at})
 
 	if err := p.Tune.WithDefaults().Validate(); err != nil {
 		if oe := (*tune.OptionError)(nil); errors.As(err, &oe) {
@@ -187,12 +160,8 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	} else if _, err := planner.ParseWindows(p.Windows, time.UTC); err != nil {
 		c.add(at("windows"), "%v", err)
 	}
-	checkPrices(c, at("prices"), p.Prices, p.Fleet.MaxInstances)
-	checkReactive(c, at("reactive"), p.Reactive)
 	checkForecast(c, at("forecast"), p.Forecast)
 	g := p.Gating
-	c.ints(at("gate.min_seasons"), g.MinSeasons, 1, 10)
-	c.floats(at("gate.tolerance"), g.Tolerance, 1, 100, false, false)
 	c.durations(at("gate.window"), g.Window, max(p.Forecast.Step, minStep), 90*maxDay)
 }
 
@@ -221,14 +190,6 @@ func (p Pool) checkBackend(c *checker, at func(string) string, backends Backends
 }
 
 func (p Pool) checkSizing(c *checker, at func(string) string) {
-	c.floats(at("rps_per_instance"), p.Fleet.RPSPerInstance, 0, maxRate, false, false)
-	c.durations(at("service_time"), p.Fleet.ServiceTime, 0, time.Hour)
-	c.ints(at("slots"), p.Fleet.Slots, 1, maxInstances)
-	c.floats(at("target_utilisation"), p.TargetUtilisation, 0, 1, true, false)
-	c.durations(at("boot_delay"), p.Fleet.BootDelay, 0, maxDay)
-	c.durations(at("slo_latency"), p.SLO.Latency, 0, time.Hour)
-	c.floats(at("slo_quantile"), p.SLO.Quantile, 0.5, 1, false, true)
-	c.floats(at("forecast_quantile"), p.ForecastQuantile, planner.DefaultMinQuantile, planner.DefaultMaxQuantile, false, false)
 	switch p.Sizing {
 	case planner.SizingUtilisation:
 		if p.Fleet.RPSPerInstance == 0 && p.Fleet.ServiceTime == 0 {
@@ -258,32 +219,6 @@ func (r SeriesRef) check(c *checker, path string) {
 	if r.Aggregate != "" && !r.Aggregate.Valid() {
 		c.add(path+".aggregate", "%q is not one of mean, sum, max, min, last, count", r.Aggregate)
 	}
-}
-
-func checkPrices(c *checker, path string, p planner.Prices, instances int) {
-	c.floats(path+".on_demand_per_hour", p.OnDemandPerHour, 0, maxPrice, false, false)
-	c.floats(path+".reserved_per_hour", p.ReservedPerHour, 0, maxPrice, false, false)
-	c.floats(path+".spot_per_hour", p.SpotPerHour, 0, maxPrice, false, false)
-	c.ints(path+".reserved_instances", p.ReservedInstances, 0, max(instances, 0))
-}
-
-func checkReactive(c *checker, path string, r planner.Reactive) {
-	c.floats(path+".scale_out_utilisation", r.ScaleOutUtilisation, 0, 1, true, false)
-	if r.ScaleInUtilisation < 0 || r.ScaleInUtilisation >= r.ScaleOutUtilisation {
-		c.add(path+".scale_in_utilisation", "%v is out of range: want [0, scale_out_utilisation %v)", r.ScaleInUtilisation, r.ScaleOutUtilisation)
-	}
-	c.floats(path+".scale_out_queue", r.ScaleOutQueue, 0, maxRate, false, false)
-	for _, d := range []struct {
-		key string
-		d   time.Duration
-	}{{"scale_out_for", r.ScaleOutFor}, {"scale_out_queue_for", r.ScaleOutQueueFor}, {"scale_in_for", r.ScaleInFor},
-		{"scale_out_cooldown", r.ScaleOutCooldown}, {"scale_in_cooldown", r.ScaleInCooldown},
-		{"return_to_plan_after", r.ReturnToPlanAfter}} {
-		c.durations(path+"."+d.key, d.d, 0, maxDay)
-	}
-	c.ints(path+".scale_out_step", r.ScaleOutStep, 1, maxInstances)
-	c.ints(path+".scale_in_step", r.ScaleInStep, 1, maxInstances)
-	c.ints(path+".max_step", r.MaxStep, max(r.ScaleOutStep, 1), maxInstances)
 }
 
 func checkForecast(c *checker, path string, f control.Settings) {

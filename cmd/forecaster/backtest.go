@@ -109,8 +109,6 @@ func (b *backtestFlags) check() error {
 		checkStep("--boot-spread", b.bootSpread, 0, maxBoot, false),
 		checkStep("--drain", b.drain, -maxBoot, maxBoot, false),
 		checkStep("--metrics-lag", b.metricsLag, 0, maxMetricsLag, false),
-		checkInt("--max-step", b.maxStep, 0, maxFleet),
-		checkStep("--min-interval", b.minInterval, 0, maxDay, false),
 		checkStep("--warm-up", b.warmUp, 0, maxWarmUp, false),
 		checkFloat("--spot-share", b.spotShare, 0, 1, false),
 		checkFloat("--spot-interruptions", b.spotRate, 0, maxSpotRate, false),
@@ -151,13 +149,13 @@ func (b *backtestFlags) config(tr backtest.Trace) (backtest.Config, error) {
 		if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
 			return cfg, err
 		}
-		if b.maxStep > cfg.Planner.Fleet.MaxInstances {
-			return cfg, usageErrorf("--max-step %d: must be in [0, --max %d]", b.maxStep, cfg.Planner.Fleet.MaxInstances)
+		cfg.Planner.Fleet.MaxStep, cfg.Planner.Fleet.MinInterval = b.maxStep, b.minInterval
+		if err := checkRangeTable(cfg.Planner.Fleet.Limits.CheckRanges, backtestOverrides); err != nil {
+			return cfg, err
 		}
 		cfg.Forecast.RefitEvery = b.refit
 		cfg.Forecast.Step = b.forecastStep
 		cfg.Forecast.Aggregate = b.aggregate
-		cfg.Planner.Fleet.MaxStep, cfg.Planner.Fleet.MinInterval = b.maxStep, b.minInterval
 		cfg.Planner.Prices.SpotPerHour = b.spotPrice
 	}
 	cfg.QueueTimeout = b.timeout
