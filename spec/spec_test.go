@@ -233,13 +233,12 @@ func TestDocsExampleShowsTheDefaults(t *testing.T) {
 	def.Fleet.MaxStep, def.Fleet.MinInterval = doc.Fleet.MaxStep, doc.Fleet.MinInterval
 	def.TimeZone, def.Windows = doc.TimeZone, doc.Windows
 	dv, fv := reflect.ValueOf(doc), reflect.ValueOf(def)
-	for i := range dv.NumField() {
-		field := dv.Type().Field(i)
-		if !field.IsExported() || field.Name == "Options" {
+	for _, s := range poolSettings(dv.Type(), "", nil) {
+		if s.key == "options" {
 			continue // Options: {} in the example, nil unset; both are none
 		}
-		if a, b := dv.Field(i).Interface(), fv.Field(i).Interface(); !reflect.DeepEqual(a, b) {
-			t.Errorf("docs/forecaster.yaml: %s is %+v, the default is %+v", field.Tag.Get("yaml"), a, b)
+		if a, b := dv.FieldByIndex(s.index).Interface(), fv.FieldByIndex(s.index).Interface(); !reflect.DeepEqual(a, b) {
+			t.Errorf("docs/forecaster.yaml: %s is %+v, the default is %+v", s.key, a, b)
 		}
 	}
 	if f.Interval != g.Interval || f.Listen != g.Listen || f.Workers != g.Workers {
