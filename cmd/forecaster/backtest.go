@@ -19,6 +19,7 @@ import (
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/spec"
 	"github.com/spf13/pflag"
 )
 
@@ -64,7 +65,7 @@ var backtestOverrides = map[string]string{
 func (b *backtestFlags) register(fs *pflag.FlagSet) {
 	b.capacity.register(fs)
 	b.capacity.registerPool(fs)
-	def := control.Settings{}.WithDefaults()
+	def, pool := control.DefaultSettings(), spec.DefaultPool()
 	fs.StringSliceVar(&b.policies, "policies", backtest.Policies(), "policies to compare")
 	fs.StringVar(&b.format, "format", "table", "output format: table or json")
 	fs.StringVar(&b.out, "out", "", "directory for capacity-<policy>.csv files and plots")
@@ -76,8 +77,8 @@ func (b *backtestFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.bootSpread, "boot-spread", 0, "standard deviation of each instance's boot time around --boot, 0 to 24h (0: every boot takes --boot)")
 	fs.DurationVar(&b.drain, "drain", 0, "how long a removed instance stays billed finishing its requests, up to 24h (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")
 	fs.DurationVar(&b.metricsLag, "metrics-lag", 0, "age of the newest metrics the reactive rules see, 0 to 1h (default one tick: one collection interval)")
-	fs.IntVar(&b.maxStep, "max-step", 0, "actuator limit: most instances one change adds or removes, 0 to --max (0: no limit, as serve's max_step)")
-	fs.DurationVar(&b.minInterval, "min-interval", 0, "actuator limit: least time between two changes, 0 to 24h (0: no limit, as serve's min_interval)")
+	fs.IntVar(&b.maxStep, "max-step", pool.Fleet.MaxStep, "actuator limit: most instances one change adds or removes, 0 to --max (0: no limit, as serve's max_step)")
+	fs.DurationVar(&b.minInterval, "min-interval", pool.Fleet.MinInterval, "actuator limit: least time between two changes, 0 to 24h (0: no limit, as serve's min_interval)")
 	fs.DurationVar(&b.warmUp, "warm-up", 24*time.Hour, "time from the start that slo_attainment_after_warmup leaves out, 0 to 366d")
 	fs.StringVar(&b.scoreFrom, "score-from", "", "count figures only from this time (RFC 3339), e.g. to score the second half after tuning on the first")
 	fs.StringVar(&b.scoreUntil, "score-until", "", "count figures only before this time (RFC 3339)")
@@ -85,7 +86,7 @@ func (b *backtestFlags) register(fs *pflag.FlagSet) {
 	fs.Float64SliceVar(&b.sloTargets, "slo-targets", []float64{0.99, 0.995, 0.999}, fmt.Sprintf("SLO targets of the frontier, each in (0, 1), at most %d", maxSLOTargets))
 	fs.Float64Var(&b.spotShare, "spot-share", 0, "share of instances above the reserved baseline run on spot, in [0, 1]")
 	fs.Float64Var(&b.spotRate, "spot-interruptions", 0.05, "interruptions per spot instance-hour, 0 to 60")
-	fs.Float64Var(&b.spotPrice, "spot-price", 1.0, "spot price per instance-hour, 0 to 1e6")
+	fs.Float64Var(&b.spotPrice, "spot-price", pool.Prices.SpotPerHour, "spot price per instance-hour, 0 to 1e6")
 	fs.Uint64Var(&b.seed, "seed", 1, "seed for spot interruptions and boot times")
 	fs.StringVar(&b.writeDemand, "write-demand", "", "also write the demand replayed (after --step) to this CSV file as timestamp,requests per step")
 }

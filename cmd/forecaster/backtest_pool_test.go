@@ -209,3 +209,24 @@ func TestBacktestPoolRefusesOverrides(t *testing.T) {
 		t.Errorf("JSON says pool %q config %q forecast step %s slots %d tick %s", doc.Pool, doc.Config, doc.ForecastStep, doc.Slots, doc.Tick)
 	}
 }
+
+// The plain flags start from a pool's defaults: every setting a pool
+// spec also sets is spec.DefaultPool's, but for the two the flags keep
+// (flagSizing, flagMaxInstances), so --config F --pool P and the flags
+// differ only where a flag or the file says so.
+func TestBacktestFlagsDefaultToAPool(t *testing.T) {
+	bf, err := parseBacktestFlags(newFlagSet("backtest", "", "", io.Discard), []string{"--gpu-rps", "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := spec.DefaultPool().Config
+	want.Sizing, want.Fleet.MaxInstances, want.Fleet.RPSPerInstance = flagSizing, flagMaxInstances, 5
+	if got := bf.capacity.flagConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("the flags' defaults\n%+v\nwant a pool's\n%+v", got, want)
+	}
+	d := spec.DefaultPool()
+	got := []any{bf.maxStep, bf.minInterval, bf.spotPrice}
+	if w := []any{d.Fleet.MaxStep, d.Fleet.MinInterval, d.Prices.SpotPerHour}; !reflect.DeepEqual(got, w) {
+		t.Errorf("--max-step, --min-interval, --spot-price = %v, want a pool's %v", got, w)
+	}
+}

@@ -100,30 +100,42 @@ func (f *capacityFlags) registerCSV(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.step, "step", 0, "resample the demand to this step, for the replay as well as the forecasts, 1s to 7d (default: the file's own step; 1m for synthetic); at most 1,000,000 steps")
 }
 
-// registerFleet adds the fleet, SLO, sizing and plan flags.
+// The capacity flags' defaults where they differ from a pool's. A pool
+// has no max (its file must set one); the figures of README.md and
+// docs/scaling.md were measured at the flags' defaults, an Erlang-C queue
+// and 1000 instances at most, where a pool sizes by utilisation.
+const (
+	flagSizing       = planner.SizingErlangC
+	flagMaxInstances = 1000
+)
+
+// registerFleet adds the fleet, SLO, sizing and plan flags. Their
+// defaults are a pool's (spec.DefaultPool), but for flagSizing and
+// flagMaxInstances.
 func (f *capacityFlags) registerFleet(fs *pflag.FlagSet) {
 	f.fs = fs
+	d := spec.DefaultPool()
 	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves flat out, 1e-9 to 1e9 (each of its --slots takes slots/gpu-rps seconds a request)")
 	fs.IntVar(&f.peakInstances, "peak-instances", 0, fmt.Sprintf("instead of --gpu-rps: size instances so the demand's peak needs this many, 1 to %d (under --sizing, at --slo-target)", maxFleet))
-	fs.Float64Var(&f.targetUtil, "target-util", 0.8, "share of an instance's throughput the plan aims to use, in (0, 1]")
-	fs.StringVar(&f.sizing, "sizing", planner.SizingErlangC, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
+	fs.Float64Var(&f.targetUtil, "target-util", d.TargetUtilisation, "share of an instance's throughput the plan aims to use, in (0, 1]")
+	fs.StringVar(&f.sizing, "sizing", flagSizing, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
 	fs.DurationVar(&f.serviceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot, up to 1h (throughput slots/service-time)")
-	fs.IntVar(&f.slots, "slots", 1, fmt.Sprintf("requests one instance serves at once: its servers in the queue, 1 to %d", maxFleet))
-	fs.DurationVar(&f.boot, "boot", 10*time.Minute, "boot plus model-load time of a new instance, 0 to 24h")
-	fs.IntVar(&f.minInstances, "min", 1, "fewest instances, 0 to --max")
-	fs.IntVar(&f.maxInstances, "max", 1000, fmt.Sprintf("most instances, 1 to %d", maxFleet))
-	fs.Float64Var(&f.price, "price", 2.5, "on-demand price per instance-hour (billed per second), 0 to 1e6")
-	fs.Float64Var(&f.reservedPrice, "reserved-price", 1.6, "reserved price per instance-hour, 0 to 1e6")
-	fs.IntVar(&f.reserved, "reserved", 0, "reserved (committed) baseline instances, 0 to --max")
-	fs.DurationVar(&f.slo, "slo", 10*time.Second, "longest a request may wait for a server, 0 to 1h")
-	fs.Float64Var(&f.sloTarget, "slo-target", planner.DefaultConfig().SLO.Quantile, "share of requests that must wait at most --slo, in [0.5, 1)")
-	fs.Float64Var(&f.sloTarget, "slo-quantile", planner.DefaultConfig().SLO.Quantile, "old name of --slo-target")
+	fs.IntVar(&f.slots, "slots", d.Fleet.Slots, fmt.Sprintf("requests one instance serves at once: its servers in the queue, 1 to %d", maxFleet))
+	fs.DurationVar(&f.boot, "boot", d.Fleet.BootDelay, "boot plus model-load time of a new instance, 0 to 24h")
+	fs.IntVar(&f.minInstances, "min", d.Fleet.MinInstances, "fewest instances, 0 to --max")
+	fs.IntVar(&f.maxInstances, "max", flagMaxInstances, fmt.Sprintf("most instances, 1 to %d", maxFleet))
+	fs.Float64Var(&f.price, "price", d.Prices.OnDemandPerHour, "on-demand price per instance-hour (billed per second), 0 to 1e6")
+	fs.Float64Var(&f.reservedPrice, "reserved-price", d.Prices.ReservedPerHour, "reserved price per instance-hour, 0 to 1e6")
+	fs.IntVar(&f.reserved, "reserved", d.Prices.ReservedInstances, "reserved (committed) baseline instances, 0 to --max")
+	fs.DurationVar(&f.slo, "slo", d.SLO.Latency, "longest a request may wait for a server, 0 to 1h")
+	fs.Float64Var(&f.sloTarget, "slo-target", d.SLO.Quantile, "share of requests that must wait at most --slo, in [0.5, 1)")
+	fs.Float64Var(&f.sloTarget, "slo-quantile", d.SLO.Quantile, "old name of --slo-target")
 	_ = fs.MarkDeprecated("slo-quantile", "use --slo-target")
 	fs.StringVar(&f.schedule, "schedule", "", "file of schedule floors, one a line: 'weekdays 09:45-12:00 [ZONE] at least 6'")
-	fs.StringVar(&f.timeZone, "time-zone", "UTC", "IANA time zone of schedule windows that name none")
-	fs.Float64Var(&f.forecastQuantile, "forecast-quantile", planner.DefaultConfig().ForecastQuantile,
+	fs.StringVar(&f.timeZone, "time-zone", d.TimeZone, "IANA time zone of schedule windows that name none")
+	fs.Float64Var(&f.forecastQuantile, "forecast-quantile", d.ForecastQuantile,
 		"quantile of a forecast step's demand the plans size for, in [0.5, 0.9999]: where the calibration starts, or fixed with --calibrate=false")
-	fs.BoolVar(&f.calibrate, "calibrate", true, "calibrate the forecast quantile walk-forward so the plans' estimated misses match --slo-target")
+	fs.BoolVar(&f.calibrate, "calibrate", d.Calibration.On, "calibrate the forecast quantile walk-forward so the plans' estimated misses match --slo-target")
 }
 
 // registerPool adds --config and --pool. A command that calls it runs the
@@ -326,10 +338,10 @@ func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error)
 }
 
 // flagConfig is the planner configuration as the flags give it, before
-// an instance's throughput is derived: planner.DefaultConfig with each
-// flag's value.
+// an instance's throughput is derived: a pool's defaults
+// (spec.DefaultPool) with each flag's value.
 func (f *capacityFlags) flagConfig() planner.Config {
-	c := planner.DefaultConfig()
+	c := spec.DefaultPool().Config
 	c.TargetUtilisation = f.targetUtil
 	c.Sizing = f.sizing
 	c.Fleet.RPSPerInstance = f.gpuRPS
