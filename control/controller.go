@@ -85,6 +85,11 @@ type Strategy struct {
 // Hybrid reports whether s is the full hybrid policy.
 func (s Strategy) Hybrid() bool { return s == Strategy{} }
 
+// MaxSteps bounds a refit's series, in forecast steps: history, horizon
+// and each period over Step. A configuration file and the backtest refuse
+// more before anything is allocated.
+const MaxSteps = 100_000
+
 // DefaultSettings returns the defaults of the settings a configuration
 // file sets: a 30-minute grid refitted every 3 hours, forecasting 6 hours
 // from 28 days of history with a daily and a weekly season, the model

@@ -30,7 +30,7 @@ const (
 	minStep, maxStep         = time.Minute, 24 * time.Hour
 	// maxSteps bounds history/step, horizon/step and period/step: the
 	// length of the series a refit allocates and fits.
-	maxSteps   = 100_000
+	maxSteps   = control.MaxSteps
 	maxPeriods = 4 // Holt-Winters' most seasonal periods
 )
 
