@@ -33,8 +33,7 @@ type backtestFlags struct {
 	aggregate               string
 	timeout, bootSpread     time.Duration
 	drain, metricsLag       time.Duration
-	maxStep                 int
-	minInterval, warmUp     time.Duration
+	warmUp                  time.Duration
 	scoreFrom, scoreUntil   string
 	frontier                bool
 	sloTargets              []float64
@@ -77,8 +76,8 @@ func (b *backtestFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.bootSpread, "boot-spread", 0, "standard deviation of each instance's boot time around --boot, 0 to 24h (0: every boot takes --boot)")
 	fs.DurationVar(&b.drain, "drain", 0, "how long a removed instance stays billed finishing its requests, up to 24h (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")
 	fs.DurationVar(&b.metricsLag, "metrics-lag", 0, "age of the newest metrics the reactive rules see, 0 to 1h (default one tick: one collection interval)")
-	fs.IntVar(&b.maxStep, "max-step", pool.Fleet.MaxStep, "actuator limit: most instances one change adds or removes, 0 to --max (0: no limit, as serve's max_step)")
-	fs.DurationVar(&b.minInterval, "min-interval", pool.Fleet.MinInterval, "actuator limit: least time between two changes, 0 to 24h (0: no limit, as serve's min_interval)")
+	fs.IntVar(&b.capacity.limits.MaxStep, "max-step", pool.Fleet.MaxStep, "actuator limit: most instances one change adds or removes, 0 to --max (0: no limit, as serve's max_step)")
+	fs.DurationVar(&b.capacity.limits.MinInterval, "min-interval", pool.Fleet.MinInterval, "actuator limit: least time between two changes, 0 to 24h (0: no limit, as serve's min_interval)")
 	fs.DurationVar(&b.warmUp, "warm-up", 24*time.Hour, "time from the start that slo_attainment_after_warmup leaves out, 0 to 366d")
 	fs.StringVar(&b.scoreFrom, "score-from", "", "count figures only from this time (RFC 3339), e.g. to score the second half after tuning on the first")
 	fs.StringVar(&b.scoreUntil, "score-until", "", "count figures only before this time (RFC 3339)")
@@ -150,7 +149,8 @@ func (b *backtestFlags) config(tr backtest.Trace) (backtest.Config, error) {
 		if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
 			return cfg, err
 		}
-		cfg.Planner.Fleet.MaxStep, cfg.Planner.Fleet.MinInterval = b.maxStep, b.minInterval
+		l := b.capacity.limits
+		cfg.Planner.Fleet.MaxStep, cfg.Planner.Fleet.MinInterval = l.MaxStep, l.MinInterval
 		if err := checkRangeTable(cfg.Planner.Fleet.Limits.CheckRanges, backtestOverrides); err != nil {
 			return cfg, err
 		}

@@ -225,7 +225,7 @@ func TestBacktestFlagsDefaultToAPool(t *testing.T) {
 		t.Errorf("the flags' defaults\n%+v\nwant a pool's\n%+v", got, want)
 	}
 	d := spec.DefaultPool()
-	got := []any{bf.maxStep, bf.minInterval, bf.spotPrice}
+	got := []any{bf.capacity.limits.MaxStep, bf.capacity.limits.MinInterval, bf.spotPrice}
 	if w := []any{d.Fleet.MaxStep, d.Fleet.MinInterval, d.Prices.SpotPerHour}; !reflect.DeepEqual(got, w) {
 		t.Errorf("--max-step, --min-interval, --spot-price = %v, want a pool's %v", got, w)
 	}

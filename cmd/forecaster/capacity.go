@@ -36,8 +36,6 @@ type capacityFlags struct {
 	slots         int
 	targetUtil    float64
 	boot          time.Duration
-	minInstances  int
-	maxInstances  int
 	price         float64
 	reservedPrice float64
 	reserved      int
@@ -49,6 +47,10 @@ type capacityFlags struct {
 
 	forecastQuantile float64
 	calibrate        bool
+
+	// limits are --min and --max, and the backtest's --max-step and
+	// --min-interval: a pool's min, max, max_step and min_interval.
+	limits planner.Limits
 
 	// config and poolName are --config and --pool (registerPool).
 	config, poolName string
@@ -122,8 +124,8 @@ func (f *capacityFlags) registerFleet(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.serviceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot, up to 1h (throughput slots/service-time)")
 	fs.IntVar(&f.slots, "slots", d.Fleet.Slots, fmt.Sprintf("requests one instance serves at once: its servers in the queue, 1 to %d", maxFleet))
 	fs.DurationVar(&f.boot, "boot", d.Fleet.BootDelay, "boot plus model-load time of a new instance, 0 to 24h")
-	fs.IntVar(&f.minInstances, "min", d.Fleet.MinInstances, "fewest instances, 0 to --max")
-	fs.IntVar(&f.maxInstances, "max", flagMaxInstances, fmt.Sprintf("most instances, 1 to %d", maxFleet))
+	fs.IntVar(&f.limits.MinInstances, "min", d.Fleet.MinInstances, "fewest instances, 0 to --max")
+	fs.IntVar(&f.limits.MaxInstances, "max", flagMaxInstances, fmt.Sprintf("most instances, 1 to %d", maxFleet))
 	fs.Float64Var(&f.price, "price", d.Prices.OnDemandPerHour, "on-demand price per instance-hour (billed per second), 0 to 1e6")
 	fs.Float64Var(&f.reservedPrice, "reserved-price", d.Prices.ReservedPerHour, "reserved price per instance-hour, 0 to 1e6")
 	fs.IntVar(&f.reserved, "reserved", d.Prices.ReservedInstances, "reserved (committed) baseline instances, 0 to --max")
@@ -348,8 +350,7 @@ func (f *capacityFlags) flagConfig() planner.Config {
 	c.Fleet.ServiceTime = f.serviceTime
 	c.Fleet.Slots = f.slots
 	c.Fleet.BootDelay = f.boot
-	c.Fleet.MinInstances = f.minInstances
-	c.Fleet.MaxInstances = f.maxInstances
+	c.Fleet.MinInstances, c.Fleet.MaxInstances = f.limits.MinInstances, f.limits.MaxInstances
 	c.Prices.OnDemandPerHour = f.price
 	c.Prices.ReservedPerHour = f.reservedPrice
 	c.Prices.ReservedInstances = f.reserved
