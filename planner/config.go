@@ -18,12 +18,12 @@ const (
 )
 
 // Config is everything the planner needs besides the forecast and the live
-// signals. [DefaultConfig] returns field defaults; [Config.Validate] names
-// the first bad field.
+// signals. [DefaultConfig] returns field defaults, [Config.CheckRanges]
+// the range of each number and [Config.Validate] names every bad setting.
 //
 // Its yaml tags are a pool's keys in the forecaster's configuration file
-// (package spec), which embeds it: each setting is declared, defaulted and
-// documented here once.
+// (package spec), which embeds it: each setting is declared, defaulted,
+// ranged and documented here once.
 type Config struct {
 	Fleet  Fleet  `yaml:",inline"`
 	Prices Prices `yaml:"prices"`
