@@ -10,6 +10,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/planner"
 )
 
 // BenchmarkSafeSetDesired measures the safety layer's own cost per call
@@ -26,7 +27,7 @@ func BenchmarkSafeSetDesired(b *testing.B) {
 				b.Fatal(err)
 			}
 			s := actuator.NewSafe(fake, actuator.SafetyOptions{
-				Pools: []actuator.PoolConfig{{Name: "p", Backend: "fake", Max: 10}},
+				Pools: []actuator.PoolConfig{{Name: "p", Backend: "fake", Limits: planner.Limits{MaxInstances: 10}}},
 				Audit: io.Discard, Metrics: m, Logger: slog.New(slog.DiscardHandler)})
 			ctx := context.Background()
 			b.ReportAllocs()

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/prewarm/prewarm/planner"
 )
 
 // PoolConfig is what a back-end and the safety layer know about one pool:
@@ -19,15 +21,12 @@ type PoolConfig struct {
 	// Backend is the registered back-end name ("volcengine", "keda",
 	// "dryrun", "simulated"). Required.
 	Backend string
-	// Min and Max bound the desired size; Safe never asks for less than
-	// Min or more than Max. 0 ≤ Min ≤ Max, Max ≥ 1.
-	Min, Max int
-	// MaxStep caps how many instances one change may add or remove.
-	// 0 means no limit beyond [Min, Max].
-	MaxStep int
-	// MinInterval is the least time between two changes of the pool
-	// (a per-pool rate limit). 0 means no limit.
-	MinInterval time.Duration
+	// Limits bound the desired size (Safe never asks for less than
+	// MinInstances or more than MaxInstances), the instances one change
+	// may add or remove (MaxStep, 0: no limit) and the least time between
+	// two changes (MinInterval, 0: none). Their defaults and ranges are
+	// planner.Limits'.
+	planner.Limits
 	// Options are back-end specific settings (region, endpoint, scaling
 	// group, ...), read by the back-end's Factory; the keys a back-end
 	// accepts are declared when it is registered. Never put secrets here:
@@ -52,30 +51,49 @@ func (e *FieldError) Is(target error) bool { return target == ErrInvalidConfig }
 // same rules, and more, with file and line) and names the offending key in
 // its error, which wraps ErrInvalidConfig.
 func (c PoolConfig) Validate() error {
-	bad := func(field, format string, args ...any) error {
-		name := c.Name
-		if name == "" {
-			name = "(unnamed)"
+	name := c.Name
+	if name == "" {
+		name = "(unnamed)"
+	}
+	var first *FieldError
+	bad := func(field, problem string) {
+		if first == nil {
+			first = &FieldError{Pool: name, Field: field, Problem: problem}
 		}
-		return &FieldError{Pool: name, Field: field, Problem: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case strings.TrimSpace(c.Name) == "":
-		return bad("name", "is required")
+		bad("name", "is required")
 	case strings.TrimSpace(c.Backend) == "":
-		return bad("backend", "is required")
-	case c.Min < 0:
-		return bad("min", "must be ≥ 0, got %d", c.Min)
-	case c.Max < 1:
-		return bad("max", "must be ≥ 1, got %d", c.Max)
-	case c.Max < c.Min:
-		return bad("max", "must be ≥ min (%d), got %d", c.Min, c.Max)
-	case c.MaxStep < 0:
-		return bad("max_step", "must be ≥ 0 (0 = no limit), got %d", c.MaxStep)
-	case c.MinInterval < 0:
-		return bad("min_interval", "must be ≥ 0, got %s", c.MinInterval)
+		bad("backend", "is required")
+	}
+	c.Limits.CheckRanges(firstOutOfRange(bad))
+	if first != nil {
+		return first
 	}
 	return nil
+}
+
+// firstOutOfRange is a planner.RangeChecker that tells its function of
+// each setting out of its range.
+type firstOutOfRange func(key, problem string)
+
+func (f firstOutOfRange) Int(r planner.Range[int]) {
+	if !r.Contains() {
+		f(r.Key, fmt.Sprintf("must be in [%d, %d], got %d", r.Lo, r.Hi, r.Value))
+	}
+}
+
+func (f firstOutOfRange) Duration(r planner.Range[time.Duration]) {
+	if !r.Contains() {
+		f(r.Key, fmt.Sprintf("must be in [%s, %s], got %s", r.Lo, r.Hi, r.Value))
+	}
+}
+
+func (f firstOutOfRange) Float(r planner.Range[float64]) {
+	if !r.Contains() {
+		f(r.Key, fmt.Sprintf("must be in %s, got %v", r.Want(), r.Value))
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/planner"
 )
 
 func TestRegistry(t *testing.T) {
@@ -35,7 +36,7 @@ func TestRegistry(t *testing.T) {
 	if err := r.Register("nil", nil); err == nil {
 		t.Error("registering a nil factory: no error")
 	}
-	good := actuator.PoolConfig{Name: "p", Backend: "fake", Max: 3}
+	good := actuator.PoolConfig{Name: "p", Backend: "fake", Limits: planner.Limits{MaxInstances: 3}}
 	tests := []struct {
 		name    string
 		backend string
@@ -44,10 +45,10 @@ func TestRegistry(t *testing.T) {
 		isErr   error
 	}{
 		{"built", "fake", good, nil, nil},
-		{"declared option", "fake", actuator.PoolConfig{Name: "p", Backend: "fake", Max: 3, Options: map[string]string{"region": "x"}}, nil, nil},
-		{"undeclared option is a typo", "fake", actuator.PoolConfig{Name: "p", Backend: "fake", Max: 3, Options: map[string]string{"regoin": "x"}},
+		{"declared option", "fake", actuator.PoolConfig{Name: "p", Backend: "fake", Limits: planner.Limits{MaxInstances: 3}, Options: map[string]string{"region": "x"}}, nil, nil},
+		{"undeclared option is a typo", "fake", actuator.PoolConfig{Name: "p", Backend: "fake", Limits: planner.Limits{MaxInstances: 3}, Options: map[string]string{"regoin": "x"}},
 			[]string{"options.regoin", "unknown option of back-end fake (known: endpoint, region)"}, actuator.ErrInvalidConfig},
-		{"a back-end without options takes none", "failing", actuator.PoolConfig{Name: "p", Backend: "failing", Max: 3, Options: map[string]string{"x": "1"}},
+		{"a back-end without options takes none", "failing", actuator.PoolConfig{Name: "p", Backend: "failing", Limits: planner.Limits{MaxInstances: 3}, Options: map[string]string{"x": "1"}},
 			[]string{"options.x", "(known: none)"}, actuator.ErrInvalidConfig},
 		{"unknown lists names", "volcano", good, []string{`"volcano"`, "registered: failing, fake"}, actuator.ErrUnknownBackend},
 		{"invalid config", "fake", actuator.PoolConfig{Name: "p", Backend: "fake"}, []string{"max"}, actuator.ErrInvalidConfig},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/planner"
 )
 
 // A back-end wrapped in the safety layer: the planner's 13.2 instances are
@@ -20,7 +21,7 @@ func ExampleSafe() {
 	backend := actuatortest.New("fake").AddPool("sd-pool", 6, 0, 0)
 	clock := actuatortest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	safe := actuator.NewSafe(backend, actuator.SafetyOptions{
-		Pools:    []actuator.PoolConfig{{Name: "sd-pool", Backend: "fake", Min: 1, Max: 16, MaxStep: 4}},
+		Pools:    []actuator.PoolConfig{{Name: "sd-pool", Backend: "fake", Limits: planner.Limits{MinInstances: 1, MaxInstances: 16, MaxStep: 4}}},
 		Audit:    os.Stdout,
 		Logger:   slog.New(slog.DiscardHandler),
 		Now:      clock.Now,

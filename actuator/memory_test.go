@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/planner"
 )
 
 // What Safe remembers survives a restart through Persist and Restore: a new
@@ -17,7 +18,7 @@ func TestMemorySurvivesARestart(t *testing.T) {
 	persist := func(o *actuator.SafetyOptions) {
 		o.Persist = func(pool string, m actuator.Memory) error { saved = append(saved, m); return nil }
 	}
-	cfg := actuator.PoolConfig{Max: 40, MaxStep: 4, MinInterval: 10 * time.Minute}
+	cfg := actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}}
 	h := newHarness(t, cfg, 1, 0, 0, persist)
 	ctx := context.Background()
 	res, err := h.safe.Resize(ctx, "p", 30, "floor")
@@ -53,7 +54,7 @@ func TestMemorySurvivesARestart(t *testing.T) {
 // A crash between the write-ahead and the back-end's answer leaves a
 // pending change, which a restart counts as made.
 func TestPendingChangeCountsAsMade(t *testing.T) {
-	cfg := actuator.PoolConfig{Max: 40, MaxStep: 4, MinInterval: 10 * time.Minute}
+	cfg := actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}}
 	h := newHarness(t, cfg, 1, 0, 0, nil)
 	h.clock.Advance(time.Minute)
 	if err := h.safe.Restore("p", actuator.Memory{LastChange: actuator.Change{At: t0, From: 1, To: 5, RequestID: "x", Pending: true}}); err != nil {
@@ -68,7 +69,7 @@ func TestPendingChangeCountsAsMade(t *testing.T) {
 // back from the record.
 func TestPersistFailures(t *testing.T) {
 	t.Run("write-ahead fails", func(t *testing.T) {
-		h := newHarness(t, actuator.PoolConfig{Max: 10}, 2, 0, 0, func(o *actuator.SafetyOptions) {
+		h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 2, 0, 0, func(o *actuator.SafetyOptions) {
 			o.Persist = func(string, actuator.Memory) error { return errors.New("disk full") }
 		})
 		_, err := h.safe.Resize(context.Background(), "p", 5, "x")
@@ -81,7 +82,7 @@ func TestPersistFailures(t *testing.T) {
 	})
 	t.Run("back-end fails", func(t *testing.T) {
 		var last actuator.Memory
-		h := newHarness(t, actuator.PoolConfig{Max: 10, MinInterval: time.Hour}, 2, 0, 0, func(o *actuator.SafetyOptions) {
+		h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10, MinInterval: time.Hour}}, 2, 0, 0, func(o *actuator.SafetyOptions) {
 			o.Persist = func(_ string, m actuator.Memory) error { last = m; return nil }
 			o.Retry.MaxAttempts = 1
 		})
@@ -102,7 +103,7 @@ func TestPersistFailures(t *testing.T) {
 // Preview says what a change would do without calling the back-end or
 // writing an audit line.
 func TestPreview(t *testing.T) {
-	h := newHarness(t, actuator.PoolConfig{Min: 1, Max: 40, MaxStep: 4, MinInterval: 10 * time.Minute}, 1, 0, 0, nil)
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MinInstances: 1, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}}, 1, 0, 0, nil)
 	tests := []struct {
 		name    string
 		capa    actuator.Capacity

@@ -9,10 +9,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/planner"
 )
 
 func TestSafeMetrics(t *testing.T) {
-	h := newHarness(t, actuator.PoolConfig{Max: 10}, 2, 0, 0, func(o *actuator.SafetyOptions) {
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 2, 0, 0, func(o *actuator.SafetyOptions) {
 		o.Retry.MaxAttempts = 2
 	})
 	throttled := true

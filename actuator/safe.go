@@ -546,7 +546,7 @@ func (s *Safe) decide(p *poolState, c Capacity, known bool, desired int, now tim
 // limit applies the bounds (config and back-end) and the step limit. When
 // fromKnown is false there is no step limit to apply.
 func (s *Safe) limit(cfg PoolConfig, c Capacity, from int, fromKnown bool, desired int) (target int, limitedBy string, err error) {
-	lo, hi := cfg.Min, cfg.Max
+	lo, hi := cfg.MinInstances, cfg.MaxInstances
 	if c.Min > lo {
 		lo = c.Min
 	}
@@ -555,7 +555,7 @@ func (s *Safe) limit(cfg PoolConfig, c Capacity, from int, fromKnown bool, desir
 	}
 	if lo > hi {
 		return 0, "", fmt.Errorf("%w: pool %q: bounds conflict: config [%d, %d], back-end [%d, %d]; nothing applied",
-			ErrInvalidConfig, cfg.Name, cfg.Min, cfg.Max, c.Min, c.Max)
+			ErrInvalidConfig, cfg.Name, cfg.MinInstances, cfg.MaxInstances, c.Min, c.Max)
 	}
 	target = desired
 	if cfg.MaxStep > 0 && fromKnown {

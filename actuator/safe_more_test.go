@@ -13,6 +13,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/redact"
 )
 
@@ -42,7 +43,7 @@ func TestSafeAttemptTimeoutRetried(t *testing.T) {
 	be := &hanging{Fake: fake, hangs: 1}
 	clock := actuatortest.NewClock(t0)
 	s := actuator.NewSafe(be, actuator.SafetyOptions{
-		Pools:  []actuator.PoolConfig{{Name: "p", Backend: "fake", Max: 10}},
+		Pools:  []actuator.PoolConfig{{Name: "p", Backend: "fake", Limits: planner.Limits{MaxInstances: 10}}},
 		Retry:  actuator.RetryPolicy{AttemptTimeout: 20 * time.Millisecond},
 		Sleep:  clock.Sleep,
 		Logger: slog.New(slog.DiscardHandler),
@@ -62,7 +63,7 @@ func TestSafeBackoffBounded(t *testing.T) {
 	// A large base delay must not overflow into small or negative waits:
 	// every sleep is within [0, MaxDelay) and they never shrink.
 	const maxDelay = 3 * time.Hour
-	h := newHarness(t, actuator.PoolConfig{Max: 10}, 1, 0, 0, func(o *actuator.SafetyOptions) {
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 1, 0, 0, func(o *actuator.SafetyOptions) {
 		o.Retry = actuator.RetryPolicy{MaxAttempts: 40, BaseDelay: time.Hour, MaxDelay: maxDelay}
 		o.Jitter = func() float64 { return 0.999 }
 	})
@@ -81,7 +82,7 @@ func TestSafeBackoffBounded(t *testing.T) {
 
 func TestSafeBreakerConcurrentReleases(t *testing.T) {
 	const coolOff = time.Minute
-	h := newHarness(t, actuator.PoolConfig{Max: 10}, 1, 0, 0, func(o *actuator.SafetyOptions) {
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 1, 0, 0, func(o *actuator.SafetyOptions) {
 		o.Retry.MaxAttempts = 1
 		o.Breaker = actuator.BreakerPolicy{FailureThreshold: 2, CoolOff: coolOff}
 	})
@@ -155,7 +156,7 @@ func TestSafeBreakerConcurrentReleases(t *testing.T) {
 
 func TestSafeHalfOpenNoopClosesMetric(t *testing.T) {
 	const coolOff = time.Minute
-	h := newHarness(t, actuator.PoolConfig{Max: 10}, 2, 0, 0, func(o *actuator.SafetyOptions) {
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 2, 0, 0, func(o *actuator.SafetyOptions) {
 		o.Retry.MaxAttempts = 1
 		o.Breaker = actuator.BreakerPolicy{FailureThreshold: 1, CoolOff: coolOff}
 	})
@@ -181,7 +182,7 @@ func TestSafeHalfOpenNoopClosesMetric(t *testing.T) {
 }
 
 func TestSafeRefusedAuditRecordsRequest(t *testing.T) {
-	h := newHarness(t, actuator.PoolConfig{Min: 0, Max: 4}, 6, 5, 0, nil)
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MinInstances: 0, MaxInstances: 4}}, 6, 5, 0, nil)
 	tests := []struct {
 		name      string
 		desired   int
@@ -207,7 +208,7 @@ func TestSafeRefusedAuditRecordsRequest(t *testing.T) {
 
 func TestSafeRedactsEscapedSecrets(t *testing.T) {
 	const secret = "c2VjcmV0/S2V5+Zm9yVGVzdHM=" // base64-like: '/', '+', '='
-	h := newHarness(t, actuator.PoolConfig{Max: 10}, 2, 0, 0, func(o *actuator.SafetyOptions) {
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 2, 0, 0, func(o *actuator.SafetyOptions) {
 		o.Redactor = redact.New(secret)
 		o.Retry.MaxAttempts = 1
 	})

@@ -119,31 +119,31 @@ func TestSafeSetDesiredLimits(t *testing.T) {
 		wantRequested    *int
 		wantFrom, wantTo *int
 	}{
-		{name: "within bounds applied", cfg: actuator.PoolConfig{Min: 0, Max: 10}, current: 2, desired: 5,
+		{name: "within bounds applied", cfg: actuator.PoolConfig{Limits: planner.Limits{MinInstances: 0, MaxInstances: 10}}, current: 2, desired: 5,
 			wantCalls: 1, wantSize: 5, wantOutcome: "ok", wantRequested: ptr(5), wantFrom: ptr(2), wantTo: ptr(5)},
-		{name: "above config max clamped", cfg: actuator.PoolConfig{Min: 0, Max: 10}, current: 2, desired: 50,
+		{name: "above config max clamped", cfg: actuator.PoolConfig{Limits: planner.Limits{MinInstances: 0, MaxInstances: 10}}, current: 2, desired: 50,
 			wantCalls: 1, wantSize: 10, wantOutcome: "ok", wantLimitedBy: "max", wantRequested: ptr(50), wantFrom: ptr(2), wantTo: ptr(10)},
-		{name: "below config min clamped", cfg: actuator.PoolConfig{Min: 3, Max: 10}, current: 5, desired: 0,
+		{name: "below config min clamped", cfg: actuator.PoolConfig{Limits: planner.Limits{MinInstances: 3, MaxInstances: 10}}, current: 5, desired: 0,
 			wantCalls: 1, wantSize: 3, wantOutcome: "ok", wantLimitedBy: "min", wantRequested: ptr(0), wantFrom: ptr(5), wantTo: ptr(3)},
-		{name: "back-end max tighter than config", cfg: actuator.PoolConfig{Min: 0, Max: 16}, current: 2, beMax: 8, desired: 12,
+		{name: "back-end max tighter than config", cfg: actuator.PoolConfig{Limits: planner.Limits{MinInstances: 0, MaxInstances: 16}}, current: 2, beMax: 8, desired: 12,
 			wantCalls: 1, wantSize: 8, wantOutcome: "ok", wantLimitedBy: "max", wantRequested: ptr(12), wantFrom: ptr(2), wantTo: ptr(8)},
-		{name: "back-end min tighter than config", cfg: actuator.PoolConfig{Min: 0, Max: 16}, current: 4, beMin: 2, desired: 0,
+		{name: "back-end min tighter than config", cfg: actuator.PoolConfig{Limits: planner.Limits{MinInstances: 0, MaxInstances: 16}}, current: 4, beMin: 2, desired: 0,
 			wantCalls: 1, wantSize: 2, wantOutcome: "ok", wantLimitedBy: "min", wantRequested: ptr(0), wantFrom: ptr(4), wantTo: ptr(2)},
-		{name: "step limit up", cfg: actuator.PoolConfig{Max: 20, MaxStep: 3}, current: 2, desired: 10,
+		{name: "step limit up", cfg: actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 20, MaxStep: 3}}, current: 2, desired: 10,
 			wantCalls: 1, wantSize: 5, wantOutcome: "ok", wantLimitedBy: "max_step", wantRequested: ptr(10), wantFrom: ptr(2), wantTo: ptr(5)},
-		{name: "step limit down", cfg: actuator.PoolConfig{Max: 20, MaxStep: 3}, current: 10, desired: 0,
+		{name: "step limit down", cfg: actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 20, MaxStep: 3}}, current: 10, desired: 0,
 			wantCalls: 1, wantSize: 7, wantOutcome: "ok", wantLimitedBy: "max_step", wantRequested: ptr(0), wantFrom: ptr(10), wantTo: ptr(7)},
-		{name: "bounds win over step limit", cfg: actuator.PoolConfig{Max: 8, MaxStep: 2}, current: 15, desired: 15,
+		{name: "bounds win over step limit", cfg: actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 8, MaxStep: 2}}, current: 15, desired: 15,
 			wantCalls: 1, wantSize: 8, wantOutcome: "ok", wantLimitedBy: "max", wantRequested: ptr(15), wantFrom: ptr(15), wantTo: ptr(8)},
-		{name: "no change no call", cfg: actuator.PoolConfig{Max: 10}, current: 4, desired: 4,
+		{name: "no change no call", cfg: actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, current: 4, desired: 4,
 			wantCalls: 0, wantSize: 4, wantOutcome: "noop", wantRequested: ptr(4), wantFrom: ptr(4), wantTo: ptr(4)},
-		{name: "clamped to current is a no-op", cfg: actuator.PoolConfig{Max: 10}, current: 10, desired: 30,
+		{name: "clamped to current is a no-op", cfg: actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, current: 10, desired: 30,
 			wantCalls: 0, wantSize: 10, wantOutcome: "noop", wantLimitedBy: "max", wantRequested: ptr(30), wantFrom: ptr(10), wantTo: ptr(10)},
-		{name: "negative refused", cfg: actuator.PoolConfig{Max: 10}, current: 4, desired: -1,
+		{name: "negative refused", cfg: actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, current: 4, desired: -1,
 			wantErr: actuator.ErrInvalidDesired, wantSize: 4, wantOutcome: "refused"},
-		{name: "absurd refused", cfg: actuator.PoolConfig{Max: 10}, current: 4, desired: 1_000_000,
+		{name: "absurd refused", cfg: actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, current: 4, desired: 1_000_000,
 			wantErr: actuator.ErrInvalidDesired, wantSize: 4, wantOutcome: "refused"},
-		{name: "config and back-end bounds conflict", cfg: actuator.PoolConfig{Min: 0, Max: 4}, current: 6, beMin: 5, desired: 3,
+		{name: "config and back-end bounds conflict", cfg: actuator.PoolConfig{Limits: planner.Limits{MinInstances: 0, MaxInstances: 4}}, current: 6, beMin: 5, desired: 3,
 			wantErr: actuator.ErrInvalidConfig, wantSize: 6, wantOutcome: "refused"},
 	}
 	for _, tt := range tests {
@@ -232,7 +232,7 @@ func TestSafeApplyFloat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, actuator.PoolConfig{Max: 10}, 4, 0, 0, nil)
+			h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 4, 0, 0, nil)
 			err := h.safe.Apply(context.Background(), "p", tt.desired, "planner")
 			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
 				t.Fatalf("Apply(%v) error = %v, want %v", tt.desired, err, tt.wantErr)
@@ -280,7 +280,7 @@ func TestSafeRetries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, actuator.PoolConfig{Max: 10}, 1, 0, 0, func(o *actuator.SafetyOptions) {
+			h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 1, 0, 0, func(o *actuator.SafetyOptions) {
 				o.Retry = actuator.RetryPolicy{MaxAttempts: tt.maxAttempts, BaseDelay: 200 * time.Millisecond, MaxDelay: 2 * time.Second}
 			})
 			attempt := 0
@@ -317,7 +317,7 @@ func TestSafeRetries(t *testing.T) {
 }
 
 func TestSafeRetryHonoursContext(t *testing.T) {
-	h := newHarness(t, actuator.PoolConfig{Max: 10}, 1, 0, 0, func(o *actuator.SafetyOptions) {
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 1, 0, 0, func(o *actuator.SafetyOptions) {
 		o.Breaker.FailureThreshold = 1
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -339,7 +339,7 @@ func TestSafeRetryHonoursContext(t *testing.T) {
 
 func TestSafeCircuitBreaker(t *testing.T) {
 	const coolOff = 5 * time.Minute
-	h := newHarness(t, actuator.PoolConfig{Max: 10}, 2, 0, 0, func(o *actuator.SafetyOptions) {
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 2, 0, 0, func(o *actuator.SafetyOptions) {
 		o.Breaker = actuator.BreakerPolicy{FailureThreshold: 3, CoolOff: coolOff}
 	})
 	failing := true
@@ -410,7 +410,7 @@ func TestSafeCircuitBreaker(t *testing.T) {
 }
 
 func TestSafeRateLimit(t *testing.T) {
-	h := newHarness(t, actuator.PoolConfig{Max: 10, MinInterval: 2 * time.Minute}, 1, 0, 0, nil)
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10, MinInterval: 2 * time.Minute}}, 1, 0, 0, nil)
 	ctx := context.Background()
 	steps := []struct {
 		name     string
@@ -441,12 +441,12 @@ func TestSafeRateLimit(t *testing.T) {
 }
 
 func TestSafeUnknownPoolAndInvalidConfig(t *testing.T) {
-	h := newHarness(t, actuator.PoolConfig{Max: 10}, 1, 0, 0, nil)
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 1, 0, 0, nil)
 	err := h.safe.SetDesired(context.Background(), "other", 3, "test")
 	if !errors.Is(err, actuator.ErrUnknownPool) || !strings.Contains(err.Error(), `[p]`) {
 		t.Errorf("unknown pool error = %v, want ErrUnknownPool listing [p]", err)
 	}
-	bad := newHarness(t, actuator.PoolConfig{Min: 5, Max: 2}, 1, 0, 0, nil)
+	bad := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MinInstances: 5, MaxInstances: 2}}, 1, 0, 0, nil)
 	err = bad.safe.SetDesired(context.Background(), "p", 3, "test")
 	if !errors.Is(err, actuator.ErrInvalidConfig) || !strings.Contains(err.Error(), "max") {
 		t.Errorf("invalid config error = %v, want ErrInvalidConfig naming max", err)
@@ -459,7 +459,7 @@ func TestSafeUnknownPoolAndInvalidConfig(t *testing.T) {
 func TestSafeWithoutCapacity(t *testing.T) {
 	// A back-end that cannot report its size: Safe applies config bounds
 	// and remembers what it set to skip repeated calls.
-	h := newHarness(t, actuator.PoolConfig{Max: 10, MaxStep: 2}, 1, 0, 0, nil)
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10, MaxStep: 2}}, 1, 0, 0, nil)
 	h.fake.OnCapacity = func(string) error { return actuator.ErrNotImplemented }
 	ctx := context.Background()
 	for i, want := range []struct{ desired, size, calls int }{{30, 10, 1}, {10, 10, 1}, {5, 8, 2}} {
@@ -477,7 +477,7 @@ func TestSafeWithoutCapacity(t *testing.T) {
 
 func TestSafeAuditLine(t *testing.T) {
 	const fakeKey = "AKLTZmFrZUFjY2Vzc0tleUZvclRlc3Rz"
-	h := newHarness(t, actuator.PoolConfig{Max: 10}, 2, 0, 0, func(o *actuator.SafetyOptions) {
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 2, 0, 0, func(o *actuator.SafetyOptions) {
 		o.Redactor = redact.New(fakeKey)
 		o.Retry.MaxAttempts = 1
 	})
@@ -541,7 +541,7 @@ func TestSafeProviderRequestID(t *testing.T) {
 	var audit bytes.Buffer
 	fake := actuatortest.New("fake").AddPool("p", 1, 0, 0)
 	s := actuator.NewSafe(reporter{fake}, actuator.SafetyOptions{
-		Pools:  []actuator.PoolConfig{{Name: "p", Backend: "fake", Max: 4}},
+		Pools:  []actuator.PoolConfig{{Name: "p", Backend: "fake", Limits: planner.Limits{MaxInstances: 4}}},
 		Audit:  &audit,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -577,7 +577,7 @@ func TestSafePublishSchedule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, actuator.PoolConfig{Min: 1, Max: 9, MaxStep: 3}, 2, 0, 0, nil)
+			h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MinInstances: 1, MaxInstances: 9, MaxStep: 3}}, 2, 0, 0, nil)
 			err := h.safe.PublishSchedule(context.Background(), "p", tt.steps)
 			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
 				t.Fatalf("error = %v, want %v", err, tt.wantErr)
@@ -605,7 +605,7 @@ func TestSafePublishSchedule(t *testing.T) {
 }
 
 func TestSafeRelease(t *testing.T) {
-	h := newHarness(t, actuator.PoolConfig{Max: 10}, 1, 0, 0, nil)
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 1, 0, 0, nil)
 	attempts := 0
 	h.fake.OnRelease = func(id, reason string) error {
 		attempts++
@@ -632,7 +632,7 @@ func TestSafeRelease(t *testing.T) {
 func TestSafeConcurrent(t *testing.T) {
 	// Run with -race: concurrent changes to one pool are serialised, and
 	// the back-end never sees a value outside the bounds.
-	h := newHarness(t, actuator.PoolConfig{Max: 10, MaxStep: 2}, 0, 0, 0, nil)
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10, MaxStep: 2}}, 0, 0, 0, nil)
 	var mu sync.Mutex
 	h.fake.OnScale = func(pool string, from, to int) error {
 		mu.Lock()
@@ -659,7 +659,7 @@ func TestSafeConcurrent(t *testing.T) {
 func TestSafeRateLimitCountsFromDecision(t *testing.T) {
 	// A change whose retries took time does not push the next allowed
 	// change later: a service ticking every min_interval is not refused.
-	h := newHarness(t, actuator.PoolConfig{Max: 10, MinInterval: time.Minute}, 1, 0, 0, func(o *actuator.SafetyOptions) {
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10, MinInterval: time.Minute}}, 1, 0, 0, func(o *actuator.SafetyOptions) {
 		o.Retry = actuator.RetryPolicy{BaseDelay: 10 * time.Second, MaxDelay: 10 * time.Second}
 	})
 	first := true

@@ -58,6 +58,10 @@ type Config struct {
 	// Planner holds the fleet, prices, SLO and policy settings. Each
 	// instance is Planner.Fleet.Slots servers with mean service time
 	// Fleet.ServiceTime, or Slots/RPSPerInstance when that is not set.
+	// Every policy's changes pass through actuator.Safe with the limits
+	// `forecaster serve` applies, Planner.Fleet.Limits (the pool's min,
+	// max, max_step and min_interval; a zero max_step or min_interval is
+	// no limit, as serve's default).
 	Planner planner.Config
 	// Tick is the simulation's time step; 0 means one minute, or the
 	// trace's step when that is finer. It must divide the trace's step.
@@ -77,10 +81,6 @@ type Config struct {
 	// requests in service to finish, S·(1 + 1/2 + … + 1/Slots) for
 	// exponential service times of mean S; negative means none.
 	Drain time.Duration
-	// Limits are the actuator limits `forecaster serve` applies (the
-	// pool's max_step and min_interval): every policy's changes pass
-	// through actuator.Safe with them. Zero: no limit, as serve's default.
-	Limits Limits
 	// Spot optionally runs part of the fleet on interruptible instances.
 	Spot Spot
 	// Forecast sets how the forecasting policies refit.
@@ -97,14 +97,6 @@ type Config struct {
 	// whole trace, walk-forward, so tuning on one half and scoring the
 	// other is honest.
 	ScoreFrom, ScoreUntil time.Time
-}
-
-// Limits are the safety layer's per-pool limits (actuator.PoolConfig).
-type Limits struct {
-	// MaxStep caps the instances one change adds or removes; 0: no cap.
-	MaxStep int
-	// MinInterval is the least time between two changes; 0: no limit.
-	MinInterval time.Duration
 }
 
 // Spot configures interruptible instances.
@@ -138,7 +130,7 @@ type ForecastOptions struct {
 
 // DefaultConfig returns the defaults of planner.DefaultConfig and
 // control.Settings, a 60-second queue timeout, metrics one tick old,
-// drains of one service time per slot, no actuator limits and no spot
+// drains of one service time per slot, no max_step or min_interval and no spot
 // instances.
 func DefaultConfig() Config {
 	return Config{
@@ -195,12 +187,6 @@ func (c Config) validate(t Trace) error {
 	}
 	if c.BootSpread < 0 {
 		bad("--boot-spread %v must not be negative", c.BootSpread)
-	}
-	if c.Limits.MaxStep < 0 {
-		bad("--max-step (max_step) %d must not be negative", c.Limits.MaxStep)
-	}
-	if c.Limits.MinInterval < 0 {
-		bad("--min-interval (min_interval) %v must not be negative", c.Limits.MinInterval)
 	}
 	if c.WarmUp < 0 {
 		bad("--warm-up %v must not be negative", c.WarmUp)

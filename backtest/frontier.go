@@ -256,12 +256,12 @@ func forecastGrid() [][]knob {
 	var quantiles []knob
 	for _, q := range []float64{0.5, 0.8, 0.95, 0.99} {
 		quantiles = append(quantiles, floatKnob("forecast_quantile", q, func(c *Config, v float64) {
-			c.Planner.ForecastQuantile, c.Planner.Calibration.Off = v, true
+			c.Planner.ForecastQuantile, c.Planner.Calibration.On = v, false
 		}))
 	}
 	for _, q := range []float64{0.99, 0.995, 0.999} {
 		quantiles = append(quantiles, floatKnob("calibration_target", q, func(c *Config, v float64) {
-			c.Planner.Calibration.Target, c.Planner.Calibration.Off = v, false
+			c.Planner.Calibration.Target, c.Planner.Calibration.On = v, true
 		}))
 	}
 	var grid [][]knob

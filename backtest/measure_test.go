@@ -136,13 +136,13 @@ var steps = []struct {
 		p := &c.Planner
 		p.Sizing = planner.SizingUtilisation
 		p.SLO.Quantile, p.ForecastQuantile = 0.99, 0.99
-		p.Calibration.Off = true
+		p.Calibration.On = false
 		p.Bounds.FromInterval = true
 		p.Bounds.PeakHeadroom = -1
 		p.Bounds.NoWarmUpPeak = true
 		p.Bounds.WarmUpWidening = 1
-		p.Reactive.ReturnToPlanAfter = -1
-		p.Reactive.IgnoreSLO = true
+		p.Reactive.ReturnToPlanAfter = 0
+		p.Reactive.SLORule = false
 		c.Forecast.IntervalLevel = 0.98
 	}},
 	{"1-slo995", func(c *Config) {
@@ -150,25 +150,25 @@ var steps = []struct {
 		c.Forecast.IntervalLevel = 0.99
 	}},
 	{"2-erlangc", func(c *Config) { c.Planner.Sizing = planner.SizingErlangC }},
-	{"2b-slo-rule", func(c *Config) { c.Planner.Reactive.IgnoreSLO = false }},
+	{"2b-slo-rule", func(c *Config) { c.Planner.Reactive.SLORule = true }},
 	{"3-calibrated", func(c *Config) {
-		c.Planner.ForecastQuantile, c.Planner.Calibration.Off = planner.DefaultConfig().ForecastQuantile, false
+		c.Planner.ForecastQuantile, c.Planner.Calibration.On = planner.DefaultConfig().ForecastQuantile, true
 	}},
 	{"4-slot-errors", func(c *Config) { c.Planner.Bounds.FromInterval = false; c.Forecast.IntervalLevel = 0.8 }},
 	{"5-peak-cap", func(c *Config) { c.Planner.Bounds.PeakHeadroom = 0 }},
-	{"6-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = 0 }},
+	{"6-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = 2 * time.Minute }},
 	{"7-warmup", func(c *Config) { c.Planner.Bounds.NoWarmUpPeak = false; c.Planner.Bounds.WarmUpWidening = 0 }},
 }
 
 // ablations are the defaults with one change undone each.
 var ablations = []variant{
 	{"D-defaults", func(c *Config) {}},
-	{"D-no-calibration", func(c *Config) { c.Planner.Calibration.Off = true }},
+	{"D-no-calibration", func(c *Config) { c.Planner.Calibration.On = false }},
 	{"D-no-slot-errors", func(c *Config) { c.Planner.Bounds.FromInterval = true }},
 	{"D-no-peak-cap", func(c *Config) { c.Planner.Bounds.PeakHeadroom = -1 }},
-	{"D-no-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = -1 }},
+	{"D-no-return", func(c *Config) { c.Planner.Reactive.ReturnToPlanAfter = 0 }},
 	{"D-no-warmup", func(c *Config) { c.Planner.Bounds.NoWarmUpPeak = true; c.Planner.Bounds.WarmUpWidening = 1 }},
-	{"D-no-slo-rule", func(c *Config) { c.Planner.Reactive.IgnoreSLO = true }},
+	{"D-no-slo-rule", func(c *Config) { c.Planner.Reactive.SLORule = false }},
 	{"D-utilisation", func(c *Config) { c.Planner.Sizing = planner.SizingUtilisation }},
 	// The calibration's carry past the top quantile and the defaults
 	// TestTune chose on the first halves, undone one at a time, then

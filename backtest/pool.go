@@ -11,9 +11,9 @@ import (
 )
 
 // MaxHistorySteps bounds the forecast history over the forecast step, as
-// the pool spec does (forecast.history / forecast.step): a longer history
-// is refused before anything is fitted.
-const MaxHistorySteps = 100_000
+// the pool spec does (forecast.history / forecast.step, control.MaxSteps):
+// a longer history is refused before anything is fitted.
+const MaxHistorySteps = control.MaxSteps
 
 // ErrOffGrid matches (errors.Is) the errors of a setting the trace's grid
 // cannot honour: a forecast step, refit interval or decision interval
@@ -30,7 +30,7 @@ func offGrid(format string, args ...any) error { return gridError{fmt.Errorf(for
 
 // ForPool returns the configuration that replays tr through what
 // `forecaster serve` runs for pool: its planner configuration (windows in
-// its time zone), its controller settings, its actuator limits, its
+// its time zone, its actuator limits), its controller settings, its
 // demand fold, and interval (the service's decision interval, the file's
 // `interval`; 0 for the default) as the tick. The simulation's own
 // settings (queue timeout, boot spread, drains, metrics lag, spot,
@@ -54,8 +54,6 @@ func ForPool(pool spec.Pool, interval time.Duration, tr Trace) (Config, error) {
 	default:
 		return cfg, fmt.Errorf("pool %q: demand.aggregate %q: the backtest folds demand by max or mean only", pool.Name, agg)
 	}
-	limits := pool.Actuator()
-	cfg.Limits = Limits{MaxStep: limits.MaxStep, MinInterval: limits.MinInterval}
 	// serve decides every interval; the tick must divide the demand's step.
 	if interval > 0 && interval <= tr.Step && tr.Step%interval == 0 {
 		cfg.Tick = interval

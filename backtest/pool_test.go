@@ -80,8 +80,8 @@ func TestForPoolRunsThePool(t *testing.T) {
 	if !reflect.DeepEqual(cfg.Forecast.Settings, pool.Settings()) {
 		t.Errorf("controller settings %+v, want the pool's %+v", cfg.Forecast.Settings, pool.Settings())
 	}
-	got := []any{cfg.Limits, cfg.Tick, cfg.Forecast.Aggregate, cfg.QueueTimeout}
-	if w := []any{Limits{MaxStep: 3, MinInterval: 7 * time.Minute}, time.Minute, "max", DefaultConfig().QueueTimeout}; !reflect.DeepEqual(got, w) {
+	got := []any{cfg.Planner.Fleet.MaxStep, cfg.Planner.Fleet.MinInterval, cfg.Tick, cfg.Forecast.Aggregate, cfg.QueueTimeout}
+	if w := []any{3, 7 * time.Minute, time.Minute, "max", DefaultConfig().QueueTimeout}; !reflect.DeepEqual(got, w) {
 		t.Errorf("limits, tick, aggregate, queue timeout = %v, want %v", got, w)
 	}
 }

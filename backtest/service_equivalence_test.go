@@ -48,8 +48,8 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 
 	pool := spec.DefaultPool()
 	pool.Name, pool.Backend, pool.Mode = "gpu", simulated.Name, spec.ModeActive
-	pool.Min, pool.Max, pool.RPSPerInstance, pool.BootDelay = 1, 40, 20, 10*time.Minute
-	pool.MaxStep, pool.MinInterval = 3, 5*time.Minute
+	pool.Fleet.MinInstances, pool.Fleet.MaxInstances, pool.Fleet.RPSPerInstance, pool.Fleet.BootDelay = 1, 40, 20, 10*time.Minute
+	pool.Fleet.MaxStep, pool.Fleet.MinInterval = 3, 5*time.Minute
 	pool.Reactive.ScaleOutUtilisation, pool.Reactive.ScaleInUtilisation = 1, 0.01
 	pool.Reactive.ScaleOutQueue = 1e9
 	pool.Tune.Off = true
@@ -58,14 +58,12 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	initial := min(max(plan.InstancesFor(demand.Values[0]), pool.Min), pool.Max)
+	initial := min(max(plan.InstancesFor(demand.Values[0]), pool.Fleet.MinInstances), pool.Fleet.MaxInstances)
 
 	// The backtest.
 	cfg := backtest.DefaultConfig()
 	cfg.Planner = plan
 	cfg.Forecast.Settings = pool.Settings()
-	a := pool.Actuator()
-	cfg.Limits = backtest.Limits{MaxStep: a.MaxStep, MinInterval: a.MinInterval}
 	// The test's collector writes each minute's demand as soon as the
 	// minute ends, so the service reads it at the next tick: no lag
 	// beyond the tick on the backtest's side either.
@@ -85,7 +83,7 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	}
 	defer db.Close()
 	clock := actuatortest.NewClock(start)
-	fleet := simulated.New(simulated.Options{Now: clock.Now, BootDelay: pool.BootDelay})
+	fleet := simulated.New(simulated.Options{Now: clock.Now, BootDelay: pool.Fleet.BootDelay})
 	file := spec.DefaultFile()
 	file.Interval = time.Minute
 	file.Pools = []spec.Pool{pool}
@@ -93,7 +91,7 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	svc, err := service.New(context.Background(), &file, service.Deps{
 		Store: db,
 		Backend: func(_ context.Context, c actuator.PoolConfig) (actuator.Actuator, error) {
-			fleet.AddPool(c.Name, initial, c.Min, c.Max)
+			fleet.AddPool(c.Name, initial, c.MinInstances, c.MaxInstances)
 			return fleet, nil
 		},
 		Safety: actuator.SafetyOptions{Sleep: clock.Sleep},

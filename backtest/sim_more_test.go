@@ -20,7 +20,7 @@ import (
 func TestSafeLimitsApply(t *testing.T) {
 	tr := squareWave(2, 10, 95)
 	cfg := testConfig()
-	cfg.Limits = Limits{MaxStep: 2, MinInterval: 10 * time.Minute}
+	cfg.Planner.Fleet.MaxStep, cfg.Planner.Fleet.MinInterval = 2, 10*time.Minute
 	rep, err := Run(context.Background(), tr, cfg, PolicyReactive, PolicyOracle)
 	if err != nil {
 		t.Fatal(err)

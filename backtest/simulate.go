@@ -170,7 +170,6 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 func (c Config) simOptions(start time.Time, initial int, stream uint64) fleetsim.Options {
 	return fleetsim.Options{Planner: c.Planner, Start: start, Tick: c.Tick, Initial: initial,
 		QueueTimeout: c.QueueTimeout, MetricsLag: c.MetricsLag, BootSpread: c.BootSpread, Drain: max(c.Drain, 0),
-		MaxStep: c.Limits.MaxStep, MinInterval: c.Limits.MinInterval,
 		SpotShare: c.Spot.Share, SpotInterruptionsPerHour: c.Spot.InterruptionsPerHour, Seed: c.Spot.Seed, Stream: stream}
 }
 

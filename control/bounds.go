@@ -153,7 +153,7 @@ func zScore(p float64) float64 { return distuv.UnitNormal.Quantile(p) }
 // refit in force count: the quantile sizes plans.
 func (c *Controller) calibrate(obs planner.Observation, miss float64) {
 	cal := c.plan.Calibration
-	if cal.Off || obs.Span <= 0 {
+	if !cal.On || obs.Span <= 0 {
 		return
 	}
 	if _, ok := c.PlanStep(obs.At.Add(-obs.Span)); !ok || c.meanDemand <= 0 {

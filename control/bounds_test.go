@@ -58,7 +58,7 @@ func burstAt10(from time.Time, hours int) []float64 {
 func TestPerSlotBoundsFollowTheTimeOfDay(t *testing.T) {
 	p := testPlanner()
 	p.Bounds.SlotSpread, p.Bounds.MinErrors = -1, 3
-	p.Calibration.Off, p.ForecastQuantile = true, 0.9
+	p.Calibration.On, p.ForecastQuantile = false, 0.9
 	s := hourly(func([]int) model.Forecaster { return constant(100) })
 	s.RefitEvery = time.Hour
 	s.Follow = planner.GateModel // seasonal naive knows the burst: the gate would demote the model
@@ -118,7 +118,7 @@ func TestPeakCapBoundsThePlan(t *testing.T) {
 // widens it again; it stays within [MinQuantile, MaxQuantile].
 func TestCalibrationFollowsMisses(t *testing.T) {
 	p := testPlanner()
-	p.Calibration.Off = false
+	p.Calibration.On = true
 	p.Calibration.Rate = 0.0008 // four times the default: a quick test
 	p.ForecastQuantile = 0.8
 	c, err := New(p, hourly(func([]int) model.Forecaster { return constant(100) }))
@@ -157,7 +157,7 @@ func TestCalibrationFollowsMisses(t *testing.T) {
 		t.Errorf("refit at quantile %v (plan %q), want %v", r.Quantile, r.ModelPlan[0].Reason, c.Quantile())
 	}
 	// Off: nothing moves.
-	p.Calibration.Off = true
+	p.Calibration.On = false
 	off, _ := New(p, hourly(func([]int) model.Forecaster { return constant(100) }))
 	off.Refit(t0, flat(72, 100))
 	off.Observe(t0, planner.Observation{At: t0, Span: time.Minute, DemandRPS: 500}, 1)
@@ -177,7 +177,7 @@ func TestCalibrationCarriesMissesPastTheTop(t *testing.T) {
 	// lump.
 	minutesAtTop := func(carry float64, lump, restartAt int) int {
 		p := testPlanner()
-		p.Calibration.Off = false
+		p.Calibration.On = true
 		p.Calibration.Carry = carry
 		p.Calibration.Rate = 0.0008 // four times the default: a quick test
 		p.ForecastQuantile = 0.8

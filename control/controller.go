@@ -16,11 +16,13 @@ import (
 )
 
 // Settings configure a Controller's forecasts. Zero fields take the
-// defaults documented on each.
+// defaults documented on each (DefaultSettings). The yaml tags are the
+// keys of a pool's forecast: block in the forecaster's configuration file
+// (package spec), which embeds Settings.
 type Settings struct {
 	// Step is the forecast grid (default 30m); history passed to Refit must
 	// be on this grid.
-	Step time.Duration
+	Step time.Duration `yaml:"step"`
 	// RefitEvery is how often the service (and the backtest, which runs
 	// the same controller) refits (default 3h); it bounds how long one
 	// refit's plan is followed. A refit fits model/auto afresh, tens of
@@ -28,14 +30,14 @@ type Settings struct {
 	// makes 1,700 of them at 3 h and 5,200 at 1 h. Between refits the
 	// plan made at the last one holds, the reactive rules cover surprises
 	// within minutes, and the calibration moves the next plan's bound.
-	RefitEvery time.Duration
+	RefitEvery time.Duration `yaml:"refit_every"`
 	// Horizon is how far each refit forecasts (default 6h), at least
 	// RefitEvery plus the boot delay.
-	Horizon time.Duration
+	Horizon time.Duration `yaml:"horizon"`
 	// History is how much past demand a refit reads (default 28 days).
-	History time.Duration
+	History time.Duration `yaml:"history"`
 	// Periods are the seasonal periods (default a day and a week).
-	Periods []time.Duration
+	Periods []time.Duration `yaml:"periods"`
 	// ChooseModelDaily chooses the model (methods searched, parameters
 	// estimated) at the first refit of each UTC day only, and re-runs that
 	// choice on the history of the day's later refits (Selection), which
@@ -43,25 +45,25 @@ type Settings struct {
 	// default), every refit chooses afresh: a choice a day old forecasts
 	// bursty demand less well, and the plans cost more
 	// (docs/scaling.md measures both).
-	ChooseModelDaily bool
+	ChooseModelDaily bool `yaml:"choose_model_daily"`
 	// NewModel builds the predictive model for the periods (in steps) that
 	// have enough history; nil means model/auto.
-	NewModel func(periods []int) model.Forecaster
+	NewModel func(periods []int) model.Forecaster `yaml:"-"`
 	// NewProfile builds the seasonal-profile stand-in for one period (in
 	// steps); nil means the mean of the last 4 cycles.
-	NewProfile func(period int) model.Forecaster
+	NewProfile func(period int) model.Forecaster `yaml:"-"`
 	// IntervalLevel is the level at which a refit asks the model and the
 	// profile for their own interval (default 0.8). It sets the bound only
 	// until the controller has errors of its own for a slot of the day (see
 	// planner.Bounds), rescaled to the forecast quantile, so refits do not
 	// depend on the quantile and a backtest can share them between
 	// settings.
-	IntervalLevel float64
+	IntervalLevel float64 `yaml:"-"`
 	// Follow pins the plan the controller follows: "" lets the gate choose
 	// (the hybrid policy); planner.GateModel or planner.GateProfile follow
 	// that plan alone whatever the gate says (the backtest's predictive and
 	// scheduled policies, which read it with PlanStep).
-	Follow string
+	Follow string `yaml:"-"`
 }
 
 // Strategy says which terms a Controller's decisions combine. The zero
@@ -83,25 +85,40 @@ type Strategy struct {
 // Hybrid reports whether s is the full hybrid policy.
 func (s Strategy) Hybrid() bool { return s == Strategy{} }
 
+// MaxSteps bounds a refit's series, in forecast steps: history, horizon
+// and each period over Step. A configuration file and the backtest refuse
+// more before anything is allocated.
+const MaxSteps = 100_000
+
+// DefaultSettings returns the defaults of the settings a configuration
+// file sets: a 30-minute grid refitted every 3 hours, forecasting 6 hours
+// from 28 days of history with a daily and a weekly season, the model
+// chosen at every refit. The others' defaults are WithDefaults'.
+func DefaultSettings() Settings {
+	return Settings{Step: 30 * time.Minute, RefitEvery: 3 * time.Hour, Horizon: 6 * time.Hour,
+		History: 28 * 24 * time.Hour, Periods: []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}}
+}
+
 // WithDefaults returns s with its zero fields set to the defaults.
 func (s Settings) WithDefaults() Settings {
+	d := DefaultSettings()
 	if s.Step <= 0 {
-		s.Step = 30 * time.Minute
+		s.Step = d.Step
 	}
 	if s.RefitEvery <= 0 {
-		s.RefitEvery = 3 * time.Hour
+		s.RefitEvery = d.RefitEvery
 	}
 	if s.Horizon <= 0 {
-		s.Horizon = 6 * time.Hour
+		s.Horizon = d.Horizon
 	}
 	if s.History <= 0 {
-		s.History = 28 * 24 * time.Hour
+		s.History = d.History
 	}
 	if s.IntervalLevel <= 0 {
 		s.IntervalLevel = 0.8
 	}
 	if s.Periods == nil {
-		s.Periods = []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}
+		s.Periods = d.Periods
 	}
 	if s.NewModel == nil {
 		s.NewModel = func(periods []int) model.Forecaster { return auto.New(auto.Config{Periods: periods}) }
@@ -518,12 +535,12 @@ func (c *Controller) Decide(now time.Time, obs planner.Observation, current int)
 	return c.holdScaleIn(st, obs.At, current)
 }
 
-// holdScaleIn applies Config.HoldForecastScaleIn: a step below current is
+// holdScaleIn applies Config.ScaleInOnForecast false: a step below current is
 // kept at current unless the reactive rules scaled in at this decision
 // (they saw the idle spell), and even then it drops by their scale-in step
 // only.
 func (c *Controller) holdScaleIn(st planner.Step, at time.Time, current int) planner.Step {
-	if !c.plan.HoldForecastScaleIn || st.Desired >= current {
+	if c.plan.ScaleInOnForecast || st.Desired >= current {
 		return st
 	}
 	r := c.reactive

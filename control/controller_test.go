@@ -34,7 +34,7 @@ func testPlanner() planner.Config {
 	c.Fleet.RPSPerInstance = 10
 	c.Fleet.MaxInstances = 100
 	c.TargetUtilisation = 1
-	c.Calibration.Off = true
+	c.Calibration.On = false
 	c.Bounds.WarmUpWidening = 1
 	c.Bounds.PeakHeadroom = -1
 	c.Bounds.NoWarmUpPeak = true

@@ -8,7 +8,7 @@ import (
 	"github.com/prewarm/prewarm/planner"
 )
 
-// With HoldForecastScaleIn (scale_in_on_forecast: false) the forecast
+// With ScaleInOnForecast false (scale_in_on_forecast: false) the forecast
 // alone does not lower the pool; the reactive rules' idle spell does, one
 // scale-in step at a time.
 func TestHoldForecastScaleIn(t *testing.T) {
@@ -30,7 +30,7 @@ func TestHoldForecastScaleIn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := testPlanner()
-			p.HoldForecastScaleIn = tt.hold
+			p.ScaleInOnForecast = !tt.hold
 			c, err := New(p, hourly(func([]int) model.Forecaster { return constant(100) }))
 			if err != nil {
 				t.Fatal(err)

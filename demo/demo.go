@@ -153,9 +153,9 @@ func replay(ctx context.Context, opts Options, db store.Store, demand datasets.S
 	cfg := spec.DefaultFile()
 	cfg.Interval = step
 	pool := spec.DefaultPool()
-	pool.Name, pool.Backend, pool.Mode, pool.Min, pool.Max, pool.MaxStep = poolName, simulated.Name, spec.ModeActive, 1, 40, 8
+	pool.Name, pool.Backend, pool.Mode, pool.Fleet.MinInstances, pool.Fleet.MaxInstances, pool.Fleet.MaxStep = poolName, simulated.Name, spec.ModeActive, 1, 40, 8
 	pool.Demand = spec.SeriesRef{Measurement: measurement, Match: map[string]string{"pool": poolName}}
-	pool.RPSPerInstance, pool.BootDelay = rpsPerInstance, opts.BootDelay
+	pool.Fleet.RPSPerInstance, pool.Fleet.BootDelay = rpsPerInstance, opts.BootDelay
 	cfg.Pools = []spec.Pool{pool}
 	svc, err := service.New(ctx, &cfg, service.Deps{Store: db,
 		Backend: func(context.Context, actuator.PoolConfig) (actuator.Actuator, error) { return fleet, nil },

@@ -16,7 +16,8 @@ import (
 )
 
 // Options set up a Sim. Planner holds the fleet (throughput or service
-// time, slots, boot delay, bounds), prices and SLO.
+// time, slots, boot delay, and the limits the safety layer enforces),
+// prices and SLO.
 type Options struct {
 	Planner planner.Config
 	// Start is when the first tick begins; Tick its length (required).
@@ -34,9 +35,6 @@ type Options struct {
 	// delay (log-normal); Drain how long a removed instance stays billed
 	// (≤ 0: none). WithDefaults fills the zero ones.
 	BootSpread, Drain time.Duration
-	// MaxStep and MinInterval are the safety layer's limits (0: none).
-	MaxStep     int
-	MinInterval time.Duration
 	// SpotShare of the instances above the reserved baseline run on spot,
 	// each interrupted at SpotInterruptionsPerHour; Seed and Stream make
 	// the interruptions and boot times reproducible.
@@ -235,9 +233,7 @@ func (s *Sim) Interruptions() int { return s.fleet.Usage(pool).Interruptions }
 // newSafe wraps the fleet in the safety layer serve uses, with the pool's
 // limits and the simulated clock; it logs nothing.
 func newSafe(fleet *simulated.Fleet, opts Options, now func() time.Time) *actuator.Safe {
-	c := opts.Planner
-	cfg := actuator.PoolConfig{Name: pool, Backend: simulated.Name, Min: c.Fleet.MinInstances,
-		Max: c.Fleet.MaxInstances, MaxStep: opts.MaxStep, MinInterval: opts.MinInterval}
+	cfg := actuator.PoolConfig{Name: pool, Backend: simulated.Name, Limits: opts.Planner.Fleet.Limits}
 	return actuator.NewSafe(fleet, actuator.SafetyOptions{
 		Pools:    []actuator.PoolConfig{cfg},
 		Now:      now,

@@ -16,7 +16,7 @@ var simStart = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 // 2.5 an instance-hour on demand.
 func simConfig() planner.Config {
 	c := planner.DefaultConfig()
-	c.Fleet = planner.Fleet{RPSPerInstance: 10, Slots: 1, BootDelay: 10 * time.Minute, MinInstances: 0, MaxInstances: 100}
+	c.Fleet = planner.Fleet{RPSPerInstance: 10, Slots: 1, BootDelay: 10 * time.Minute, Limits: planner.Limits{MinInstances: 0, MaxInstances: 100}}
 	c.Prices = planner.Prices{OnDemandPerHour: 2.5}
 	c.SLO.Latency = 10 * time.Second
 	c.SLO.Quantile = 0.995
@@ -145,7 +145,7 @@ func TestApplyThenServeBootsAfterTheBootDelay(t *testing.T) {
 // A step larger than max_step is cut to it, and Apply says so in the
 // step's reason.
 func TestApplyReportsTheMaxStepCut(t *testing.T) {
-	s := newSim(t, 2, func(o *Options) { o.MaxStep = 1 })
+	s := newSim(t, 2, func(o *Options) { o.Planner.Fleet.MaxStep = 1 })
 	st, changed, err := s.Apply(context.Background(), planner.Step{Desired: 6, Reason: "forecast"})
 	if err != nil || !changed {
 		t.Fatalf("Apply: changed %v, %v", changed, err)

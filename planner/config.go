@@ -3,7 +3,6 @@ package planner
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -19,19 +18,23 @@ const (
 )
 
 // Config is everything the planner needs besides the forecast and the live
-// signals. [DefaultConfig] returns field defaults; [Config.Validate] names
-// the first bad field.
+// signals. [DefaultConfig] returns field defaults, [Config.CheckRanges]
+// the range of each number and [Config.Validate] names every bad setting.
+//
+// Its yaml tags are a pool's keys in the forecaster's configuration file
+// (package spec), which embeds it: each setting is declared, defaulted,
+// ranged and documented here once.
 type Config struct {
-	Fleet  Fleet
-	Prices Prices
-	SLO    SLO
+	Fleet  Fleet  `yaml:",inline"`
+	Prices Prices `yaml:"prices"`
+	SLO    SLO    `yaml:",inline"`
 	// Sizing is SizingUtilisation or SizingErlangC.
-	Sizing string
+	Sizing string `yaml:"sizing"`
 	// TargetUtilisation is the share of an instance's throughput the plan
 	// aims to use, in (0, 1]. It leaves headroom for the reactive rules;
 	// with Erlang-C sizing it caps what the queue alone would allow (1:
 	// the queue decides).
-	TargetUtilisation float64
+	TargetUtilisation float64 `yaml:"target_utilisation"`
 	// ForecastQuantile is the quantile of a forecast step's demand the plan
 	// sizes for, in [0.5, 1). It is not the SLO's quantile: a request is
 	// late only when the capacity of the minute it arrives in falls short,
@@ -41,22 +44,21 @@ type Config struct {
 	// quantile walk-forward until the plan's estimated per-request misses
 	// match the SLO. A forecaster that gives its own interval is asked for
 	// level ForecastLevel().
-	ForecastQuantile float64
+	ForecastQuantile float64 `yaml:"forecast_quantile"`
 	// Calibration moves ForecastQuantile walk-forward; see Calibration.
-	Calibration Calibration
+	Calibration Calibration `yaml:",inline"`
 	// Bounds say how a forecast's upper bound is built; see Bounds.
-	Bounds   Bounds
-	Reactive Reactive
-	Gating   Gating
+	Bounds   Bounds   `yaml:"-"`
+	Reactive Reactive `yaml:"reactive"`
+	Gating   Gating   `yaml:"gate"`
 	// Windows are schedule floors; see ParseWindows.
-	Windows []Window
-	// HoldForecastScaleIn keeps a forecast plan from lowering the pool on
-	// its own: a decision below the current size then needs the reactive
-	// rules' idle evidence (their scale-in at that decision), and drops by
-	// Reactive.ScaleInStep only. For pools where a wrong forecast of a
-	// quiet hour costs more than idle GPUs. The zero value scales in on
-	// forecasts.
-	HoldForecastScaleIn bool
+	Windows []Window `yaml:"-"`
+	// ScaleInOnForecast lets a forecast plan lower the pool on its own
+	// (default true). False holds it: a decision below the current size
+	// then needs the reactive rules' idle evidence (their scale-in at that
+	// decision), and drops by Reactive.ScaleInStep only; for pools where a
+	// wrong forecast of a quiet hour costs more than idle GPUs.
+	ScaleInOnForecast bool `yaml:"scale_in_on_forecast"`
 }
 
 // Fleet describes the instances being scaled.
@@ -64,55 +66,56 @@ type Fleet struct {
 	// RPSPerInstance is the request rate one instance serves while meeting
 	// the latency SLO. Required for utilisation sizing; when zero it is
 	// derived from ServiceTime and Slots.
-	RPSPerInstance float64
+	RPSPerInstance float64 `yaml:"rps_per_instance"`
 	// ServiceTime is the mean time one request occupies a slot; required
 	// for Erlang-C sizing.
-	ServiceTime time.Duration
+	ServiceTime time.Duration `yaml:"service_time"`
 	// Slots is how many requests one instance serves at once (batch or
 	// concurrency); Erlang C treats each slot as a server. Default 1.
-	Slots int
+	Slots int `yaml:"slots"`
 	// BootDelay is the lead time from asking for an instance to it serving:
 	// boot plus model load. The plan asks this much ahead.
-	BootDelay time.Duration
-	// MinInstances and MaxInstances bound every plan.
-	MinInstances, MaxInstances int
+	BootDelay time.Duration `yaml:"boot_delay"`
+	// Limits bound every plan (MinInstances, MaxInstances) and every
+	// change made to the fleet (MaxStep, MinInterval).
+	Limits `yaml:",inline"`
 }
 
 // Prices are per instance-hour, billed per second.
 type Prices struct {
 	// OnDemandPerHour is the price of an instance started on demand.
-	OnDemandPerHour float64
+	OnDemandPerHour float64 `yaml:"on_demand_per_hour"`
 	// ReservedPerHour is the price of a reserved (committed) instance, paid
 	// whether used or not, for the first ReservedInstances of the fleet.
-	ReservedPerHour float64
+	ReservedPerHour float64 `yaml:"reserved_per_hour"`
 	// ReservedInstances is the committed baseline; 0 buys all on demand.
-	ReservedInstances int
+	ReservedInstances int `yaml:"reserved_instances"`
 	// SpotPerHour is the price of a spot (interruptible) instance.
-	SpotPerHour float64
+	SpotPerHour float64 `yaml:"spot_per_hour"`
 }
 
 // SLO is the latency objective the fleet is sized for.
 type SLO struct {
 	// Latency is the longest a request may wait for a free instance.
-	Latency time.Duration
+	Latency time.Duration `yaml:"slo_latency"`
 	// Quantile is the share of requests that must meet Latency, e.g. 0.99.
-	Quantile float64
+	Quantile float64 `yaml:"slo_quantile"`
 }
 
 // Gating sets when the forecast term is trusted; see Gate.
 type Gating struct {
 	// MinSeasons is how many whole seasons of history the model needs
 	// before it is trusted (default 2). The seasonal profile needs one.
-	MinSeasons int
+	MinSeasons int `yaml:"min_seasons"`
 	// Tolerance lets the model's recent error exceed seasonal naive's by
 	// this factor before it steps back (default 1.5, tuned on the first
 	// half of the recorded traces). A week's MAE is noisy on bursty or
 	// sparse demand, and stepping back to a weaker plan, or to the
 	// reactive rules alone, on a small difference costs more SLO than it
 	// saves; 1.0 is the strict reading.
-	Tolerance float64
+	Tolerance float64 `yaml:"tolerance"`
 	// Window is how much recent history the accuracy is measured on.
-	Window time.Duration
+	Window time.Duration `yaml:"window"`
 }
 
 // Calibration is an online miss-rate controller for the forecast
@@ -143,23 +146,25 @@ type Gating struct {
 // low quantile: the long-run miss share is then set by the decay, not by
 // the target.
 //
-// The zero value is the default: on, towards the SLO's quantile.
+// Every field but On has a default for its zero value.
 type Calibration struct {
-	// Off keeps ForecastQuantile fixed.
-	Off bool
+	// On moves ForecastQuantile walk-forward (default true); false keeps
+	// it fixed.
+	On bool `yaml:"calibrate"`
 	// Target is the share of requests the plans aim to serve within the
 	// SLO; 0 means SLO.Quantile.
-	Target float64
+	Target float64 `yaml:"-"`
 	// Rate is the step size per minute of mean demand (0: 0.0002, where a
 	// day without a miss widens p by a third and a fully missed quarter of
 	// an hour narrows it about 1.8-fold at a 99.5% target).
-	Rate float64
+	Rate float64 `yaml:"-"`
 	// MinQuantile and MaxQuantile bound the quantile (0: 0.5 and 0.9999).
-	MinQuantile, MaxQuantile float64
+	MinQuantile float64 `yaml:"-"`
+	MaxQuantile float64 `yaml:"-"`
 	// Carry is how far, in natural-log units of the tail 1 − q, the
 	// calibration's memory may run past MaxQuantile (0: DefaultCarry;
 	// negative: none, the memory stops at MaxQuantile), in [0, 20].
-	Carry float64
+	Carry float64 `yaml:"-"`
 }
 
 // Calibration defaults, for the zero fields.
@@ -287,58 +292,55 @@ func offOrDefault[T setting](v, def T) T {
 type Reactive struct {
 	// ScaleOutUtilisation: scale out when utilisation stays above it for
 	// ScaleOutFor (default 0.85 for 5m).
-	ScaleOutUtilisation float64
-	ScaleOutFor         time.Duration
+	ScaleOutUtilisation float64       `yaml:"scale_out_utilisation"`
+	ScaleOutFor         time.Duration `yaml:"scale_out_for"`
 	// ScaleOutQueue: scale out when more requests than this wait for
 	// ScaleOutQueueFor (default 50 for 2m).
-	ScaleOutQueue    float64
-	ScaleOutQueueFor time.Duration
+	ScaleOutQueue    float64       `yaml:"scale_out_queue"`
+	ScaleOutQueueFor time.Duration `yaml:"scale_out_queue_for"`
 	// ScaleInUtilisation: scale in when utilisation stays below it, with an
 	// empty queue, for ScaleInFor (default 0.30 for 20m).
-	ScaleInUtilisation float64
-	ScaleInFor         time.Duration
+	ScaleInUtilisation float64       `yaml:"scale_in_utilisation"`
+	ScaleInFor         time.Duration `yaml:"scale_in_for"`
 	// ScaleOutStep and ScaleInStep are the instances one action adds or
 	// removes (default 1 each).
-	ScaleOutStep, ScaleInStep int
+	ScaleOutStep int `yaml:"scale_out_step"`
+	ScaleInStep  int `yaml:"scale_in_step"`
 	// MaxStep caps how many instances one reactive action may add: a
 	// scale-out adds at least ScaleOutStep and, like the HPA, as many as
 	// the observed load needs, up to MaxStep. Default 4, the HPA's default
 	// scale-up limit (4 pods per period); 1 gives plain +1 steps.
-	MaxStep int
+	MaxStep int `yaml:"max_step"`
 	// ScaleOutCooldown is the wait after a scale-out before the next
 	// (default 5m); ScaleInCooldown the wait after any action before a
 	// scale-in (default 15m).
-	ScaleOutCooldown, ScaleInCooldown time.Duration
-	// IgnoreSLO drops the rule that makes the latency SLO a trigger of its
-	// own: by default the rules scale out when the observed demand would
-	// keep more requests than the SLO allows waiting past it on the current
+	ScaleOutCooldown time.Duration `yaml:"scale_out_cooldown"`
+	ScaleInCooldown  time.Duration `yaml:"scale_in_cooldown"`
+	// SLORule makes the latency SLO a trigger of its own (default true):
+	// the rules scale out when the observed demand would keep more
+	// requests than the SLO allows waiting past it on the current
 	// instances, and never scale in below what the SLO needs (see
 	// ReactiveNext).
-	IgnoreSLO bool
+	SLORule bool `yaml:"slo_rule"`
 	// PanicThreshold turns on the surge rule, Knative's panic mode: when
 	// the observed demand needs at least this many times the current
 	// instances, the rules scale out at once, without waiting for a
 	// condition to hold or a cooldown to pass, to the need of the
 	// observed demand times PanicHeadroom (room for the surge to grow
 	// while the new instances boot). 0: off; Knative's default is 2.
-	PanicThreshold float64
+	PanicThreshold float64 `yaml:"-"`
 	// PanicHeadroom multiplies the observed demand a surge scales out for
 	// (0: 2).
-	PanicHeadroom float64
+	PanicHeadroom float64 `yaml:"-"`
 	// ReturnToPlanAfter: while a forecast plan is in force, a reactive
 	// scale-out above it is given back once the observed load has fitted
-	// the plan's instances for this long (0: 2m; negative: never, the term
+	// the plan's instances for this long (default 2m; 0: never, the term
 	// then holds until the scale-in rule lets go).
-	ReturnToPlanAfter time.Duration
+	ReturnToPlanAfter time.Duration `yaml:"return_to_plan_after"`
 }
 
 // SurgeHeadroom is PanicHeadroom with its default.
 func (r Reactive) SurgeHeadroom() float64 { return orDefault(r.PanicHeadroom, 2) }
-
-// ReturnAfter is ReturnToPlanAfter with its default; 0 means never.
-func (r Reactive) ReturnAfter() time.Duration {
-	return offOrDefault(r.ReturnToPlanAfter, 2*time.Minute)
-}
 
 // DefaultConfig returns the defaults: utilisation sizing at 80%, an SLO of
 // 99.5% of requests waiting at most 10 seconds, the forecast quantile
@@ -349,10 +351,9 @@ func (r Reactive) ReturnAfter() time.Duration {
 func DefaultConfig() Config {
 	return Config{
 		Fleet: Fleet{
-			Slots:        1,
-			BootDelay:    10 * time.Minute,
-			MinInstances: 1,
-			MaxInstances: 100,
+			Slots:     1,
+			BootDelay: 10 * time.Minute,
+			Limits:    DefaultLimits(),
 		},
 		Prices: Prices{OnDemandPerHour: 2.5, ReservedPerHour: 1.6, SpotPerHour: 1.0},
 		SLO:    SLO{Latency: 10 * time.Second, Quantile: 0.995},
@@ -360,6 +361,8 @@ func DefaultConfig() Config {
 
 		TargetUtilisation: 0.8,
 		ForecastQuantile:  0.9,
+		Calibration:       Calibration{On: true},
+		ScaleInOnForecast: true,
 		Reactive: Reactive{
 			ScaleOutUtilisation: 0.85,
 			ScaleOutFor:         5 * time.Minute,
@@ -372,6 +375,7 @@ func DefaultConfig() Config {
 			MaxStep:             4,
 			ScaleOutCooldown:    5 * time.Minute,
 			ScaleInCooldown:     15 * time.Minute,
+			SLORule:             true,
 			ReturnToPlanAfter:   2 * time.Minute,
 		},
 		Gating: Gating{MinSeasons: 2, Tolerance: 1.5, Window: 7 * 24 * time.Hour},
@@ -409,31 +413,15 @@ func (f Fleet) MeanServiceTime() time.Duration {
 	return 0
 }
 
-// Validate reports the first invalid field by its name, e.g.
-// "planner: Reactive.ScaleInUtilisation 0.9 must be below
-// Reactive.ScaleOutUtilisation 0.85".
+// Validate reports every setting out of its range (CheckRanges, the one
+// table the configuration file checks too) and every combination that
+// cannot work, each naming its YAML key, e.g. "planner:
+// reactive.scale_in_utilisation 0.9 is out of range: want [0,
+// reactive.scale_out_utilisation 0.85)".
 func (c Config) Validate() error {
-	var errs []error
+	errs := []error{rangeError(c.CheckRanges)}
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	f := c.Fleet
-	if !(f.RPSPerInstance >= 0) || math.IsInf(f.RPSPerInstance, 0) {
-		bad("rps_per_instance %v must be a finite number >= 0", f.RPSPerInstance)
-	}
-	if f.ServiceTime < 0 {
-		bad("service_time %v must not be negative", f.ServiceTime)
-	}
-	if f.Slots < 0 {
-		bad("slots %d must not be negative", f.Slots)
-	}
-	if f.BootDelay < 0 {
-		bad("boot_delay %v must not be negative", f.BootDelay)
-	}
-	if f.MinInstances < 0 {
-		bad("min %d must not be negative", f.MinInstances)
-	}
-	if f.MaxInstances < max(f.MinInstances, 1) {
-		bad("max %d must be at least 1 and at least min %d", f.MaxInstances, f.MinInstances)
-	}
 	switch c.Sizing {
 	case SizingUtilisation:
 		if f.rps() <= 0 {
@@ -446,53 +434,14 @@ func (c Config) Validate() error {
 	default:
 		bad("sizing %q: want %q or %q", c.Sizing, SizingUtilisation, SizingErlangC)
 	}
-	for _, p := range []struct {
-		name  string
-		price float64
-	}{{"prices.on_demand_per_hour", c.Prices.OnDemandPerHour}, {"prices.reserved_per_hour", c.Prices.ReservedPerHour},
-		{"prices.spot_per_hour", c.Prices.SpotPerHour}} {
-		if !(p.price >= 0) || math.IsInf(p.price, 0) {
-			bad("%s %v must be a finite price >= 0", p.name, p.price)
-		}
+	errs = append(errs, c.Calibration.validate(), c.Bounds.validate(), c.Reactive.validate())
+	if c.Gating.Window < 0 {
+		bad("gate.window %v must not be negative", c.Gating.Window)
 	}
-	if c.Prices.ReservedInstances < 0 {
-		bad("prices.reserved_instances %d must not be negative", c.Prices.ReservedInstances)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("planner: %w", err)
 	}
-	if c.SLO.Latency < 0 {
-		bad("slo_latency %v must not be negative", c.SLO.Latency)
-	}
-	if !(c.SLO.Quantile > 0 && c.SLO.Quantile < 1) {
-		bad("slo_quantile %v must be in (0, 1)", c.SLO.Quantile)
-	}
-	if !(c.TargetUtilisation > 0 && c.TargetUtilisation <= 1) {
-		bad("target_utilisation %v must be in (0, 1]", c.TargetUtilisation)
-	}
-	if !(c.ForecastQuantile >= 0.5 && c.ForecastQuantile < 1) {
-		bad("forecast_quantile %v must be in [0.5, 1)", c.ForecastQuantile)
-	}
-	if err := c.Calibration.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.Bounds.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.Reactive.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	g := c.Gating
-	if g.MinSeasons < 1 {
-		bad("gate.min_seasons %d must be at least 1", g.MinSeasons)
-	}
-	if !(g.Tolerance >= 1) || math.IsInf(g.Tolerance, 0) {
-		bad("gate.tolerance %v must be a finite factor >= 1", g.Tolerance)
-	}
-	if g.Window < 0 {
-		bad("gate.window %v must not be negative", g.Window)
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("planner: %w", errors.Join(errs...))
+	return nil
 }
 
 func (c Calibration) validate() error {
@@ -538,37 +487,11 @@ func (b Bounds) validate() error {
 // serve within the SLO.
 func (c Config) CalibrationTarget() float64 { return orDefault(c.Calibration.Target, c.SLO.Quantile) }
 
+// validate checks the surge rule's settings, which no file sets (the
+// others are CheckRanges').
 func (r Reactive) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if !(r.ScaleOutUtilisation > 0 && r.ScaleOutUtilisation <= 1) {
-		bad("reactive.scale_out_utilisation %v must be in (0, 1]", r.ScaleOutUtilisation)
-	}
-	if !(r.ScaleInUtilisation >= 0 && r.ScaleInUtilisation < r.ScaleOutUtilisation) {
-		bad("reactive.scale_in_utilisation %v must be in [0, reactive.scale_out_utilisation %v)", r.ScaleInUtilisation, r.ScaleOutUtilisation)
-	}
-	if !(r.ScaleOutQueue >= 0) {
-		bad("reactive.scale_out_queue %v must not be negative", r.ScaleOutQueue)
-	}
-	for _, d := range []struct {
-		name string
-		d    time.Duration
-	}{{"reactive.scale_out_for", r.ScaleOutFor}, {"reactive.scale_out_queue_for", r.ScaleOutQueueFor},
-		{"reactive.scale_in_for", r.ScaleInFor}, {"reactive.scale_out_cooldown", r.ScaleOutCooldown},
-		{"reactive.scale_in_cooldown", r.ScaleInCooldown}} {
-		if d.d < 0 {
-			bad("%s %v must not be negative", d.name, d.d)
-		}
-	}
-	if r.ScaleOutStep < 1 {
-		bad("reactive.scale_out_step %d must be at least 1", r.ScaleOutStep)
-	}
-	if r.ScaleInStep < 1 {
-		bad("reactive.scale_in_step %d must be at least 1", r.ScaleInStep)
-	}
-	if r.MaxStep < r.ScaleOutStep {
-		bad("reactive.max_step %d must be at least reactive.scale_out_step %d", r.MaxStep, r.ScaleOutStep)
-	}
 	if !(r.PanicThreshold == 0 || (r.PanicThreshold >= 1.1 && r.PanicThreshold <= 100)) {
 		bad("reactive.panic_threshold %v must be 0 (off) or in [1.1, 100]", r.PanicThreshold)
 	}

@@ -2,7 +2,6 @@ package planner
 
 import (
 	"testing"
-	"time"
 )
 
 // TestSettingDefaults: a setting left at 0 takes its default, and one a
@@ -21,7 +20,6 @@ func TestSettingDefaults(t *testing.T) {
 		{"carry", Calibration{Carry: -1}.CarryLog(), 0},
 		{"headroom", Bounds{}.Headroom(), 1},
 		{"spread", float64(Bounds{SlotSpread: -1}.Spread()), 0},
-		{"return", float64(Reactive{}.ReturnAfter()), float64(2 * time.Minute)},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -82,12 +82,12 @@ func TestValidate(t *testing.T) {
 		want string
 	}{
 		{"defaults need a throughput", func(c *Config) { c.Fleet.RPSPerInstance = 0 }, "rps_per_instance must be > 0"},
-		{"max below min", func(c *Config) { c.Fleet.MinInstances = 5; c.Fleet.MaxInstances = 3 }, "max 3 must be at least 1 and at least min 5"},
+		{"max below min", func(c *Config) { c.Fleet.MinInstances = 5; c.Fleet.MaxInstances = 3 }, "max 3 is out of range: want 5 to 100000"},
 		{"unknown sizing", func(c *Config) { c.Sizing = "magic" }, `sizing "magic"`},
 		{"erlang-c needs a service time", func(c *Config) { c.Sizing = SizingErlangC }, "service_time must be > 0 for erlang-c"},
 		{"negative price", func(c *Config) { c.Prices.SpotPerHour = -1 }, "prices.spot_per_hour -1"},
 		{"NaN price", func(c *Config) { c.Prices.OnDemandPerHour = math.NaN() }, "prices.on_demand_per_hour NaN"},
-		{"quantile out of range", func(c *Config) { c.ForecastQuantile = 1 }, "forecast_quantile 1 must be in [0.5, 1)"},
+		{"quantile out of range", func(c *Config) { c.ForecastQuantile = 1 }, "forecast_quantile 1 is out of range: want [0.5, 0.9999]"},
 		{"scale-in above scale-out", func(c *Config) { c.Reactive.ScaleInUtilisation = 0.9 }, "reactive.scale_in_utilisation 0.9"},
 		{"negative cooldown", func(c *Config) { c.Reactive.ScaleInCooldown = -time.Second }, "reactive.scale_in_cooldown -1s"},
 		{"max step below step", func(c *Config) { c.Reactive.ScaleOutStep = 2; c.Reactive.MaxStep = 1 }, "reactive.max_step 1"},

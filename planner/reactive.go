@@ -50,7 +50,7 @@ type ReactiveState struct {
 //     queue > ScaleOutQueue for ScaleOutQueueFor, and ScaleOutCooldown has
 //     passed since the last scale-out: current + ScaleOutStep (or what the
 //     observed load needs, up to MaxStep).
-//     Unless Reactive.IgnoreSLO, also when the observed demand would keep
+//     With Reactive.SLORule, also when the observed demand would keep
 //     more than 1 − SLO.Quantile of requests waiting past SLO.Latency on
 //     current instances (MissShare) for ScaleOutQueueFor: with long
 //     service times a pool misses its SLO well below any utilisation
@@ -58,7 +58,7 @@ type ReactiveState struct {
 //   - In: when utilisation < ScaleInUtilisation with an empty queue (less
 //     than one request waiting) for ScaleInFor, and ScaleInCooldown has
 //     passed since the last action: the term drops ScaleInStep below
-//     current. Unless Reactive.IgnoreSLO, only if the smaller fleet would
+//     current. With Reactive.SLORule, only if the smaller fleet would
 //     still meet the SLO at the observed demand.
 //   - Otherwise the term keeps its last recommendation: a reactive
 //     scale-out holds until the load has really gone.
@@ -68,9 +68,9 @@ func (c *Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Re
 	s.HighSince = track(s.HighSince, obs.Utilisation > r.ScaleOutUtilisation, began)
 	s.QueueSince = track(s.QueueSince, obs.Queue > r.ScaleOutQueue, began)
 	late := 1 - c.SLO.Quantile
-	s.SLOSince = track(s.SLOSince, !r.IgnoreSLO && c.missShareAbove(obs.DemandRPS, current, late), began)
+	s.SLOSince = track(s.SLOSince, r.SLORule && c.missShareAbove(obs.DemandRPS, current, late), began)
 	s.LowSince = track(s.LowSince, obs.Utilisation < r.ScaleInUtilisation && obs.Queue < 1 &&
-		(r.IgnoreSLO || !c.missShareAbove(obs.DemandRPS, current-r.ScaleInStep, late)), began)
+		(!r.SLORule || !c.missShareAbove(obs.DemandRPS, current-r.ScaleInStep, late)), began)
 	if s.Desired == 0 {
 		s.Desired, _ = c.clamp(current)
 	}
@@ -140,7 +140,7 @@ func track(since time.Time, holds bool, began time.Time) time.Time {
 
 // ReturnToPlan gives a reactive scale-out back to the forecast plan: when
 // the term stands above planned, and the observed load has fitted planned
-// instances for Reactive.ReturnAfter(), the term drops to planned.
+// instances for Reactive.ReturnToPlanAfter, the term drops to planned.
 // Fitting means that on planned instances the load would trigger no
 // scale-out rule: its need is no more than planned, the utilisation it
 // would bring stays under ScaleOutUtilisation, the queue is short and (with
@@ -150,10 +150,10 @@ func track(since time.Time, holds bool, began time.Time) time.Time {
 // instance per cooldown, for hours after the burst that caused it.
 func (c *Config) ReturnToPlan(s ReactiveState, obs Observation, planned int) (ReactiveState, bool) {
 	r := c.Reactive
-	after := r.ReturnAfter()
+	after := r.ReturnToPlanAfter
 	fits := s.Desired > planned && planned > 0 && c.InstancesFor(obs.DemandRPS) <= planned &&
 		obs.DemandRPS <= float64(planned)*c.Fleet.rps()*r.ScaleOutUtilisation && obs.Queue <= r.ScaleOutQueue &&
-		(r.IgnoreSLO || !c.missShareAbove(obs.DemandRPS, planned, 1-c.SLO.Quantile))
+		(!r.SLORule || !c.missShareAbove(obs.DemandRPS, planned, 1-c.SLO.Quantile))
 	s.FitsPlanSince = track(s.FitsPlanSince, fits, obs.At.Add(-obs.Span))
 	if after <= 0 || !fits || obs.At.Sub(s.FitsPlanSince) < after {
 		return s, false

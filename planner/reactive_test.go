@@ -68,7 +68,7 @@ func TestReactiveNext(t *testing.T) {
 			c.Reactive.MaxStep = 1
 			// The observations' demand only sizes proportional steps here;
 			// the SLO rule reads it and has a table of its own.
-			c.Reactive.IgnoreSLO = true
+			c.Reactive.SLORule = false
 			if tc.cfg != nil {
 				tc.cfg(&c)
 			}
@@ -119,7 +119,7 @@ func TestReactiveSLORule(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c.Reactive.IgnoreSLO = !tc.aware
+			c.Reactive.SLORule = tc.aware
 			var s ReactiveState
 			current := tc.start
 			var reasons []string

@@ -15,9 +15,9 @@ import (
 type Input struct {
 	// Trace is the pool's recorded demand (requests/s at its own step).
 	Trace backtest.Trace
-	// Backtest is the pool's whole set-up: Planner (fleet, sizing, SLO,
-	// prices, gate, floors), Forecast (the controller's settings, as the
-	// pool's forecast: block), Limits, Spot and seed. The report's
+	// Backtest is the pool's whole set-up: Planner (fleet and its limits,
+	// sizing, SLO, prices, gate, floors), Forecast (the controller's
+	// settings, as the pool's forecast: block), Spot and seed. The report's
 	// controller runs with the same Planner and Forecast settings.
 	Backtest backtest.Config
 	// Title names the pool or trace in the report's heading.

@@ -401,7 +401,7 @@ func TestReadyBootingAndCapacityShort(t *testing.T) {
 	cfg.Pools = []spec.Pool{testSpec(testPool, func(p *spec.Pool) { p.Backend = simulated.Name })}
 	svc, err := New(context.Background(), &cfg, Deps{Store: r.store, Now: r.clock.Now, Metrics: m, Logger: quietLogger(),
 		Backend: func(_ context.Context, c actuator.PoolConfig) (actuator.Actuator, error) {
-			fleet.AddPool(c.Name, 2, c.Min, c.Max)
+			fleet.AddPool(c.Name, 2, c.MinInstances, c.MaxInstances)
 			return fleet, nil
 		}})
 	if err != nil {

@@ -62,7 +62,7 @@ func benchService(b *testing.B) (*Service, *actuatortest.Clock, *actuatortest.Fa
 		if err := db.Write(context.Background(), pts); err != nil {
 			b.Fatal(err)
 		}
-		file.Pools = append(file.Pools, testSpec(name, func(p *spec.Pool) { p.MaxStep, p.MinInterval = 4, 5*time.Minute }))
+		file.Pools = append(file.Pools, testSpec(name, func(p *spec.Pool) { p.Fleet.MaxStep, p.Fleet.MinInterval = 4, 5*time.Minute }))
 		fake.AddPool(name, 5, 0, 0)
 	}
 	st, err := state.Open(filepath.Join(dir, "state.db"), state.Options{})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/model"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/service/state"
@@ -27,9 +28,9 @@ func (c constant) Forecast(history []float64, horizon int, level float64) (model
 // hourlyGate is a pool refitting every hour on a one-day season, its gate
 // measured over a day, so a model can lose the gate within a test.
 func hourlyGate(p *spec.Pool) {
-	p.Forecast = spec.Forecast{Step: time.Hour, RefitEvery: time.Hour, Horizon: 3 * time.Hour, History: 10 * 24 * time.Hour,
+	p.Forecast = control.Settings{Step: time.Hour, RefitEvery: time.Hour, Horizon: 3 * time.Hour, History: 10 * 24 * time.Hour,
 		Periods: []time.Duration{24 * time.Hour}}
-	p.Gate.Window = 24 * time.Hour
+	p.Gating.Window = 24 * time.Hour
 }
 
 // A model demoted for losing to seasonal naive stays demoted after a

@@ -22,7 +22,7 @@ import (
 // min_interval 10m, a floor of 30 all day.
 func floor30(mode spec.Mode) func(*spec.Pool) {
 	return func(p *spec.Pool) {
-		p.Mode, p.Min, p.Max, p.MaxStep, p.MinInterval = mode, 1, 40, 4, 10*time.Minute
+		p.Mode, p.Fleet.MinInstances, p.Fleet.MaxInstances, p.Fleet.MaxStep, p.Fleet.MinInterval = mode, 1, 40, 4, 10*time.Minute
 		p.Windows = "daily 00:00-24:00 at least 30"
 	}
 }

@@ -58,7 +58,7 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 	}
 	for _, p := range pools {
-		cfg.Pools = append(cfg.Pools, testSpec(p.name, func(ps *spec.Pool) { ps.Mode, ps.MaxStep = p.mode, 4 }))
+		cfg.Pools = append(cfg.Pools, testSpec(p.name, func(ps *spec.Pool) { ps.Mode, ps.Fleet.MaxStep = p.mode, 4 }))
 		fake.AddPool(p.name, 3, 1, 50)
 	}
 	write(clock.Now().Add(-15*24*time.Hour), clock.Now())

@@ -90,7 +90,7 @@ func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
 		return nil, err
 	}
 	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, mode: ps.Mode}
-	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Min: ps.Min, Max: ps.Max,
+	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Limits: ps.Fleet.Limits,
 		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
 		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
 	p.views = buildViews(ps.Name, tuner.Live())
@@ -124,8 +124,7 @@ func (s *Service) rebuild(ctx context.Context, was, ps spec.Pool) (*pool, error)
 	}
 	np := &pool{spec: ps, plan: plan, tuner: tuner}
 	a, b := was.Actuator(), ps.Actuator()
-	if a.Backend != b.Backend || a.Min != b.Min || a.Max != b.Max || a.MaxStep != b.MaxStep ||
-		a.MinInterval != b.MinInterval || fmt.Sprint(a.Options) != fmt.Sprint(b.Options) {
+	if a.Backend != b.Backend || a.Limits != b.Limits || fmt.Sprint(a.Options) != fmt.Sprint(b.Options) {
 		if np.act, err = s.newSafe(ctx, ps); err != nil {
 			return nil, err
 		}
@@ -163,7 +162,7 @@ func (s *Service) takePending(p *pool) {
 	if p.override == nil || p.override.ConfigMode != string(np.spec.Mode) {
 		p.setMode(np.spec.Mode, nil)
 	}
-	p.status.Backend, p.status.Min, p.status.Max = np.spec.Backend, np.spec.Min, np.spec.Max
+	p.status.Backend, p.status.Limits = np.spec.Backend, np.spec.Fleet.Limits
 	p.status.Cost.PricePerHour = np.plan.Prices.OnDemandPerHour
 	s.mu.Unlock()
 	s.deps.Metrics.bootDelay(name, np.plan.Fleet.BootDelay)

@@ -13,6 +13,7 @@ import (
 	"github.com/prewarm/prewarm/actuator/releasehook"
 	"github.com/prewarm/prewarm/collector/alert"
 	"github.com/prewarm/prewarm/collector/notify"
+	"github.com/prewarm/prewarm/planner"
 )
 
 // An idle event from the collector's webhook dispatcher, posted to the
@@ -23,7 +24,7 @@ func TestCollectorIdleEventReleasesTheInstance(t *testing.T) {
 	r := newRig(t, 2, nil)
 	released := make(chan string, 4)
 	r.fake.OnRelease = func(id, _ string) error { released <- id; return nil }
-	safe := actuator.NewSafe(r.fake, actuator.SafetyOptions{Pools: []actuator.PoolConfig{{Name: testPool, Backend: "fake", Max: 50}}})
+	safe := actuator.NewSafe(r.fake, actuator.SafetyOptions{Pools: []actuator.PoolConfig{{Name: testPool, Backend: "fake", Limits: planner.Limits{MaxInstances: 50}}}})
 	hook, err := releasehook.New(releasehook.Config{Releaser: safe, Token: "t0ken",
 		Allow: func(_ context.Context, id string) (bool, error) { return id == "i-idle", nil }})
 	if err != nil {

@@ -24,7 +24,7 @@ func TestReload(t *testing.T) {
 	}
 	file := spec.DefaultFile()
 	file.Pools = []spec.Pool{
-		testSpec(testPool, func(p *spec.Pool) { floor30(spec.ModeActive)(p); p.MaxStep = 10; p.Max = 45 }),
+		testSpec(testPool, func(p *spec.Pool) { floor30(spec.ModeActive)(p); p.Fleet.MaxStep = 10; p.Fleet.MaxInstances = 45 }),
 		testSpec("new", nil),
 	}
 	if err := r.svc.Reload(context.Background(), &file); err != nil {

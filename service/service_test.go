@@ -38,9 +38,9 @@ const testPool = "gpu"
 // testSpec is the rig's pool: active, 1 to 50 instances of 10 req/s.
 func testSpec(name string, mutate func(*spec.Pool)) spec.Pool {
 	p := spec.DefaultPool()
-	p.Name, p.Backend, p.Mode, p.Min, p.Max = name, "fake", spec.ModeActive, 1, 50
+	p.Name, p.Backend, p.Mode, p.Fleet.MinInstances, p.Fleet.MaxInstances = name, "fake", spec.ModeActive, 1, 50
 	p.Demand = spec.SeriesRef{Measurement: "requests_rps", Match: map[string]string{"pool": name}}
-	p.RPSPerInstance, p.BootDelay = 10, 10*time.Minute
+	p.Fleet.RPSPerInstance, p.Fleet.BootDelay = 10, 10*time.Minute
 	if mutate != nil {
 		mutate(&p)
 	}
@@ -461,7 +461,7 @@ func TestActuatorRefusals(t *testing.T) {
 		// Floors of 5 from 00:00 and 9 from 00:03 (boot 1m): the second
 		// change falls within min_interval.
 		r := newRig(t, 2, func(pc *spec.Pool) {
-			pc.MinInterval, pc.BootDelay = time.Hour, time.Minute
+			pc.Fleet.MinInterval, pc.Fleet.BootDelay = time.Hour, time.Minute
 			pc.Windows = "daily 00:00-00:03 at least 5\ndaily 00:03-01:00 at least 9"
 		})
 		for i := range 6 {

@@ -28,10 +28,9 @@ const (
 type PoolStatus struct {
 	Name    string `json:"name"`
 	Backend string `json:"backend"`
-	// Min and Max bound the pool's size (Max is also the static fleet
-	// the cost is compared with).
-	Min int `json:"min"`
-	Max int `json:"max"`
+	// Limits are the pool's min, max, max_step and min_interval (max is
+	// also the static fleet the cost is compared with).
+	planner.Limits
 	// Mode is the mode in force: forecast-only, active or paused.
 	// ModeSource is "config" (the file) or "api" (set at ModeSetAt).
 	Mode       spec.Mode `json:"mode"`

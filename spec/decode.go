@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -138,15 +139,8 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 		d.fail(n, path, "want a mapping of keys, got %s", kindName(n))
 		return
 	}
-	fields := map[string]int{}
-	var known []string
-	for i := range v.NumField() {
-		tag := strings.Split(v.Type().Field(i).Tag.Get("yaml"), ",")[0]
-		if tag != "" && tag != "-" {
-			fields[tag] = i
-			known = append(known, tag)
-		}
-	}
+	fields := yamlFields(v.Type(), nil, map[string][]int{})
+	known := slices.Collect(maps.Keys(fields))
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
@@ -162,8 +156,25 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		d.lines[kp], d.values[kp] = key.Line, val
-		d.decode(val, v.Field(f), kp)
+		d.decode(val, v.FieldByIndex(f), kp)
 	}
+}
+
+// yamlFields adds to fields the index of each field of t by its yaml key,
+// the keys of a struct field tagged ",inline" as its own.
+func yamlFields(t reflect.Type, at []int, fields map[string][]int) map[string][]int {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		index := append(slices.Clone(at), i)
+		switch {
+		case f.Type.Kind() == reflect.Struct && opts == "inline":
+			yamlFields(f.Type, index, fields)
+		case name != "" && name != "-":
+			fields[name] = index
+		}
+	}
+	return fields
 }
 
 // stringMap fills a map[string]string from a mapping of scalars.

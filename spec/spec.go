@@ -79,14 +79,8 @@ type Pool struct {
 	Backend string `yaml:"backend"`
 	// Mode is forecast-only (default), active or paused.
 	Mode Mode `yaml:"mode"`
-	// Min, Max, MaxStep and MinInterval bound what the actuator may do:
-	// the size, the instances one change may add or remove (0: no limit)
-	// and the least time between two changes (0: none).
-	Min         int               `yaml:"min"`
-	Max         int               `yaml:"max"`
-	MaxStep     int               `yaml:"max_step"`
-	MinInterval time.Duration     `yaml:"min_interval"`
-	Options     map[string]string `yaml:"options"`
+	// Options are the back-end's settings (Backends lists their keys).
+	Options map[string]string `yaml:"options"`
 	// PublishSchedule hands the plan's future steps to back-ends that can
 	// act on them themselves (scheduled scaling policies).
 	PublishSchedule bool `yaml:"publish_schedule"`
@@ -100,41 +94,20 @@ type Pool struct {
 	// Queue is the series of waiting requests; unset means 0.
 	Queue *SeriesRef `yaml:"queue"`
 
-	// Sizing is "utilisation" (RPSPerInstance at TargetUtilisation) or
-	// "erlang-c" (the P(SLOQuantile) wait of an M/M/c queue of Slots per
-	// instance, each serving one request per ServiceTime).
-	Sizing            string        `yaml:"sizing"`
-	RPSPerInstance    float64       `yaml:"rps_per_instance"`
-	ServiceTime       time.Duration `yaml:"service_time"`
-	Slots             int           `yaml:"slots"`
-	TargetUtilisation float64       `yaml:"target_utilisation"`
-	// BootDelay is boot plus model load: the pre-warm lead time.
-	BootDelay time.Duration `yaml:"boot_delay"`
-	// SLOLatency and SLOQuantile: the latency objective, the share of
-	// requests that must wait at most SLOLatency.
-	SLOLatency  time.Duration `yaml:"slo_latency"`
-	SLOQuantile float64       `yaml:"slo_quantile"`
-	// ForecastQuantile is the quantile of the forecast's error the plan
-	// sizes for: where calibration starts, or, with Calibrate false, where
-	// it stays. It is not the SLO's quantile: a per-step P99 over-provisions
-	// a per-request 99%.
-	ForecastQuantile float64 `yaml:"forecast_quantile"`
-	// Calibrate moves ForecastQuantile walk-forward until the estimated
-	// share of requests within slo_latency matches slo_quantile
-	// (planner.Calibration).
-	Calibrate bool `yaml:"calibrate"`
-	// ScaleInOnForecast false keeps the forecast from lowering the pool on
-	// its own: a scale-in then needs the reactive rules' idle evidence.
-	ScaleInOnForecast bool `yaml:"scale_in_on_forecast"`
+	// Config is the fleet, its limits (min, max, max_step,
+	// min_interval), sizing, SLO, prices, reactive rules and gate: the
+	// planner's settings, each key declared, defaulted and documented on
+	// its planner type. Its Windows are parsed from the pool's own
+	// Windows text by Planner; max has no default in a pool.
+	planner.Config `yaml:",inline"`
 	// Windows are schedule floors, one per line, e.g.
 	// "weekdays 09:45-12:00 at least 6", in TimeZone (an IANA name).
 	Windows  string `yaml:"windows"`
 	TimeZone string `yaml:"time_zone"`
 
-	Prices   Prices   `yaml:"prices"`
-	Reactive Reactive `yaml:"reactive"`
-	Gate     Gate     `yaml:"gate"`
-	Forecast Forecast `yaml:"forecast"`
+	// Forecast is the forecast grid and its refits (control.Settings,
+	// whose keys are the forecast: block's).
+	Forecast control.Settings `yaml:"forecast"`
 	// Tune sets how the pool chooses its policy walk-forward among the
 	// candidates it replays (package tune).
 	Tune tune.Options `yaml:"tune"`
@@ -182,59 +155,6 @@ func (r SeriesRef) String() string {
 	return r.Measurement + "{" + strings.Join(pairs, ",") + "}"
 }
 
-// Prices are per instance-hour, billed per second (planner.Prices).
-type Prices struct {
-	OnDemandPerHour   float64 `yaml:"on_demand_per_hour"`
-	ReservedPerHour   float64 `yaml:"reserved_per_hour"`
-	ReservedInstances int     `yaml:"reserved_instances"`
-	SpotPerHour       float64 `yaml:"spot_per_hour"`
-}
-
-// Reactive are the threshold rules and their cooldowns (planner.Reactive,
-// documented there).
-type Reactive struct {
-	ScaleOutUtilisation float64       `yaml:"scale_out_utilisation"`
-	ScaleOutFor         time.Duration `yaml:"scale_out_for"`
-	ScaleOutQueue       float64       `yaml:"scale_out_queue"`
-	ScaleOutQueueFor    time.Duration `yaml:"scale_out_queue_for"`
-	ScaleInUtilisation  float64       `yaml:"scale_in_utilisation"`
-	ScaleInFor          time.Duration `yaml:"scale_in_for"`
-	ScaleOutStep        int           `yaml:"scale_out_step"`
-	ScaleInStep         int           `yaml:"scale_in_step"`
-	MaxStep             int           `yaml:"max_step"`
-	ScaleOutCooldown    time.Duration `yaml:"scale_out_cooldown"`
-	ScaleInCooldown     time.Duration `yaml:"scale_in_cooldown"`
-	// SLORule makes the latency SLO a trigger of its own: scale out when
-	// the observed demand would keep more requests than the SLO allows
-	// waiting past it, never scale in below what it needs (default true).
-	SLORule bool `yaml:"slo_rule"`
-	// ReturnToPlanAfter gives a reactive scale-out back to the forecast
-	// plan once the load has fitted the plan for this long (default 2m;
-	// 0: never).
-	ReturnToPlanAfter time.Duration `yaml:"return_to_plan_after"`
-}
-
-// Gate sets when the forecast is trusted (planner.Gating): after
-// MinSeasons seasons of history, while its error over Window stays within
-// Tolerance times seasonal naive's.
-type Gate struct {
-	MinSeasons int           `yaml:"min_seasons"`
-	Tolerance  float64       `yaml:"tolerance"`
-	Window     time.Duration `yaml:"window"`
-}
-
-// Forecast is the forecast grid and its refits (control.Settings).
-type Forecast struct {
-	Step       time.Duration   `yaml:"step"`
-	RefitEvery time.Duration   `yaml:"refit_every"`
-	Horizon    time.Duration   `yaml:"horizon"`
-	History    time.Duration   `yaml:"history"`
-	Periods    []time.Duration `yaml:"periods"`
-	// ChooseModelDaily chooses the forecasting model at the first refit
-	// of each UTC day only (control.Settings.ChooseModelDaily).
-	ChooseModelDaily bool `yaml:"choose_model_daily"`
-}
-
 // DefaultDemandMeasurement is the series a pool's demand is read from when
 // its config names none: the collector's request rate (req/s), tagged with
 // the pool's name (see store/schema.go).
@@ -245,39 +165,19 @@ func DefaultFile() File {
 	return File{Interval: time.Minute, Listen: "127.0.0.1:9109", Workers: 8}
 }
 
-// DefaultPool returns the settings every pool starts from: those of
-// planner.DefaultConfig and control.Settings' defaults, mode forecast-only
-// and scale-in on forecasts allowed. Name, Backend, Max and (for
+// DefaultPool returns the settings every pool starts from: the planner's
+// (planner.DefaultConfig) and the controller's (control.Settings'
+// defaults), mode forecast-only, in UTC. Name, Backend, Max and (for
 // utilisation sizing) RPSPerInstance have no default.
 func DefaultPool() Pool {
-	pc := planner.DefaultConfig()
-	fs := control.Settings{}.WithDefaults()
-	r := pc.Reactive
+	c := planner.DefaultConfig()
+	c.Fleet.MaxInstances = 0 // required: each pool names its own ceiling
 	return Pool{
-		Mode:              ModeForecastOnly,
-		Min:               pc.Fleet.MinInstances,
-		Sizing:            pc.Sizing,
-		Slots:             pc.Fleet.Slots,
-		TargetUtilisation: pc.TargetUtilisation,
-		BootDelay:         pc.Fleet.BootDelay,
-		SLOLatency:        pc.SLO.Latency,
-		SLOQuantile:       pc.SLO.Quantile,
-		ForecastQuantile:  pc.ForecastQuantile,
-		Calibrate:         !pc.Calibration.Off,
-		ScaleInOnForecast: true,
-		TimeZone:          "UTC",
-		Prices: Prices{OnDemandPerHour: pc.Prices.OnDemandPerHour, ReservedPerHour: pc.Prices.ReservedPerHour,
-			ReservedInstances: pc.Prices.ReservedInstances, SpotPerHour: pc.Prices.SpotPerHour},
-		Reactive: Reactive{ScaleOutUtilisation: r.ScaleOutUtilisation, ScaleOutFor: r.ScaleOutFor,
-			ScaleOutQueue: r.ScaleOutQueue, ScaleOutQueueFor: r.ScaleOutQueueFor,
-			ScaleInUtilisation: r.ScaleInUtilisation, ScaleInFor: r.ScaleInFor,
-			ScaleOutStep: r.ScaleOutStep, ScaleInStep: r.ScaleInStep, MaxStep: r.MaxStep,
-			ScaleOutCooldown: r.ScaleOutCooldown, ScaleInCooldown: r.ScaleInCooldown,
-			SLORule: !r.IgnoreSLO, ReturnToPlanAfter: r.ReturnAfter()},
-		Gate: Gate{MinSeasons: pc.Gating.MinSeasons, Tolerance: pc.Gating.Tolerance, Window: pc.Gating.Window},
-		Forecast: Forecast{Step: fs.Step, RefitEvery: fs.RefitEvery, Horizon: fs.Horizon, History: fs.History,
-			Periods: slices.Clone(fs.Periods)},
-		Tune: tune.Options{}.WithDefaults(),
+		Mode:     ModeForecastOnly,
+		Config:   c,
+		TimeZone: "UTC",
+		Forecast: control.DefaultSettings(),
+		Tune:     tune.Options{}.WithDefaults(),
 	}
 }
 
@@ -447,28 +347,7 @@ func (p Pool) Location() (*time.Location, error) {
 // Planner returns the pool's planner configuration. A pool from Parse never
 // fails; one built in code may (its windows or time zone).
 func (p Pool) Planner() (planner.Config, error) {
-	c := planner.DefaultConfig()
-	c.Fleet = planner.Fleet{RPSPerInstance: p.RPSPerInstance, ServiceTime: p.ServiceTime, Slots: p.Slots,
-		BootDelay: p.BootDelay, MinInstances: p.Min, MaxInstances: p.Max}
-	c.Prices = planner.Prices{OnDemandPerHour: p.Prices.OnDemandPerHour, ReservedPerHour: p.Prices.ReservedPerHour,
-		ReservedInstances: p.Prices.ReservedInstances, SpotPerHour: p.Prices.SpotPerHour}
-	c.SLO = planner.SLO{Latency: p.SLOLatency, Quantile: p.SLOQuantile}
-	c.Sizing = p.Sizing
-	c.TargetUtilisation = p.TargetUtilisation
-	c.ForecastQuantile = p.ForecastQuantile
-	c.Calibration.Off = !p.Calibrate
-	c.HoldForecastScaleIn = !p.ScaleInOnForecast
-	r := p.Reactive
-	c.Reactive = planner.Reactive{ScaleOutUtilisation: r.ScaleOutUtilisation, ScaleOutFor: r.ScaleOutFor,
-		ScaleOutQueue: r.ScaleOutQueue, ScaleOutQueueFor: r.ScaleOutQueueFor,
-		ScaleInUtilisation: r.ScaleInUtilisation, ScaleInFor: r.ScaleInFor,
-		ScaleOutStep: r.ScaleOutStep, ScaleInStep: r.ScaleInStep, MaxStep: r.MaxStep,
-		ScaleOutCooldown: r.ScaleOutCooldown, ScaleInCooldown: r.ScaleInCooldown,
-		IgnoreSLO: !r.SLORule, ReturnToPlanAfter: r.ReturnToPlanAfter}
-	if r.ReturnToPlanAfter == 0 {
-		c.Reactive.ReturnToPlanAfter = -1 // the planner's "never"
-	}
-	c.Gating = planner.Gating{MinSeasons: p.Gate.MinSeasons, Tolerance: p.Gate.Tolerance, Window: p.Gate.Window}
+	c := p.Config
 	loc, err := p.Location()
 	if err != nil {
 		return c, fmt.Errorf("time_zone: %w", err)
@@ -484,26 +363,25 @@ func (p Pool) Planner() (planner.Config, error) {
 
 // Settings returns the pool's controller settings (control.Settings).
 func (p Pool) Settings() control.Settings {
-	f := p.Forecast
-	return control.Settings{Step: f.Step, RefitEvery: f.RefitEvery, Horizon: f.Horizon,
-		History: f.History, Periods: slices.Clone(f.Periods), ChooseModelDaily: f.ChooseModelDaily}
+	s := p.Forecast
+	s.Periods = slices.Clone(s.Periods)
+	return s
 }
 
 // Tuning returns the pool's tuner options, its twins deciding every
-// interval within the pool's max_step and min_interval. A twin sees the
-// interval that just ended, as the service reads it: no lag beyond the
-// interval.
+// interval (within the pool's limits, which the twins take with the
+// planner configuration they replay). A twin sees the interval that just
+// ended, as the service reads it: no lag beyond the interval.
 func (p Pool) Tuning(interval time.Duration) tune.Options {
 	o := p.Tune
-	o.Sim = fleetsim.Options{Tick: interval, MaxStep: p.MaxStep, MinInterval: p.MinInterval, MetricsLag: -1}
+	o.Sim = fleetsim.Options{Tick: interval, MetricsLag: -1}
 	return o
 }
 
 // Actuator returns the pool's actuator configuration: its back-end, the
 // limits actuator.Safe enforces and the back-end's options.
 func (p Pool) Actuator() actuator.PoolConfig {
-	return actuator.PoolConfig{Name: p.Name, Backend: p.Backend, Min: p.Min, Max: p.Max,
-		MaxStep: p.MaxStep, MinInterval: p.MinInterval, Options: maps.Clone(p.Options)}
+	return actuator.PoolConfig{Name: p.Name, Backend: p.Backend, Limits: p.Fleet.Limits, Options: maps.Clone(p.Options)}
 }
 
 // Equal reports whether two pools are configured identically, so a reload

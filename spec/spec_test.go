@@ -53,7 +53,7 @@ func TestMinimalFileTakesTheDefaults(t *testing.T) {
 		!reflect.DeepEqual(set.Periods, def.Periods) {
 		t.Errorf("settings = %+v, want the controller's defaults %+v", set, def)
 	}
-	if a := p.Actuator(); a.Name != "sd-pool" || a.Backend != "dryrun" || a.Min != 1 || a.Max != 10 || a.MaxStep != 0 || a.MinInterval != 0 {
+	if a := p.Actuator(); a.Name != "sd-pool" || a.Backend != "dryrun" || a.MinInstances != 1 || a.MaxInstances != 10 || a.MaxStep != 0 || a.MinInterval != 0 {
 		t.Errorf("actuator = %+v", a)
 	}
 }
@@ -82,14 +82,14 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 	}
 	shanghai, _ := time.LoadLocation("Asia/Shanghai")
 	want := planner.Config{
-		Fleet:  planner.Fleet{ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, MinInstances: 2, MaxInstances: 40},
+		Fleet:  planner.Fleet{ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, Limits: planner.Limits{MinInstances: 2, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}},
 		Prices: planner.Prices{OnDemandPerHour: 3.2, ReservedPerHour: 2.1, ReservedInstances: 4, SpotPerHour: 1.1},
 		SLO:    planner.SLO{Latency: 5 * time.Second, Quantile: 0.95},
-		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.9, HoldForecastScaleIn: true,
+		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.9, Calibration: planner.Calibration{On: true},
 		Reactive: planner.Reactive{ScaleOutUtilisation: 0.9, ScaleOutFor: 3 * time.Minute, ScaleOutQueue: 20,
 			ScaleOutQueueFor: time.Minute, ScaleInUtilisation: 0.2, ScaleInFor: 30 * time.Minute, ScaleOutStep: 2,
 			ScaleInStep: 1, MaxStep: 6, ScaleOutCooldown: 4 * time.Minute, ScaleInCooldown: 20 * time.Minute,
-			ReturnToPlanAfter: 5 * time.Minute},
+			SLORule: true, ReturnToPlanAfter: 5 * time.Minute},
 		Gating: planner.Gating{MinSeasons: 3, Tolerance: 1.1, Window: 7 * 24 * time.Hour},
 	}
 	want.Windows, _ = planner.ParseWindows("weekdays 09:45-12:00 at least 6\ndaily 00:00-24:00 at least 2", shanghai)
@@ -101,7 +101,7 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 		!reflect.DeepEqual(set.Periods, []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}) {
 		t.Errorf("settings = %+v", set)
 	}
-	if a := p.Actuator(); a.Min != 2 || a.Max != 40 || a.MaxStep != 4 || a.MinInterval != 10*time.Minute || a.Options["workload"] != "sd" {
+	if a := p.Actuator(); a.MinInstances != 2 || a.MaxInstances != 40 || a.MaxStep != 4 || a.MinInterval != 10*time.Minute || a.Options["workload"] != "sd" {
 		t.Errorf("actuator = %+v", a)
 	}
 }
@@ -223,23 +223,22 @@ func TestDocsExampleShowsTheDefaults(t *testing.T) {
 	}
 	doc := f.Pools[0]
 	minimal := fmt.Sprintf("pools:\n  - name: %s\n    backend: %s\n    max: %d\n    rps_per_instance: %g\n",
-		doc.Name, doc.Backend, doc.Max, doc.RPSPerInstance)
+		doc.Name, doc.Backend, doc.Fleet.MaxInstances, doc.Fleet.RPSPerInstance)
 	g, err := Parse([]byte(minimal), "minimal.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	def := g.Pools[0]
 	// What the example sets on purpose.
-	def.MaxStep, def.MinInterval = doc.MaxStep, doc.MinInterval
+	def.Fleet.MaxStep, def.Fleet.MinInterval = doc.Fleet.MaxStep, doc.Fleet.MinInterval
 	def.TimeZone, def.Windows = doc.TimeZone, doc.Windows
 	dv, fv := reflect.ValueOf(doc), reflect.ValueOf(def)
-	for i := range dv.NumField() {
-		field := dv.Type().Field(i)
-		if !field.IsExported() || field.Name == "Options" {
+	for _, s := range poolSettings(dv.Type(), "", nil) {
+		if s.key == "options" {
 			continue // Options: {} in the example, nil unset; both are none
 		}
-		if a, b := dv.Field(i).Interface(), fv.Field(i).Interface(); !reflect.DeepEqual(a, b) {
-			t.Errorf("docs/forecaster.yaml: %s is %+v, the default is %+v", field.Tag.Get("yaml"), a, b)
+		if a, b := dv.FieldByIndex(s.index).Interface(), fv.FieldByIndex(s.index).Interface(); !reflect.DeepEqual(a, b) {
+			t.Errorf("docs/forecaster.yaml: %s is %+v, the default is %+v", s.key, a, b)
 		}
 	}
 	if f.Interval != g.Interval || f.Listen != g.Listen || f.Workers != g.Workers {
@@ -281,7 +280,7 @@ func TestDurations(t *testing.T) {
 // A pool built in code is checked by the same rules, without lines.
 func TestValidateInCode(t *testing.T) {
 	p := DefaultPool()
-	p.Name, p.Backend, p.Max, p.RPSPerInstance = "p", "dryrun", 4, 1
+	p.Name, p.Backend, p.Fleet.MaxInstances, p.Fleet.RPSPerInstance = "p", "dryrun", 4, 1
 	if err := p.Validate(testBackends); err != nil {
 		t.Fatalf("valid pool: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"net"
 	"regexp"
 	"slices"
@@ -19,22 +18,20 @@ import (
 	"github.com/prewarm/prewarm/tune"
 )
 
-// The bounds of the settings. Every number a user can type has a range:
-// the lower ends keep the service from spinning or the forecast from
-// allocating without bound (a 1ns step once asked for 19 GB), the upper
-// ends catch a unit typed wrong.
+// The bounds of the file's own settings and of the forecast grid; the
+// planner's settings have theirs in planner.Config.CheckRanges. Every
+// number a user can type has a range: the lower ends keep the service
+// from spinning or the forecast from allocating without bound (a 1ns step
+// once asked for 19 GB), the upper ends catch a unit typed wrong.
 const (
 	minInterval, maxInterval = time.Second, time.Hour
 	maxWorkers               = 256
-	maxInstances             = 100_000
 	maxDay                   = 24 * time.Hour
 	minStep, maxStep         = time.Minute, 24 * time.Hour
 	// maxSteps bounds history/step, horizon/step and period/step: the
 	// length of the series a refit allocates and fits.
-	maxSteps   = 100_000
+	maxSteps   = control.MaxSteps
 	maxPeriods = 4 // Holt-Winters' most seasonal periods
-	maxRate    = 1e9
-	maxPrice   = 1e6
 )
 
 // poolName is what a pool may be called: it is a store tag value, a URL
@@ -52,20 +49,6 @@ func (c *checker) add(path, format string, args ...any) {
 func (c *checker) ints(path string, v, lo, hi int) {
 	if v < lo || v > hi {
 		c.add(path, "%d is out of range: want %d to %d", v, lo, hi)
-	}
-}
-
-// floats checks lo ≤ v ≤ hi, or lo < v when loOpen, v < hi when hiOpen.
-func (c *checker) floats(path string, v, lo, hi float64, loOpen, hiOpen bool) {
-	if math.IsNaN(v) || v < lo || v > hi || (loOpen && v == lo) || (hiOpen && v == hi) {
-		l, h := "[", "]"
-		if loOpen {
-			l = "("
-		}
-		if hiOpen {
-			h = ")"
-		}
-		c.add(path, "%v is out of range: want %s%v, %v%s", v, l, lo, hi, h)
 	}
 }
 
@@ -90,6 +73,25 @@ func short(d time.Duration) string {
 		return model.Duration(d).String()
 	}
 	return d.String()
+}
+
+// ranges checks a type's range table (planner.RangeChecker) with the
+// file's messages, each at its key under at.
+type ranges struct {
+	c  *checker
+	at func(string) string
+}
+
+func (r ranges) Int(x planner.Range[int]) { r.c.ints(r.at(x.Key), x.Value, x.Lo, x.Hi) }
+
+func (r ranges) Float(x planner.Range[float64]) {
+	if !x.Contains() {
+		r.c.add(r.at(x.Key), "%v is out of range: want %s", x.Value, x.Want())
+	}
+}
+
+func (r ranges) Duration(x planner.Range[time.Duration]) {
+	r.c.durations(r.at(x.Key), x.Value, x.Lo, x.Hi)
 }
 
 // check returns every problem of f.
@@ -129,22 +131,6 @@ func (p Pool) Validate(backends Backends) error {
 func (p Pool) check(c *checker, path string, backends Backends) {
 	p = p.withDefaultDemand()
 	at := func(key string) string { return join(path, key) }
-	before := len(c.problems)
-	defer func() {
-		// The planner and the controller check their own configuration
-		// too; the rules above are meant to catch everything first, so
-		// this only speaks should they drift apart.
-		if len(c.problems) > before {
-			return
-		}
-		plan, err := p.Planner()
-		if err == nil {
-			_, err = control.New(plan, p.Settings())
-		}
-		if err != nil {
-			c.add(path, "%v", err)
-		}
-	}()
 	if !poolName.MatchString(p.Name) {
 		c.add(at("name"), "%q is not a pool name: letters, digits, '.', '_' and '-', starting with a letter or digit", p.Name)
 	}
@@ -152,10 +138,7 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	if !p.Mode.Valid() {
 		c.add(at("mode"), "%q is not a mode: want %s", p.Mode, modeList())
 	}
-	c.ints(at("min"), p.Min, 0, maxInstances)
-	c.ints(at("max"), p.Max, max(1, p.Min), maxInstances)
-	c.ints(at("max_step"), p.MaxStep, 0, max(p.Max, 0))
-	c.durations(at("min_interval"), p.MinInterval, 0, maxDay)
+	p.Config.CheckRanges(ranges{c, at})
 
 	if err := p.Tune.WithDefaults().Validate(); err != nil {
 		if oe := (*tune.OptionError)(nil); errors.As(err, &oe) {
@@ -177,12 +160,8 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	} else if _, err := planner.ParseWindows(p.Windows, time.UTC); err != nil {
 		c.add(at("windows"), "%v", err)
 	}
-	p.Prices.check(c, at("prices"), p.Max)
-	p.Reactive.check(c, at("reactive"))
-	p.Forecast.check(c, at("forecast"))
-	g := p.Gate
-	c.ints(at("gate.min_seasons"), g.MinSeasons, 1, 10)
-	c.floats(at("gate.tolerance"), g.Tolerance, 1, 100, false, false)
+	checkForecast(c, at("forecast"), p.Forecast)
+	g := p.Gating
 	c.durations(at("gate.window"), g.Window, max(p.Forecast.Step, minStep), 90*maxDay)
 }
 
@@ -211,21 +190,13 @@ func (p Pool) checkBackend(c *checker, at func(string) string, backends Backends
 }
 
 func (p Pool) checkSizing(c *checker, at func(string) string) {
-	c.floats(at("rps_per_instance"), p.RPSPerInstance, 0, maxRate, false, false)
-	c.durations(at("service_time"), p.ServiceTime, 0, time.Hour)
-	c.ints(at("slots"), p.Slots, 1, maxInstances)
-	c.floats(at("target_utilisation"), p.TargetUtilisation, 0, 1, true, false)
-	c.durations(at("boot_delay"), p.BootDelay, 0, maxDay)
-	c.durations(at("slo_latency"), p.SLOLatency, 0, time.Hour)
-	c.floats(at("slo_quantile"), p.SLOQuantile, 0.5, 1, false, true)
-	c.floats(at("forecast_quantile"), p.ForecastQuantile, planner.DefaultMinQuantile, planner.DefaultMaxQuantile, false, false)
 	switch p.Sizing {
 	case planner.SizingUtilisation:
-		if p.RPSPerInstance == 0 && p.ServiceTime == 0 {
+		if p.Fleet.RPSPerInstance == 0 && p.Fleet.ServiceTime == 0 {
 			c.add(at("rps_per_instance"), "is required for utilisation sizing (or set service_time and slots)")
 		}
 	case planner.SizingErlangC:
-		if p.ServiceTime == 0 {
+		if p.Fleet.ServiceTime == 0 {
 			c.add(at("service_time"), "is required for erlang-c sizing")
 		}
 	default:
@@ -250,33 +221,7 @@ func (r SeriesRef) check(c *checker, path string) {
 	}
 }
 
-func (p Prices) check(c *checker, path string, instances int) {
-	c.floats(path+".on_demand_per_hour", p.OnDemandPerHour, 0, maxPrice, false, false)
-	c.floats(path+".reserved_per_hour", p.ReservedPerHour, 0, maxPrice, false, false)
-	c.floats(path+".spot_per_hour", p.SpotPerHour, 0, maxPrice, false, false)
-	c.ints(path+".reserved_instances", p.ReservedInstances, 0, max(instances, 0))
-}
-
-func (r Reactive) check(c *checker, path string) {
-	c.floats(path+".scale_out_utilisation", r.ScaleOutUtilisation, 0, 1, true, false)
-	if r.ScaleInUtilisation < 0 || r.ScaleInUtilisation >= r.ScaleOutUtilisation {
-		c.add(path+".scale_in_utilisation", "%v is out of range: want [0, scale_out_utilisation %v)", r.ScaleInUtilisation, r.ScaleOutUtilisation)
-	}
-	c.floats(path+".scale_out_queue", r.ScaleOutQueue, 0, maxRate, false, false)
-	for _, d := range []struct {
-		key string
-		d   time.Duration
-	}{{"scale_out_for", r.ScaleOutFor}, {"scale_out_queue_for", r.ScaleOutQueueFor}, {"scale_in_for", r.ScaleInFor},
-		{"scale_out_cooldown", r.ScaleOutCooldown}, {"scale_in_cooldown", r.ScaleInCooldown},
-		{"return_to_plan_after", r.ReturnToPlanAfter}} {
-		c.durations(path+"."+d.key, d.d, 0, maxDay)
-	}
-	c.ints(path+".scale_out_step", r.ScaleOutStep, 1, maxInstances)
-	c.ints(path+".scale_in_step", r.ScaleInStep, 1, maxInstances)
-	c.ints(path+".max_step", r.MaxStep, max(r.ScaleOutStep, 1), maxInstances)
-}
-
-func (f Forecast) check(c *checker, path string) {
+func checkForecast(c *checker, path string, f control.Settings) {
 	c.durations(path+".step", f.Step, minStep, maxStep)
 	if f.Step < minStep || f.Step > maxStep {
 		return // the rest is measured in steps

@@ -53,8 +53,9 @@ type Options struct {
 	GuardBurn   float64       `yaml:"guard_burn"`
 	// Sim holds the twins' simulator settings: the tick (the pool's
 	// decision interval, required), queue timeout, metrics lag, boot
-	// spread, drains and the actuator limits. Planner, Start and Initial
-	// are set by the tuner.
+	// spread and drains. Planner (with the pool's limits, which the
+	// twins' safety layer enforces), Start and Initial are set by the
+	// tuner.
 	Sim fleetsim.Options `yaml:"-"`
 	// Off disables the tuning: the live controller runs the hybrid alone
 	// and no twin is replayed.

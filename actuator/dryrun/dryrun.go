@@ -126,7 +126,7 @@ func Factory(log *slog.Logger) actuator.Factory {
 			initial = n
 		}
 		d := New(log)
-		d.Seed(cfg.Name, initial, cfg.Min, cfg.Max)
+		d.Seed(cfg.Name, initial, cfg.MinInstances, cfg.MaxInstances)
 		return d, nil
 	}
 }

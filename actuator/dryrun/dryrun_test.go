@@ -53,7 +53,7 @@ func TestDryRunBehindSafe(t *testing.T) {
 	if err := r.Register(dryrun.Name, dryrun.Factory(slog.New(slog.DiscardHandler)), dryrun.OptionKeys...); err != nil {
 		t.Fatal(err)
 	}
-	cfg := actuator.PoolConfig{Name: "p", Backend: dryrun.Name, Max: 8, MaxStep: 2, Options: map[string]string{"initial": "1"}}
+	cfg := actuator.PoolConfig{Name: "p", Backend: dryrun.Name, Limits: planner.Limits{MaxInstances: 8, MaxStep: 2}, Options: map[string]string{"initial": "1"}}
 	a, err := r.New(context.Background(), dryrun.Name, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestDryRunBehindSafe(t *testing.T) {
 	if got := strings.Join(outcomes, " "); got != "ok:3 ok:5 noop:5" {
 		t.Errorf("outcomes = %s, want ok:3 ok:5 noop:5", got)
 	}
-	if _, err := r.New(context.Background(), dryrun.Name, actuator.PoolConfig{Name: "p", Backend: "dryrun", Max: 1,
+	if _, err := r.New(context.Background(), dryrun.Name, actuator.PoolConfig{Name: "p", Backend: "dryrun", Limits: planner.Limits{MaxInstances: 1},
 		Options: map[string]string{"initial": "-3"}}); err == nil || !strings.Contains(err.Error(), "options.initial") {
 		t.Errorf("bad initial: error = %v", err)
 	}

@@ -231,7 +231,7 @@ func TestScalerBehindSafe(t *testing.T) {
 	if err := r.Register(keda.Name, s.Factory()); err != nil {
 		t.Fatal(err)
 	}
-	cfg := actuator.PoolConfig{Name: "sd-pool", Backend: keda.Name, Min: 1, Max: 10, MaxStep: 4}
+	cfg := actuator.PoolConfig{Name: "sd-pool", Backend: keda.Name, Limits: planner.Limits{MinInstances: 1, MaxInstances: 10, MaxStep: 4}}
 	a, err := r.New(context.Background(), keda.Name, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
 	"github.com/prewarm/prewarm/actuator/kubescale"
+	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/redact"
 )
 
@@ -95,7 +96,7 @@ func newScaler(t *testing.T, api *apiServer, options map[string]string) actuator
 		opts[k] = v
 	}
 	f := kubescale.NewFactory(func(string) string { return "" }, slog.New(slog.DiscardHandler), redactor)
-	a, err := f(context.Background(), actuator.PoolConfig{Name: "sd-pool", Backend: kubescale.Name, Max: 10, Options: opts})
+	a, err := f(context.Background(), actuator.PoolConfig{Name: "sd-pool", Backend: kubescale.Name, Limits: planner.Limits{MaxInstances: 10}, Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestScaleBehindSafe(t *testing.T) {
 	a := newScaler(t, api, nil)
 	clock := actuatortest.NewClock(t0())
 	s := actuator.NewSafe(a, actuator.SafetyOptions{
-		Pools: []actuator.PoolConfig{{Name: "sd-pool", Backend: kubescale.Name, Max: 10, MaxStep: 2}},
+		Pools: []actuator.PoolConfig{{Name: "sd-pool", Backend: kubescale.Name, Limits: planner.Limits{MaxInstances: 10, MaxStep: 2}}},
 		Now:   clock.Now, Sleep: clock.Sleep, Logger: slog.New(slog.DiscardHandler)})
 	if err := s.SetDesired(context.Background(), "sd-pool", 9, "forecast"); err != nil {
 		t.Fatal(err)
@@ -198,7 +199,7 @@ func TestFactoryOptions(t *testing.T) {
 		{map[string]string{"api_server": "http://127.0.0.1:1", "namespace": "Kube System"}, "options.namespace"},
 	}
 	for _, tt := range tests {
-		_, err := f(context.Background(), actuator.PoolConfig{Name: "p", Backend: kubescale.Name, Max: 1, Options: tt.options})
+		_, err := f(context.Background(), actuator.PoolConfig{Name: "p", Backend: kubescale.Name, Limits: planner.Limits{MaxInstances: 1}, Options: tt.options})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("options %v: error %v, want %q", tt.options, err, tt.want)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
 	"github.com/prewarm/prewarm/actuator/releasehook"
+	"github.com/prewarm/prewarm/planner"
 )
 
 // A client that retries its POST with the same Idempotency-Key reaches the
@@ -17,7 +18,7 @@ import (
 // is a call of its own; a malformed key is refused before anything is done.
 func TestIdempotencyKey(t *testing.T) {
 	fake := actuatortest.New("fake").AddPool("p", 2, 0, 4)
-	safe := actuator.NewSafe(fake, actuator.SafetyOptions{Pools: []actuator.PoolConfig{{Name: "p", Backend: "fake", Max: 4}}})
+	safe := actuator.NewSafe(fake, actuator.SafetyOptions{Pools: []actuator.PoolConfig{{Name: "p", Backend: "fake", Limits: planner.Limits{MaxInstances: 4}}}})
 	h, err := releasehook.New(releasehook.Config{Releaser: safe, Token: token})
 	if err != nil {
 		t.Fatal(err)

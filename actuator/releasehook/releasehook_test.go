@@ -20,6 +20,7 @@ import (
 	"github.com/prewarm/prewarm/actuator/releasehook"
 	"github.com/prewarm/prewarm/actuator/volcengine"
 	"github.com/prewarm/prewarm/actuator/volcengine/volcenginetest"
+	"github.com/prewarm/prewarm/planner"
 )
 
 const token = "release-token-do-not-log-4242"
@@ -167,7 +168,7 @@ func TestIdleEventReachesCloudAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pools := []actuator.PoolConfig{{Name: "scg-gpu", Backend: "volcengine", Max: 8, Options: map[string]string{"instances": "i-localdisk"}}}
+	pools := []actuator.PoolConfig{{Name: "scg-gpu", Backend: "volcengine", Limits: planner.Limits{MaxInstances: 8}, Options: map[string]string{"instances": "i-localdisk"}}}
 	safe := actuator.NewSafe(act, actuator.SafetyOptions{Pools: pools, Logger: logger, Audit: io.Discard,
 		Redactor: redact.New(volcenginetest.DefaultSecretKey, token)})
 	h, err := releasehook.New(releasehook.Config{

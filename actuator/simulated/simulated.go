@@ -312,15 +312,15 @@ func (f *Fleet) Usage(name string) Usage {
 // returns the fleet, so the demo can watch every pool in one place.
 func (f *Fleet) Factory() actuator.Factory {
 	return func(ctx context.Context, cfg actuator.PoolConfig) (actuator.Actuator, error) {
-		initial := cfg.Min
+		initial := cfg.MinInstances
 		if v, ok := cfg.Options["initial"]; ok {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < cfg.Min || n > cfg.Max {
-				return nil, fmt.Errorf("pool %q: options.initial: want a count in [%d, %d], got %q", cfg.Name, cfg.Min, cfg.Max, v)
+			if err != nil || n < cfg.MinInstances || n > cfg.MaxInstances {
+				return nil, fmt.Errorf("pool %q: options.initial: want a count in [%d, %d], got %q", cfg.Name, cfg.MinInstances, cfg.MaxInstances, v)
 			}
 			initial = n
 		}
-		f.AddPool(cfg.Name, initial, cfg.Min, cfg.Max)
+		f.AddPool(cfg.Name, initial, cfg.MinInstances, cfg.MaxInstances)
 		return f, nil
 	}
 }

@@ -81,7 +81,7 @@ func TestFleetBehindSafe(t *testing.T) {
 	if err := r.Register(simulated.Name, f.Factory(), "initial"); err != nil {
 		t.Fatal(err)
 	}
-	cfg := actuator.PoolConfig{Name: "gpu", Backend: simulated.Name, Min: 1, Max: 8, MaxStep: 3,
+	cfg := actuator.PoolConfig{Name: "gpu", Backend: simulated.Name, Limits: planner.Limits{MinInstances: 1, MaxInstances: 8, MaxStep: 3},
 		Options: map[string]string{"initial": "2"}}
 	a, err := r.New(context.Background(), simulated.Name, cfg)
 	if err != nil {

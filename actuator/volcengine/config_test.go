@@ -15,6 +15,7 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/volcengine"
 	"github.com/prewarm/prewarm/actuator/volcengine/volcenginetest"
+	"github.com/prewarm/prewarm/planner"
 )
 
 const secret = volcenginetest.DefaultSecretKey
@@ -155,7 +156,7 @@ func TestFactory(t *testing.T) {
 	if err := reg.Register(volcengine.Name, volcengine.NewFactory(getenv, nil), volcengine.OptionKeys...); err != nil {
 		t.Fatal(err)
 	}
-	pool := actuator.PoolConfig{Name: "gpu-a100", Backend: "volcengine", Min: 0, Max: 4, Options: map[string]string{
+	pool := actuator.PoolConfig{Name: "gpu-a100", Backend: "volcengine", Limits: planner.Limits{MinInstances: 0, MaxInstances: 4}, Options: map[string]string{
 		"region": volcenginetest.DefaultRegion, "endpoint": srv.URL, "scaling_group": "scg-real-id", "timeout": "3s",
 	}}
 	a, err := reg.New(context.Background(), volcengine.Name, pool)
@@ -189,8 +190,8 @@ func TestAllowedByPools(t *testing.T) {
 	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Min: 0, Max: 4, InstanceIDs: []string{"i-member"}})
 	f.srv.AddGroup(volcenginetest.Group{ID: "scg-other", Min: 0, Max: 4, InstanceIDs: []string{"i-outsider"}})
 	allow := volcengine.AllowedByPools(f.act, []actuator.PoolConfig{
-		{Name: "scg-gpu", Backend: "volcengine", Max: 4, Options: map[string]string{"instances": "i-listed, i-also"}},
-		{Name: "scg-other", Backend: "keda", Max: 4}, // not ours: ignored
+		{Name: "scg-gpu", Backend: "volcengine", Limits: planner.Limits{MaxInstances: 4}, Options: map[string]string{"instances": "i-listed, i-also"}},
+		{Name: "scg-other", Backend: "keda", Limits: planner.Limits{MaxInstances: 4}}, // not ours: ignored
 	})
 	for id, want := range map[string]bool{"i-member": true, "i-listed": true, "i-also": true, "i-outsider": false, "i-nobody": false} {
 		got, err := allow(context.Background(), id)

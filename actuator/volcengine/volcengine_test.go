@@ -527,7 +527,7 @@ func TestSafeRetriesAndBreaker(t *testing.T) {
 	var alerts []actuator.Alert
 	var audit syncBuffer
 	safe := actuator.NewSafe(f.act, actuator.SafetyOptions{
-		Pools:    []actuator.PoolConfig{{Name: "scg-gpu", Backend: "volcengine", Min: 0, Max: 16, MaxStep: 8}},
+		Pools:    []actuator.PoolConfig{{Name: "scg-gpu", Backend: "volcengine", Limits: planner.Limits{MinInstances: 0, MaxInstances: 16, MaxStep: 8}}},
 		Retry:    actuator.RetryPolicy{MaxAttempts: 4, BaseDelay: 100 * time.Millisecond},
 		Breaker:  actuator.BreakerPolicy{FailureThreshold: 2, CoolOff: time.Hour},
 		Audit:    &audit,

@@ -19,6 +19,7 @@ import (
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/spec"
 	"github.com/spf13/pflag"
 )
 
@@ -32,8 +33,7 @@ type backtestFlags struct {
 	aggregate               string
 	timeout, bootSpread     time.Duration
 	drain, metricsLag       time.Duration
-	maxStep                 int
-	minInterval, warmUp     time.Duration
+	warmUp                  time.Duration
 	scoreFrom, scoreUntil   string
 	frontier                bool
 	sloTargets              []float64
@@ -64,7 +64,7 @@ var backtestOverrides = map[string]string{
 func (b *backtestFlags) register(fs *pflag.FlagSet) {
 	b.capacity.register(fs)
 	b.capacity.registerPool(fs)
-	def := control.Settings{}.WithDefaults()
+	def, pool := control.DefaultSettings(), spec.DefaultPool()
 	fs.StringSliceVar(&b.policies, "policies", backtest.Policies(), "policies to compare")
 	fs.StringVar(&b.format, "format", "table", "output format: table or json")
 	fs.StringVar(&b.out, "out", "", "directory for capacity-<policy>.csv files and plots")
@@ -76,8 +76,8 @@ func (b *backtestFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.bootSpread, "boot-spread", 0, "standard deviation of each instance's boot time around --boot, 0 to 24h (0: every boot takes --boot)")
 	fs.DurationVar(&b.drain, "drain", 0, "how long a removed instance stays billed finishing its requests, up to 24h (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")
 	fs.DurationVar(&b.metricsLag, "metrics-lag", 0, "age of the newest metrics the reactive rules see, 0 to 1h (default one tick: one collection interval)")
-	fs.IntVar(&b.maxStep, "max-step", 0, "actuator limit: most instances one change adds or removes, 0 to --max (0: no limit, as serve's max_step)")
-	fs.DurationVar(&b.minInterval, "min-interval", 0, "actuator limit: least time between two changes, 0 to 24h (0: no limit, as serve's min_interval)")
+	fs.IntVar(&b.capacity.limits.MaxStep, "max-step", pool.Fleet.MaxStep, "actuator limit: most instances one change adds or removes, 0 to --max (0: no limit, as serve's max_step)")
+	fs.DurationVar(&b.capacity.limits.MinInterval, "min-interval", pool.Fleet.MinInterval, "actuator limit: least time between two changes, 0 to 24h (0: no limit, as serve's min_interval)")
 	fs.DurationVar(&b.warmUp, "warm-up", 24*time.Hour, "time from the start that slo_attainment_after_warmup leaves out, 0 to 366d")
 	fs.StringVar(&b.scoreFrom, "score-from", "", "count figures only from this time (RFC 3339), e.g. to score the second half after tuning on the first")
 	fs.StringVar(&b.scoreUntil, "score-until", "", "count figures only before this time (RFC 3339)")
@@ -85,7 +85,7 @@ func (b *backtestFlags) register(fs *pflag.FlagSet) {
 	fs.Float64SliceVar(&b.sloTargets, "slo-targets", []float64{0.99, 0.995, 0.999}, fmt.Sprintf("SLO targets of the frontier, each in (0, 1), at most %d", maxSLOTargets))
 	fs.Float64Var(&b.spotShare, "spot-share", 0, "share of instances above the reserved baseline run on spot, in [0, 1]")
 	fs.Float64Var(&b.spotRate, "spot-interruptions", 0.05, "interruptions per spot instance-hour, 0 to 60")
-	fs.Float64Var(&b.spotPrice, "spot-price", 1.0, "spot price per instance-hour, 0 to 1e6")
+	fs.Float64Var(&b.spotPrice, "spot-price", pool.Prices.SpotPerHour, "spot price per instance-hour, 0 to 1e6")
 	fs.Uint64Var(&b.seed, "seed", 1, "seed for spot interruptions and boot times")
 	fs.StringVar(&b.writeDemand, "write-demand", "", "also write the demand replayed (after --step) to this CSV file as timestamp,requests per step")
 }
@@ -109,8 +109,6 @@ func (b *backtestFlags) check() error {
 		checkStep("--boot-spread", b.bootSpread, 0, maxBoot, false),
 		checkStep("--drain", b.drain, -maxBoot, maxBoot, false),
 		checkStep("--metrics-lag", b.metricsLag, 0, maxMetricsLag, false),
-		checkInt("--max-step", b.maxStep, 0, maxFleet),
-		checkStep("--min-interval", b.minInterval, 0, maxDay, false),
 		checkStep("--warm-up", b.warmUp, 0, maxWarmUp, false),
 		checkFloat("--spot-share", b.spotShare, 0, 1, false),
 		checkFloat("--spot-interruptions", b.spotRate, 0, maxSpotRate, false),
@@ -151,13 +149,14 @@ func (b *backtestFlags) config(tr backtest.Trace) (backtest.Config, error) {
 		if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
 			return cfg, err
 		}
-		if b.maxStep > cfg.Planner.Fleet.MaxInstances {
-			return cfg, usageErrorf("--max-step %d: must be in [0, --max %d]", b.maxStep, cfg.Planner.Fleet.MaxInstances)
+		l := b.capacity.limits
+		cfg.Planner.Fleet.MaxStep, cfg.Planner.Fleet.MinInterval = l.MaxStep, l.MinInterval
+		if err := checkRangeTable(cfg.Planner.Fleet.Limits.CheckRanges, backtestOverrides); err != nil {
+			return cfg, err
 		}
 		cfg.Forecast.RefitEvery = b.refit
 		cfg.Forecast.Step = b.forecastStep
 		cfg.Forecast.Aggregate = b.aggregate
-		cfg.Limits = backtest.Limits{MaxStep: b.maxStep, MinInterval: b.minInterval}
 		cfg.Planner.Prices.SpotPerHour = b.spotPrice
 	}
 	cfg.QueueTimeout = b.timeout

@@ -115,14 +115,13 @@ func TestBacktestRunsThePoolSpec(t *testing.T) {
 		t.Errorf("controller settings %+v, want the pool's %+v", cfg.Forecast.Settings, pool.Settings())
 	}
 	a := pool.Actuator()
-	got := []any{cfg.Limits.MaxStep, cfg.Limits.MinInterval, cfg.Planner.Fleet.MinInstances, cfg.Planner.Fleet.MaxInstances,
-		cfg.Tick, cfg.Forecast.Aggregate}
-	if w := []any{a.MaxStep, a.MinInterval, a.Min, a.Max, time.Minute, "mean"}; !reflect.DeepEqual(got, w) {
+	got := []any{cfg.Planner.Fleet.Limits, cfg.Tick, cfg.Forecast.Aggregate}
+	if w := []any{a.Limits, time.Minute, "mean"}; !reflect.DeepEqual(got, w) {
 		t.Errorf("max_step, min_interval, min, max, tick, aggregate = %v, want %v", got, w)
 	}
 	// The defaults of a flag run differ in every one of them.
 	flags, _ := backtestConfigOf(t, "--synthetic-days", "3", "--peak-instances", "20")
-	if reflect.DeepEqual(flags.Planner, cfg.Planner) || flags.Limits == cfg.Limits ||
+	if reflect.DeepEqual(flags.Planner, cfg.Planner) || flags.Planner.Fleet.Limits == cfg.Planner.Fleet.Limits ||
 		reflect.DeepEqual(flags.Forecast.Settings, cfg.Forecast.Settings) {
 		t.Error("setup: the pool's settings should differ from the flags' defaults")
 	}
@@ -208,5 +207,26 @@ func TestBacktestPoolRefusesOverrides(t *testing.T) {
 	}
 	if doc.Pool != "sd" || doc.Config != path || doc.ForecastStep != "1h0m0s" || doc.Slots != 2 || doc.Tick != "1m0s" {
 		t.Errorf("JSON says pool %q config %q forecast step %s slots %d tick %s", doc.Pool, doc.Config, doc.ForecastStep, doc.Slots, doc.Tick)
+	}
+}
+
+// The plain flags start from a pool's defaults: every setting a pool
+// spec also sets is spec.DefaultPool's, but for the two the flags keep
+// (flagSizing, flagMaxInstances), so --config F --pool P and the flags
+// differ only where a flag or the file says so.
+func TestBacktestFlagsDefaultToAPool(t *testing.T) {
+	bf, err := parseBacktestFlags(newFlagSet("backtest", "", "", io.Discard), []string{"--gpu-rps", "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := spec.DefaultPool().Config
+	want.Sizing, want.Fleet.MaxInstances, want.Fleet.RPSPerInstance = flagSizing, flagMaxInstances, 5
+	if got := bf.capacity.flagConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("the flags' defaults\n%+v\nwant a pool's\n%+v", got, want)
+	}
+	d := spec.DefaultPool()
+	got := []any{bf.capacity.limits.MaxStep, bf.capacity.limits.MinInterval, bf.spotPrice}
+	if w := []any{d.Fleet.MaxStep, d.Fleet.MinInterval, d.Prices.SpotPerHour}; !reflect.DeepEqual(got, w) {
+		t.Errorf("--max-step, --min-interval, --spot-price = %v, want a pool's %v", got, w)
 	}
 }

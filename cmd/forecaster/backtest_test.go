@@ -146,7 +146,7 @@ func TestBacktestUsage(t *testing.T) {
 		{"bad format", []string{"--gpu-rps", "5", "--format", "xml"}, 2, `--format "xml"`},
 		{"bad planner field", []string{"--gpu-rps", "5", "--target-util", "2"}, 2, "--target-util 2: must be in (0, 1]"},
 		{"one throughput", []string{"--gpu-rps", "5", "--service-time", "1s"}, 2, "give one of --gpu-rps, --peak-instances and --service-time"},
-		{"slots", []string{"--gpu-rps", "5", "--slots", "0"}, 2, "--slots 0: must be in [1, 10000]"},
+		{"slots", []string{"--gpu-rps", "5", "--slots", "0"}, 2, "--slots 0: must be in [1, 100000]"},
 		{"time zone", []string{"--gpu-rps", "5", "--time-zone", "Mars/Olympus"}, 2, `--time-zone "Mars/Olympus"`},
 		{"negative max step", []string{"--gpu-rps", "5", "--max-step", "-1"}, 2, "--max-step -1"},
 		{"bad score window", []string{"--gpu-rps", "5", "--score-from", "yesterday"}, 2, `--score-from "yesterday"`},

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,8 +36,6 @@ type capacityFlags struct {
 	slots         int
 	targetUtil    float64
 	boot          time.Duration
-	minInstances  int
-	maxInstances  int
 	price         float64
 	reservedPrice float64
 	reserved      int
@@ -51,6 +48,10 @@ type capacityFlags struct {
 	forecastQuantile float64
 	calibrate        bool
 
+	// limits are --min and --max, and the backtest's --max-step and
+	// --min-interval: a pool's min, max, max_step and min_interval.
+	limits planner.Limits
+
 	// config and poolName are --config and --pool (registerPool).
 	config, poolName string
 	// fs is the flag set register added the flags to: which were given.
@@ -60,20 +61,19 @@ type capacityFlags struct {
 	pool *spec.Pool
 }
 
-// The ranges of the capacity flags (and of the backtest's own), checked
-// before anything is allocated. maxFleet is also actuator.Safe's sanity
-// limit: it refuses to ask a back-end for more.
+// The ranges of the capacity flags a pool has no key for (and of the
+// backtest's own), checked before anything is allocated; the flags that
+// set a pool's keys have the pool's ranges (planner.Config.CheckRanges).
+// maxFleet is also actuator.Safe's sanity limit: it refuses to ask a
+// back-end for more.
 const (
-	maxFleet         = 100_000
-	maxSlots         = 10_000
+	maxFleet         = planner.MaxFleet
 	maxSyntheticDays = 366
-	maxBoot          = 24 * time.Hour
+	maxBoot          = planner.MaxDelay
 	maxDemandStep    = 7 * 24 * time.Hour
-	maxServiceTime   = 24 * time.Hour
-	maxSLOLatency    = time.Hour
-	maxPrice         = 1e6
+	maxPrice         = planner.MaxPrice
 	minGPURPS        = 1e-9
-	maxGPURPS        = 1e9
+	maxGPURPS        = planner.MaxRate
 	// maxTraceSteps bounds the steps of the demand after --step (a year
 	// per minute fits): every policy keeps a row per step.
 	maxTraceSteps = 1_000_000
@@ -102,30 +102,42 @@ func (f *capacityFlags) registerCSV(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.step, "step", 0, "resample the demand to this step, for the replay as well as the forecasts, 1s to 7d (default: the file's own step; 1m for synthetic); at most 1,000,000 steps")
 }
 
-// registerFleet adds the fleet, SLO, sizing and plan flags.
+// The capacity flags' defaults where they differ from a pool's. A pool
+// has no max (its file must set one); the figures of README.md and
+// docs/scaling.md were measured at the flags' defaults, an Erlang-C queue
+// and 1000 instances at most, where a pool sizes by utilisation.
+const (
+	flagSizing       = planner.SizingErlangC
+	flagMaxInstances = 1000
+)
+
+// registerFleet adds the fleet, SLO, sizing and plan flags. Their
+// defaults are a pool's (spec.DefaultPool), but for flagSizing and
+// flagMaxInstances.
 func (f *capacityFlags) registerFleet(fs *pflag.FlagSet) {
 	f.fs = fs
+	d := spec.DefaultPool()
 	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves flat out, 1e-9 to 1e9 (each of its --slots takes slots/gpu-rps seconds a request)")
 	fs.IntVar(&f.peakInstances, "peak-instances", 0, fmt.Sprintf("instead of --gpu-rps: size instances so the demand's peak needs this many, 1 to %d (under --sizing, at --slo-target)", maxFleet))
-	fs.Float64Var(&f.targetUtil, "target-util", 0.8, "share of an instance's throughput the plan aims to use, in (0, 1]")
-	fs.StringVar(&f.sizing, "sizing", planner.SizingErlangC, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
-	fs.DurationVar(&f.serviceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot, up to 24h (throughput slots/service-time)")
-	fs.IntVar(&f.slots, "slots", 1, fmt.Sprintf("requests one instance serves at once: its servers in the queue, 1 to %d", maxSlots))
-	fs.DurationVar(&f.boot, "boot", 10*time.Minute, "boot plus model-load time of a new instance, 0 to 24h")
-	fs.IntVar(&f.minInstances, "min", 1, "fewest instances, 0 to --max")
-	fs.IntVar(&f.maxInstances, "max", 1000, fmt.Sprintf("most instances, 1 to %d", maxFleet))
-	fs.Float64Var(&f.price, "price", 2.5, "on-demand price per instance-hour (billed per second), 0 to 1e6")
-	fs.Float64Var(&f.reservedPrice, "reserved-price", 1.6, "reserved price per instance-hour, 0 to 1e6")
-	fs.IntVar(&f.reserved, "reserved", 0, "reserved (committed) baseline instances, 0 to --max")
-	fs.DurationVar(&f.slo, "slo", 10*time.Second, "longest a request may wait for a server, 0 to 1h")
-	fs.Float64Var(&f.sloTarget, "slo-target", planner.DefaultConfig().SLO.Quantile, "share of requests that must wait at most --slo, in (0, 1)")
-	fs.Float64Var(&f.sloTarget, "slo-quantile", planner.DefaultConfig().SLO.Quantile, "old name of --slo-target")
+	fs.Float64Var(&f.targetUtil, "target-util", d.TargetUtilisation, "share of an instance's throughput the plan aims to use, in (0, 1]")
+	fs.StringVar(&f.sizing, "sizing", flagSizing, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
+	fs.DurationVar(&f.serviceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot, up to 1h (throughput slots/service-time)")
+	fs.IntVar(&f.slots, "slots", d.Fleet.Slots, fmt.Sprintf("requests one instance serves at once: its servers in the queue, 1 to %d", maxFleet))
+	fs.DurationVar(&f.boot, "boot", d.Fleet.BootDelay, "boot plus model-load time of a new instance, 0 to 24h")
+	fs.IntVar(&f.limits.MinInstances, "min", d.Fleet.MinInstances, "fewest instances, 0 to --max")
+	fs.IntVar(&f.limits.MaxInstances, "max", flagMaxInstances, fmt.Sprintf("most instances, 1 to %d", maxFleet))
+	fs.Float64Var(&f.price, "price", d.Prices.OnDemandPerHour, "on-demand price per instance-hour (billed per second), 0 to 1e6")
+	fs.Float64Var(&f.reservedPrice, "reserved-price", d.Prices.ReservedPerHour, "reserved price per instance-hour, 0 to 1e6")
+	fs.IntVar(&f.reserved, "reserved", d.Prices.ReservedInstances, "reserved (committed) baseline instances, 0 to --max")
+	fs.DurationVar(&f.slo, "slo", d.SLO.Latency, "longest a request may wait for a server, 0 to 1h")
+	fs.Float64Var(&f.sloTarget, "slo-target", d.SLO.Quantile, "share of requests that must wait at most --slo, in [0.5, 1)")
+	fs.Float64Var(&f.sloTarget, "slo-quantile", d.SLO.Quantile, "old name of --slo-target")
 	_ = fs.MarkDeprecated("slo-quantile", "use --slo-target")
 	fs.StringVar(&f.schedule, "schedule", "", "file of schedule floors, one a line: 'weekdays 09:45-12:00 [ZONE] at least 6'")
-	fs.StringVar(&f.timeZone, "time-zone", "UTC", "IANA time zone of schedule windows that name none")
-	fs.Float64Var(&f.forecastQuantile, "forecast-quantile", planner.DefaultConfig().ForecastQuantile,
-		"quantile of a forecast step's demand the plans size for, in [0.5, 1): where the calibration starts, or fixed with --calibrate=false")
-	fs.BoolVar(&f.calibrate, "calibrate", true, "calibrate the forecast quantile walk-forward so the plans' estimated misses match --slo-target")
+	fs.StringVar(&f.timeZone, "time-zone", d.TimeZone, "IANA time zone of schedule windows that name none")
+	fs.Float64Var(&f.forecastQuantile, "forecast-quantile", d.ForecastQuantile,
+		"quantile of a forecast step's demand the plans size for, in [0.5, 0.9999]: where the calibration starts, or fixed with --calibrate=false")
+	fs.BoolVar(&f.calibrate, "calibrate", d.Calibration.On, "calibrate the forecast quantile walk-forward so the plans' estimated misses match --slo-target")
 }
 
 // registerPool adds --config and --pool. A command that calls it runs the
@@ -276,19 +288,8 @@ func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error)
 	if err := f.checkRanges(); err != nil {
 		return planner.Config{}, err
 	}
-	c := planner.DefaultConfig()
-	c.TargetUtilisation = f.targetUtil
-	c.Sizing = f.sizing
-	c.Fleet.Slots = f.slots
-	c.Fleet.BootDelay = f.boot
-	c.Fleet.MinInstances = f.minInstances
-	c.Fleet.MaxInstances = f.maxInstances
-	c.Prices.OnDemandPerHour = f.price
-	c.Prices.ReservedPerHour = f.reservedPrice
-	c.Prices.ReservedInstances = f.reserved
-	c.SLO = planner.SLO{Latency: f.slo, Quantile: f.sloTarget}
-	c.ForecastQuantile = f.forecastQuantile
-	c.Calibration.Off = !f.calibrate
+	c := f.flagConfig()
+	c.Fleet.RPSPerInstance, c.Fleet.ServiceTime = 0, 0
 	given := 0
 	for _, set := range []bool{f.gpuRPS > 0, f.peakInstances > 0, f.serviceTime > 0} {
 		if set {
@@ -338,24 +339,37 @@ func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error)
 	return c, nil
 }
 
+// flagConfig is the planner configuration as the flags give it, before
+// an instance's throughput is derived: a pool's defaults
+// (spec.DefaultPool) with each flag's value.
+func (f *capacityFlags) flagConfig() planner.Config {
+	c := spec.DefaultPool().Config
+	c.TargetUtilisation = f.targetUtil
+	c.Sizing = f.sizing
+	c.Fleet.RPSPerInstance = f.gpuRPS
+	c.Fleet.ServiceTime = f.serviceTime
+	c.Fleet.Slots = f.slots
+	c.Fleet.BootDelay = f.boot
+	c.Fleet.MinInstances, c.Fleet.MaxInstances = f.limits.MinInstances, f.limits.MaxInstances
+	c.Prices.OnDemandPerHour = f.price
+	c.Prices.ReservedPerHour = f.reservedPrice
+	c.Prices.ReservedInstances = f.reserved
+	c.SLO = planner.SLO{Latency: f.slo, Quantile: f.sloTarget}
+	c.ForecastQuantile = f.forecastQuantile
+	c.Calibration.On = f.calibrate
+	return c
+}
+
 // checkRanges refuses a capacity flag outside its range (each flag's help
-// states it), before anything is sized or allocated.
+// states it), before anything is sized or allocated: the ranges of the
+// pool's keys the flags set are the planner's table
+// (planner.Config.CheckRanges), those of the flags a pool has no key for
+// are their own.
 func (f *capacityFlags) checkRanges() error {
 	checks := []error{
 		checkFloat("--gpu-rps", f.gpuRPS, minGPURPS, maxGPURPS, true),
 		checkInt("--peak-instances", f.peakInstances, 0, maxFleet),
-		checkStep("--service-time", f.serviceTime, time.Nanosecond, maxServiceTime, true),
-		checkInt("--slots", f.slots, 1, maxSlots),
-		checkUnit("--target-util", f.targetUtil, false, true),
-		checkStep("--boot", f.boot, 0, maxBoot, false),
-		checkInt("--max", f.maxInstances, 1, maxFleet),
-		checkInt("--min", f.minInstances, 0, f.maxInstances),
-		checkFloat("--price", f.price, 0, maxPrice, false),
-		checkFloat("--reserved-price", f.reservedPrice, 0, maxPrice, false),
-		checkInt("--reserved", f.reserved, 0, f.maxInstances),
-		checkStep("--slo", f.slo, 0, maxSLOLatency, false),
-		checkUnit("--slo-target", f.sloTarget, false, false),
-		checkFloat("--forecast-quantile", f.forecastQuantile, 0.5, math.Nextafter(1, 0), false),
+		checkRangeTable(f.flagConfig().CheckRanges, nil),
 	}
 	if f.sizing != planner.SizingErlangC && f.sizing != planner.SizingUtilisation {
 		checks = append(checks, usageErrorf("--sizing %q: want %s or %s", f.sizing, planner.SizingErlangC, planner.SizingUtilisation))
@@ -366,6 +380,60 @@ func (f *capacityFlags) checkRanges() error {
 		}
 	}
 	return nil
+}
+
+// checkRangeTable refuses the first setting of a range table that is out
+// of its range and set by a flag (capacityOverrides, then extra: flag to
+// YAML key), naming the flag.
+func checkRangeTable(table func(planner.RangeChecker), extra map[string]string) error {
+	r := &flagRanges{flags: map[string]string{}}
+	for _, m := range []map[string]string{capacityOverrides, extra} {
+		for flag, key := range m {
+			if _, dup := r.flags[key]; !dup && !deprecatedFlags[flag] {
+				r.flags[key] = flag
+			}
+		}
+	}
+	table(r)
+	return r.err
+}
+
+// deprecatedFlags are the old names of flags, never named in messages.
+var deprecatedFlags = map[string]bool{"slo-quantile": true}
+
+// flagRanges is a planner.RangeChecker that keeps the first setting out
+// of its range as a usage error naming its flag; settings no flag sets
+// are the planner's to check.
+type flagRanges struct {
+	flags map[string]string // YAML key → flag
+	err   error
+}
+
+func (r *flagRanges) Int(x planner.Range[int]) {
+	r.check(x.Key, x.Contains(), fmt.Sprint(x.Value), fmt.Sprintf("[%d, %s]", x.Lo, r.bound(x.HiKey, fmt.Sprint(x.Hi))))
+}
+
+func (r *flagRanges) Duration(x planner.Range[time.Duration]) {
+	r.check(x.Key, x.Contains(), x.Value.String(), fmt.Sprintf("[%v, %s]", x.Lo, r.bound(x.HiKey, x.Hi.String())))
+}
+
+func (r *flagRanges) Float(x planner.Range[float64]) {
+	r.check(x.Key, x.Contains(), fmt.Sprint(x.Value), x.Want())
+}
+
+// bound renders a range's end: the flag it comes from with its value.
+func (r *flagRanges) bound(key, value string) string {
+	if flag, ok := r.flags[key]; ok && key != "" {
+		return "--" + flag + " " + value
+	}
+	return value
+}
+
+func (r *flagRanges) check(key string, in bool, value, want string) {
+	flag, ok := r.flags[key]
+	if r.err == nil && ok && !in {
+		r.err = usageErrorf("--%s %s: must be in %s", flag, value, want)
+	}
 }
 
 // checkInt refuses v outside [lo, hi].

@@ -235,7 +235,6 @@ func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *cap
 		return fmt.Errorf("%s: %w", f.config(), err)
 	}
 	cfg.Forecast.Settings = pool.Settings()
-	cfg.Limits = backtest.Limits{MaxStep: pool.MaxStep, MinInterval: pool.MinInterval}
 	if fs.Changed("price") {
 		cfg.Planner.Prices.OnDemandPerHour = cf.price
 	}

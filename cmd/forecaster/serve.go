@@ -495,7 +495,7 @@ func simulatedBootDelay(file *spec.File) time.Duration {
 	boot := time.Duration(0)
 	for _, p := range file.Pools {
 		if p.Backend == simulated.Name {
-			boot = max(boot, p.BootDelay)
+			boot = max(boot, p.Fleet.BootDelay)
 		}
 	}
 	if boot == 0 {

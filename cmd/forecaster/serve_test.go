@@ -177,7 +177,7 @@ pools:
 func TestSimulatedBootDelay(t *testing.T) {
 	pool := func(backend string, boot time.Duration) spec.Pool {
 		p := spec.DefaultPool()
-		p.Name, p.Backend, p.Max, p.RPSPerInstance, p.BootDelay = backend+boot.String(), backend, 4, 1, boot
+		p.Name, p.Backend, p.Fleet.MaxInstances, p.Fleet.RPSPerInstance, p.Fleet.BootDelay = backend+boot.String(), backend, 4, 1, boot
 		return p
 	}
 	tests := []struct {

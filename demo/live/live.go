@@ -199,7 +199,7 @@ func Run(ctx context.Context, opts Options, w io.Writer) error {
 	fmt.Fprintf(w, "prewarm demo: %d days of %s demand in a temporary embedded store (peak %.0f req/s); pool %q of 1 to %d instances\n"+
 		"of %.0f req/s each, booting in %v, on a simulated fleet. Replaying from %s at ×%.0f.\n\n"+
 		"  Status page:  http://%s/\n  API:          http://%s/api/v1/pools\n  Metrics:      http://%s/metrics\n\n",
-		opts.HistoryDays, demandName(opts), rig.peak, PoolName, rig.pool.Max, rig.pool.RPSPerInstance, opts.BootDelay,
+		opts.HistoryDays, demandName(opts), rig.peak, PoolName, rig.pool.Fleet.MaxInstances, rig.pool.Fleet.RPSPerInstance, opts.BootDelay,
 		demand.Time(from).Format("Mon 2 Jan 15:04 MST"), opts.Speed, addr, addr, addr)
 	if opts.Ready != nil {
 		opts.Ready(addr)
@@ -350,9 +350,9 @@ func poolSpec(demand datasets.Series, history int, boot time.Duration) (spec.Poo
 	}
 	p := spec.DefaultPool()
 	p.Name, p.Backend, p.Mode = PoolName, simulated.Name, spec.ModeActive
-	p.RPSPerInstance = math.Ceil(p99 / 20)
-	p.Min, p.Max, p.MaxStep = 1, int(math.Ceil(1.2*p99/(p.RPSPerInstance*p.TargetUtilisation))), 8
-	p.BootDelay = boot
+	p.Fleet.RPSPerInstance = math.Ceil(p99 / 20)
+	p.Fleet.MinInstances, p.Fleet.MaxInstances, p.Fleet.MaxStep = 1, int(math.Ceil(1.2*p99/(p.Fleet.RPSPerInstance*p.TargetUtilisation))), 8
+	p.Fleet.BootDelay = boot
 	p.Demand = spec.SeriesRef{Measurement: spec.DefaultDemandMeasurement, Match: map[string]string{"pool": PoolName}}
 	return p, p99
 }
@@ -386,12 +386,12 @@ func newRig(ctx context.Context, opts Options, dir string, db store.Store, deman
 		return nil, err
 	}
 	closeAll := func() { st.Close(); audit.Close() }
-	initial := int(math.Ceil(demand.Values[max(from-1, 0)] / (pool.RPSPerInstance * pool.TargetUtilisation)))
-	initial = min(max(initial, pool.Min), pool.Max)
+	initial := int(math.Ceil(demand.Values[max(from-1, 0)] / (pool.Fleet.RPSPerInstance * pool.TargetUtilisation)))
+	initial = min(max(initial, pool.Fleet.MinInstances), pool.Fleet.MaxInstances)
 	svc, err := service.New(ctx, &file, service.Deps{
 		Store: db,
 		Backend: func(_ context.Context, cfg actuator.PoolConfig) (actuator.Actuator, error) {
-			fleet.AddPool(cfg.Name, initial, cfg.Min, cfg.Max)
+			fleet.AddPool(cfg.Name, initial, cfg.MinInstances, cfg.MaxInstances)
 			return fleet, nil
 		},
 		Safety: actuator.SafetyOptions{Audit: actuator.NewSyncWriter(audit), Metrics: actMetrics, Sleep: sleepNot},

@@ -124,7 +124,7 @@ func TestDemoPrewarmsBeforeTheMorningPeak(t *testing.T) {
 	var hist service.HistoryView
 	getJSON(t, base+"/api/v1/pools/"+PoolName+"/history", &hist)
 	needed := func(s service.Sample) float64 {
-		return math.Ceil(float64(s.DemandRPS) / (pool.RPSPerInstance * pool.TargetUtilisation))
+		return math.Ceil(float64(s.DemandRPS) / (pool.Fleet.RPSPerInstance * pool.TargetUtilisation))
 	}
 	// The night and day levels of what demand needs, and half way.
 	night, day := math.Inf(1), 0.0
