@@ -209,8 +209,16 @@ func (s *Service) restore(p *pool) {
 		p.setMode(spec.Mode(o.Mode), o)
 	}
 	s.deps.Metrics.mode(name, p.mode)
+	next := "at the first decision"
+	if !p.nextRefit.IsZero() {
+		next = p.nextRefit.UTC().Format(time.RFC3339)
+	}
+	gate := p.ctl().Last().Gate.Level
+	if gate == "" {
+		gate = "none yet"
+	}
 	s.log.Info("pool state restored", "pool", name, "mode", p.mode, "last_change", saved.Actuator != nil,
-		"gate", p.ctl().Last().Gate.Level, "next_refit", p.nextRefit)
+		"gate", gate, "next_refit", next)
 }
 
 func markOf(st tune.State) controllerMark {
