@@ -852,7 +852,7 @@ func (c *Controller) recentPeak(history []float64) float64 {
 // history. Steps where only the profile ran yet score the profile alone
 // (the model's error stays NaN: not measured).
 func (c *Controller) gateInput(now time.Time, historySteps int) planner.GateInput {
-	in := planner.GateInput{HistorySteps: historySteps, Season: 1,
+	in := planner.GateInput{HistorySteps: historySteps, Season: 1, Step: c.settings.Step,
 		ModelError: math.NaN(), ProfileError: math.NaN(), NaiveError: math.NaN()}
 	if len(c.periods) > 0 {
 		in.Season = c.periods[0]

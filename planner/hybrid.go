@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -58,6 +59,9 @@ type GateInput struct {
 	// ModelError, ProfileError and NaiveError are the recent MAEs of the
 	// model, the seasonal profile and seasonal naive.
 	ModelError, ProfileError, NaiveError float64
+	// Step is the forecast step, so that a reason can say how long the
+	// history is and how long it must be (0: in steps only).
+	Step time.Duration
 }
 
 // GateResult says which forecast to use and why.
@@ -83,6 +87,11 @@ func (c *Config) Gate(in GateInput) GateResult {
 	switch {
 	case in.HistorySteps < g.MinSeasons*season:
 		why = fmt.Sprintf("history %d steps < %d seasons of %d", in.HistorySteps, g.MinSeasons, season)
+		if in.Step > 0 {
+			why = fmt.Sprintf("history %s < the %s the model needs (%d seasons of %s); it is used as soon as the store holds it, at once after 'forecaster import'",
+				spanText(time.Duration(in.HistorySteps)*in.Step), spanText(time.Duration(g.MinSeasons*season)*in.Step), g.MinSeasons,
+				spanText(time.Duration(season)*in.Step))
+		}
 	case !beats(in.ModelError):
 		why = fmt.Sprintf("model MAE %.3g > seasonal naive %.3g", in.ModelError, in.NaiveError)
 	default:
@@ -93,6 +102,8 @@ func (c *Config) Gate(in GateInput) GateResult {
 		return GateResult{Level: GateModel, Reason: reason}
 	}
 	switch {
+	case in.HistorySteps < season && in.Step > 0:
+		why += fmt.Sprintf("; the seasonal profile needs one season (%s)", spanText(time.Duration(season)*in.Step))
 	case in.HistorySteps < season:
 		why += fmt.Sprintf("; history %d steps < 1 season of %d", in.HistorySteps, season)
 	case !beats(in.ProfileError):
@@ -101,6 +112,15 @@ func (c *Config) Gate(in GateInput) GateResult {
 		return GateResult{Level: GateProfile, Reason: "stepped back to seasonal profile: " + why}
 	}
 	return GateResult{Level: GateReactive, Reason: "forecast stepped back, reactive only: " + why}
+}
+
+// spanText is a span as a reason shows it: whole days as "2d", else as
+// shortDuration does ("1h30m").
+func spanText(d time.Duration) string {
+	if day := 24 * time.Hour; d >= day && d%day == 0 {
+		return strconv.Itoa(int(d/day)) + "d"
+	}
+	return shortDuration(d)
 }
 
 // Usage is what a schedule costs to run.

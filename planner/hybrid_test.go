@@ -48,13 +48,13 @@ func TestGate(t *testing.T) {
 		level  string
 		reason string
 	}{
-		{"no history: reactive only", GateInput{0, 24, nan, nan, nan}, GateReactive, "history 0 steps < 2 seasons of 24; history 0 steps < 1 season of 24"},
-		{"one season: seasonal profile", GateInput{30, 24, nan, nan, nan}, GateProfile, "stepped back to seasonal profile: history 30 steps < 2 seasons"},
-		{"two seasons, nothing measured yet: model", GateInput{48, 24, nan, nan, nan}, GateModel, "model trusted"},
-		{"model as good as naive: model", GateInput{500, 24, 10, 12, 10}, GateModel, "model trusted: MAE 10 <= seasonal naive 10"},
-		{"model within tolerance: model", GateInput{500, 24, 14, 12, 10}, GateModel, "model trusted"},
-		{"model worse than naive: profile", GateInput{500, 24, 16, 9, 10}, GateProfile, "model MAE 16 > seasonal naive 10"},
-		{"both worse than naive: reactive", GateInput{500, 24, 16, 17, 10}, GateReactive, "forecast stepped back, reactive only: model MAE 16 > seasonal naive 10; profile MAE 17 > seasonal naive 10"},
+		{"no history: reactive only", GateInput{0, 24, nan, nan, nan, 0}, GateReactive, "history 0 steps < 2 seasons of 24; history 0 steps < 1 season of 24"},
+		{"one season: seasonal profile", GateInput{30, 24, nan, nan, nan, 0}, GateProfile, "stepped back to seasonal profile: history 30 steps < 2 seasons"},
+		{"two seasons, nothing measured yet: model", GateInput{48, 24, nan, nan, nan, 0}, GateModel, "model trusted"},
+		{"model as good as naive: model", GateInput{500, 24, 10, 12, 10, 0}, GateModel, "model trusted: MAE 10 <= seasonal naive 10"},
+		{"model within tolerance: model", GateInput{500, 24, 14, 12, 10, 0}, GateModel, "model trusted"},
+		{"model worse than naive: profile", GateInput{500, 24, 16, 9, 10, 0}, GateProfile, "model MAE 16 > seasonal naive 10"},
+		{"both worse than naive: reactive", GateInput{500, 24, 16, 17, 10, 0}, GateReactive, "forecast stepped back, reactive only: model MAE 16 > seasonal naive 10; profile MAE 17 > seasonal naive 10"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,7 +70,7 @@ func TestGate(t *testing.T) {
 func TestGateStrictTolerance(t *testing.T) {
 	c := planConfig()
 	c.Gating.Tolerance = 1
-	if got := c.Gate(GateInput{500, 24, 10.5, 9, 10}); got.Level != GateProfile {
+	if got := c.Gate(GateInput{500, 24, 10.5, 9, 10, 0}); got.Level != GateProfile {
 		t.Errorf("with Tolerance 1 a model 5%% worse than naive should step back, got %s", got.Level)
 	}
 }
@@ -119,5 +119,26 @@ func TestUsageOf(t *testing.T) {
 	if math.Abs(u.GPUHours-want.GPUHours)+math.Abs(u.ReservedHours-want.ReservedHours)+
 		math.Abs(u.BurstHours-want.BurstHours)+math.Abs(u.Cost-want.Cost) > 1e-9 {
 		t.Errorf("UsageOf = %+v, want %+v", u, want)
+	}
+}
+
+// With the forecast step known, a short history is said in time, with
+// what the model needs and how to get it.
+func TestGateSaysHowLongTheHistoryMustBe(t *testing.T) {
+	c := DefaultConfig()
+	nan := math.NaN()
+	cases := []struct {
+		in   GateInput
+		want string
+	}{
+		{GateInput{HistorySteps: 2, Season: 48, Step: 30 * time.Minute, ModelError: nan, ProfileError: nan, NaiveError: nan},
+			"history 1h < the 2d the model needs (2 seasons of 1d); it is used as soon as the store holds it, at once after 'forecaster import'; the seasonal profile needs one season (1d)"},
+		{GateInput{HistorySteps: 60, Season: 48, Step: 30 * time.Minute, ModelError: nan, ProfileError: nan, NaiveError: nan},
+			"stepped back to seasonal profile: history 30h < the 2d the model needs"},
+	}
+	for _, tc := range cases {
+		if got := c.Gate(tc.in); !strings.Contains(got.Reason, tc.want) {
+			t.Errorf("Gate(%+v) = %q, want it to contain %q", tc.in, got.Reason, tc.want)
+		}
 	}
 }

@@ -99,7 +99,7 @@ func TestPlanTableAndShortHistory(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"Capacity plan for synthetic", "gate:     profile: stepped back to seasonal profile: history 24 steps < 2 seasons of 24",
+	for _, want := range []string{"Capacity plan for synthetic", "gate:     profile: stepped back to seasonal profile: history 1d < the 2d the model needs (2 seasons of 1d)",
 		"hour (UTC)", "desired", "need at mean", "reason", "GPU-hours:", "per 1,000 requests", "reserved baseline:",
 		"risk (high):        History too short to trust a forecast"} {
 		if !strings.Contains(out, want) {
