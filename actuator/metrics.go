@@ -24,7 +24,9 @@ type Metrics struct {
 // service's registry in production).
 //
 //	prewarm_actuator_calls_total{backend,op,outcome}         calls through the safety layer
-//	prewarm_actuator_call_duration_seconds{backend,op}       latency of each back-end attempt
+//	prewarm_actuator_call_duration_seconds{backend,op}       latency of each back-end attempt (retries and the
+//	                                                         capacity read before each change included, so its
+//	                                                         count exceeds calls_total)
 //	prewarm_actuator_retries_total{backend,op}               retries after throttling/transient errors
 //	prewarm_actuator_desired_instances{backend,pool}         last desired size applied
 //	prewarm_actuator_current_instances{backend,pool}         current size last read
@@ -38,7 +40,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"backend", "op", "outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "prewarm_actuator_call_duration_seconds",
-			Help:    "Latency of each back-end attempt, in seconds.",
+			Help:    "Latency of each back-end attempt, in seconds: retries and the capacity read the safety layer makes before each change count too, so the count exceeds prewarm_actuator_calls_total.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10), // 10ms .. ~38s
 		}, []string{"backend", "op"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
