@@ -40,7 +40,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"backend", "op", "outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "prewarm_actuator_call_duration_seconds",
-			Help:    "Latency of each back-end attempt, in seconds: retries and the capacity read the safety layer makes before each change count too, so the count exceeds prewarm_actuator_calls_total.",
+			Help:    "Latency of each back-end attempt, in seconds: retries and the capacity read the safety layer makes before applying each decision count too, so the count exceeds prewarm_actuator_calls_total.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10), // 10ms .. ~38s
 		}, []string{"backend", "op"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
