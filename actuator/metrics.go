@@ -25,7 +25,7 @@ type Metrics struct {
 //
 //	prewarm_actuator_calls_total{backend,op,outcome}         calls through the safety layer
 //	prewarm_actuator_call_duration_seconds{backend,op}       latency of each back-end attempt (retries and the
-//	                                                         capacity read before each change included, so its
+//	                                                         capacity read before applying a decision included, so its
 //	                                                         count exceeds calls_total)
 //	prewarm_actuator_retries_total{backend,op}               retries after throttling/transient errors
 //	prewarm_actuator_desired_instances{backend,pool}         last desired size applied
