@@ -468,3 +468,36 @@ func testGauge(t *testing.T, g prometheus.Gatherer, name string) float64 {
 	t.Fatalf("no %s", name)
 	return 0
 }
+
+// A path nothing serves is a 404 a person can use: a page linking back to
+// the status page, or under /api/ a JSON error naming the request, never
+// Go's plain text; and the API's own paths still answer.
+func TestUnknownPathsAreUseful404s(t *testing.T) {
+	r := newRig(t, 2, nil)
+	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{}))
+	defer srv.Close()
+	cases := []struct {
+		path, contentType string
+		code              int
+		want              []string
+	}{
+		{"/nope<script>", "text/html", http.StatusNotFound, []string{`href="/"`, "/nope&lt;script&gt;"}},
+		{"/api/v1/nope", "application/json", http.StatusNotFound, []string{`"error"`, "no such endpoint: GET /api/v1/nope", "/api/v1/pools"}},
+		{"/api/v1/pools", "application/json", http.StatusOK, []string{testPool}},
+		{"/", "text/html", http.StatusOK, []string{"<script>"}},
+	}
+	for _, tc := range cases {
+		code, body, h := fetch(t, srv, tc.path)
+		if code != tc.code || !strings.HasPrefix(h.Get("Content-Type"), tc.contentType) {
+			t.Errorf("GET %s: %d %s, want %d %s", tc.path, code, h.Get("Content-Type"), tc.code, tc.contentType)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(body), w) {
+				t.Errorf("GET %s: the answer lacks %q:\n%s", tc.path, w, body)
+			}
+		}
+		if strings.Contains(string(body), "<script>") && tc.path != "/" {
+			t.Errorf("GET %s: the path was echoed unescaped", tc.path)
+		}
+	}
+}

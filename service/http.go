@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"strconv"
@@ -76,8 +77,32 @@ func (s *Service) Handler(o HTTPOptions) http.Handler {
 	if o.Release != nil {
 		mux.Handle("POST /api/v1/release", o.Release)
 	}
+	mux.HandleFunc("/", s.serveNotFound)
 	return mux
 }
+
+// serveNotFound answers a path nothing serves: JSON under /api/ (an error
+// naming the request and where the API starts), else a small page that
+// links back to the status page, rather than Go's plain-text 404.
+func (s *Service) serveNotFound(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		s.writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint: %s %s (the API is under /api/v1/pools)", r.Method, r.URL.Path))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusNotFound)
+	fmt.Fprintf(w, notFoundPage, html.EscapeString(r.URL.Path))
+}
+
+// notFoundPage is the 404 page; %s is the path asked for, escaped.
+const notFoundPage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found · prewarm</title>
+<style>body{font:14px/1.5 system-ui,sans-serif;margin:48px;color:#1d2330}code{background:#eef0f3;padding:1px 4px}</style></head>
+<body><h1>Not found</h1><p>Nothing is served at <code>%s</code>.</p>
+<p><a href="/">The status page</a> · <a href="/api/v1/pools">/api/v1/pools</a> · <a href="/metrics">/metrics</a></p></body></html>
+`
 
 // serveAlive is the liveness probe: the process runs and serves HTTP. It
 // does not look at the decisions, so a store or cloud outage, which a
