@@ -96,6 +96,12 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Errorf("pool broken: alert %+v, want %s firing", a, AlertDecisionsFailing)
 	}
 	chromium.SaveScreenshot(t, "service-pools.png", r.Screenshot)
+	// Older decisions load into the table, which then holds them through
+	// the refreshes instead of linking to raw JSON.
+	before, after, note := uitest.OlderDecisions(t, srv.URL)
+	if after <= before || !strings.Contains(note, "older decisions shown") {
+		t.Errorf("decisions: %d rows, %d after showing older ones, note %q; want more rows kept and a note", before, after, note)
+	}
 }
 
 // brokenPool fails the queries of one pool's series while down.

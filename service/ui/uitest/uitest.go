@@ -116,3 +116,47 @@ func (r Report) String() string {
 	}
 	return b.String()
 }
+
+// OlderDecisions opens base's status page in Chromium, waits for its
+// decisions table, clicks "Show older decisions" and returns how many rows
+// the table held before and after, and its note. It fails t when the page
+// has no such button, or has a problem.
+func OlderDecisions(t testing.TB, base string) (before, after int, note string) {
+	t.Helper()
+	bin := chromium.Find(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := chromium.Start(ctx, bin, 1400, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Navigate(ctx, base+"/?refresh=0.5"); err != nil {
+		t.Fatal(err)
+	}
+	rows := `document.querySelectorAll("#decisions tbody tr td:first-child[title]").length`
+	if err := b.WaitFor(ctx, `document.getElementById("decisions-older") && `+rows+` > 0`); err != nil {
+		t.Fatalf("no decisions with a \"Show older decisions\" button: %v\nproblems: %v", err, b.Problems())
+	}
+	if err := b.Eval(ctx, rows, &before); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Eval(ctx, `document.getElementById("decisions-older").click(), 0`, new(int)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(ctx, rows+` > `+fmt.Sprint(before)); err != nil {
+		t.Fatalf("the older decisions did not appear: %v\nproblems: %v", err, b.Problems())
+	}
+	// Through two refreshes, the older rows stay.
+	time.Sleep(1200 * time.Millisecond)
+	if err := b.Eval(ctx, rows, &after); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Eval(ctx, `document.getElementById("decisions-note").textContent`, &note); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.Problems(); len(p) > 0 {
+		t.Errorf("the page had %d problems:\n%s", len(p), strings.Join(p, "\n"))
+	}
+	return before, after, note
+}
