@@ -97,7 +97,25 @@ type Config struct {
 	// whole trace, walk-forward, so tuning on one half and scoring the
 	// other is honest.
 	ScoreFrom, ScoreUntil time.Time
+	// Progress, when set, is told how far a run has come: stage "refits"
+	// or "replays", and done of total. It is called from the workers, so
+	// it must be safe for concurrent use; nil: nothing is told.
+	Progress func(stage string, done, total int)
 }
+
+// progress is Progress bound to stage, or nil.
+func (c Config) progress(stage string) func(done, total int) {
+	if c.Progress == nil {
+		return nil
+	}
+	return func(done, total int) { c.Progress(stage, done, total) }
+}
+
+// Progress stages.
+const (
+	StageRefits  = "refits"
+	StageReplays = "replays"
+)
 
 // Spot configures interruptible instances.
 type Spot struct {

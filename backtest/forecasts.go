@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/prewarm/prewarm/control"
@@ -65,6 +66,8 @@ func (f *forecaster) run(ctx context.Context) ([]control.Refit, error) {
 	n := (len(f.buckets) + f.perRefit - 1) / f.perRefit
 	refits := make([]control.Refit, n)
 	days := f.days(n)
+	progress := f.cfg.progress(StageRefits)
+	var done atomic.Int64
 	err := forEach(ctx, len(days), func(d int) error {
 		var prev control.Selection
 		for j := days[d][0]; j < days[d][1]; j++ {
@@ -73,6 +76,9 @@ func (f *forecaster) run(ctx context.Context) ([]control.Refit, error) {
 				return err
 			}
 			prev = refits[j].Selection()
+			if progress != nil {
+				progress(int(done.Add(1)), n)
+			}
 		}
 		return nil
 	})

@@ -70,7 +70,7 @@ func RunFrontier(ctx context.Context, t Trace, cfg Config, targets []float64, po
 	others := slices.DeleteFunc(slices.Clone(policies), func(p string) bool { return p == PolicyFlat })
 	reportTasks, report := b.runTasks(ctx, others, b.cfg)
 	trialTasks, sweep := b.frontierTasks(ctx, targets)
-	if err := runTasks(ctx, append(reportTasks, trialTasks...)); err != nil {
+	if err := runTasks(ctx, append(reportTasks, trialTasks...), b.cfg.progress(StageReplays)); err != nil {
 		return Report{}, Frontier{}, fmt.Errorf("backtest: %w", err)
 	}
 	rep := report()

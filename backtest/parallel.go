@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // task is one unit of work for runTasks; weight orders the tasks, the
@@ -17,16 +18,20 @@ type task struct {
 
 // runTasks runs the tasks on GOMAXPROCS workers, heaviest first (in
 // their order among equals), and returns the first error in the tasks'
-// order, or ctx's error.
-func runTasks(ctx context.Context, tasks []task) error {
+// order, or ctx's error. progress (nil: none) is told each task done.
+func runTasks(ctx context.Context, tasks []task, progress func(done, total int)) error {
 	order := make([]int, len(tasks))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(tasks[b].weight, tasks[a].weight) })
 	errs := make([]error, len(tasks))
+	var done atomic.Int64
 	err := forEach(ctx, len(order), func(k int) error {
 		errs[order[k]] = tasks[order[k]].do()
+		if progress != nil {
+			progress(int(done.Add(1)), len(tasks))
+		}
 		return nil
 	})
 	if err != nil {

@@ -3,9 +3,11 @@ package backtest
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // runTasks starts the heaviest tasks first, keeps their order among equal
@@ -38,7 +40,7 @@ func TestRunTasksHeaviestFirst(t *testing.T) {
 					return tc.fail[i]
 				}}
 			}
-			err := runTasks(context.Background(), tasks)
+			err := runTasks(context.Background(), tasks, nil)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Errorf("error %v, want %v", err, tc.wantErr)
 			}
@@ -51,5 +53,37 @@ func TestRunTasksHeaviestFirst(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A run tells its progress: every refit and then every replay, each stage
+// ending at its total, and the counts only grow.
+func TestRunTellsItsProgress(t *testing.T) {
+	tr := Trace{Name: "t", Start: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), Step: time.Hour}
+	for i := range 5 * 24 {
+		tr.RPS = append(tr.RPS, 20+10*math.Sin(float64(i)*2*math.Pi/24))
+	}
+	cfg := DefaultConfig()
+	cfg.Planner.Fleet.RPSPerInstance = 5
+	var mu sync.Mutex
+	last := map[string][2]int{}
+	cfg.Progress = func(stage string, done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if prev := last[stage]; done < prev[0] || (prev[1] != 0 && total != prev[1]) {
+			t.Errorf("%s: %d/%d after %d/%d", stage, done, total, prev[0], prev[1])
+		}
+		last[stage] = [2]int{done, total}
+	}
+	if _, err := Run(context.Background(), tr, cfg, PolicyReactive, PolicyHybrid); err != nil {
+		t.Fatal(err)
+	}
+	for _, stage := range []string{StageRefits, StageReplays} {
+		if p := last[stage]; p[1] == 0 || p[0] != p[1] {
+			t.Errorf("%s ended at %d/%d, want it done", stage, p[0], p[1])
+		}
+	}
+	if got := last[StageReplays][1]; got != 4 { // static, oracle, reactive, hybrid
+		t.Errorf("%d replays, want 4", got)
 	}
 }

@@ -137,8 +137,10 @@ func nanToZero(v float64) float64 {
 }
 
 // PlotTradeoff draws each policy as a point: cost relative to static
-// against SLO attainment, the trade-off a user chooses on.
-func PlotTradeoff(rep Report) *chart.Canvas {
+// against SLO attainment, the trade-off a user chooses on, with the SLO
+// target (a share, e.g. 0.995; 0: none) as a dashed line. The attainment
+// axis is labelled up to 100% and no further.
+func PlotTradeoff(rep Report, sloTarget float64) *chart.Canvas {
 	c := newPlot("tradeoff", rep.Trace+": cost vs SLO attainment per policy", tradeoffWidth, tradeoffHeight)
 	c.XLabel("cost relative to static")
 	c.YLabel("SLO attainment (%)")
@@ -149,12 +151,21 @@ func PlotTradeoff(rep Report) *chart.Canvas {
 		lo = min(lo, 100*r.SLOAttainment)
 		hiX = max(hiX, 1.15*r.CostVsStatic)
 	}
+	if sloTarget > 0 {
+		lo = min(lo, 100*sloTarget)
+	}
 	loY := lo - 0.1*(100.5-lo) - 0.1
+	// The points at 100% need room above the axis's last label.
 	x := chart.Scale{Min: 0, Max: hiX, From: c.Area.X0, To: c.Area.X1}
-	y := chart.Scale{Min: loY, Max: 100.3, From: c.Area.Y1, To: c.Area.Y0}
-	xs, ys := chart.NiceStep(hiX, 6), chart.NiceStep(100.3-loY, 5)
-	c.YGrid(y, chart.LinearTicks(loY, 100.3, ys, chart.StepFormat(ys)))
+	y := chart.Scale{Min: loY, Max: 100 + 0.03*(100-loY), From: c.Area.Y1, To: c.Area.Y0}
+	xs, ys := chart.NiceStep(hiX, 6), chart.NiceStep(100-loY, 5)
+	c.YGrid(y, chart.LinearTicks(loY, 100, ys, chart.StepFormat(ys)))
 	c.XGrid(x, chart.LinearTicks(0, hiX, xs, chart.StepFormat(xs)))
+	if sloTarget > 0 {
+		at := y.At(100 * sloTarget)
+		c.Line("target", c.Area.X0, at, c.Area.X1, at)
+		c.Text("point-label", c.Area.X1-4, at-4, chart.End, "SLO target "+strconv.FormatFloat(100*sloTarget, 'g', 4, 64)+"%")
+	}
 	dots := &chart.Path{}
 	for _, r := range rep.Policies {
 		dots.Append(chart.CirclePath(x.At(r.CostVsStatic), y.At(100*r.SLOAttainment), 4))

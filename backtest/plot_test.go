@@ -53,7 +53,7 @@ func TestPlotsAreValidAndLabelled(t *testing.T) {
 		for plot, wants := range plots {
 			c := map[string]*chart.Canvas{
 				"capacity": PlotCapacity(r, rep.Trace, 10),
-				"tradeoff": PlotTradeoff(rep),
+				"tradeoff": PlotTradeoff(rep, 0.995),
 				"frontier": PlotFrontier(rep.Trace, trials, []float64{0.99, 0.999}, rep.Policies),
 			}[plot]
 			var svg, img bytes.Buffer
@@ -99,7 +99,7 @@ func TestFrontierTicksSpeakNines(t *testing.T) {
 }
 
 func TestWritePlotFormats(t *testing.T) {
-	c := PlotTradeoff(Report{Trace: "t", Policies: []Result{{Name: PolicyStatic, CostVsStatic: 1, SLOAttainment: 1}}})
+	c := PlotTradeoff(Report{Trace: "t", Policies: []Result{{Name: PolicyStatic, CostVsStatic: 1, SLOAttainment: 1}}}, 0.995)
 	for _, tc := range []struct {
 		format, prefix string
 	}{{"png", "\x89PNG"}, {"svg", "<?xml"}} {

@@ -103,7 +103,7 @@ func prepare(ctx context.Context, t Trace, cfg Config, forecasts bool) (*bench, 
 // differs only in planner settings).
 func (b *bench) run(ctx context.Context, policies []string, cfg Config) (Report, error) {
 	tasks, report := b.runTasks(ctx, policies, cfg)
-	if err := runTasks(ctx, tasks); err != nil {
+	if err := runTasks(ctx, tasks, cfg.progress(StageReplays)); err != nil {
 		return Report{}, fmt.Errorf("backtest: %w", err)
 	}
 	return report(), nil

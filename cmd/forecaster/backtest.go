@@ -305,18 +305,23 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	var rep backtest.Report
 	var front backtest.Frontier
+	var clearProgress func()
+	cfg.Progress, clearProgress = terminalProgress(stderr)
 	if bf.frontier {
 		rep, front, err = backtest.RunFrontier(ctx, tr, cfg, bf.sloTargets, bf.policies...)
 	} else {
 		rep, err = backtest.Run(ctx, tr, cfg, bf.policies...)
 	}
+	clearProgress()
 	if err != nil {
 		return err
 	}
 	if bf.out != "" {
-		if err := writeBacktestFiles(bf.out, bf.plotFormat, rep, front.Trials, bf.sloTargets, cfg.Planner.Fleet.RPS()); err != nil {
+		files, err := writeBacktestFiles(bf.out, bf.plotFormat, rep, front.Trials, bf.sloTargets, cfg.Planner)
+		if err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "wrote %d files to %s: %s\n", len(files), bf.out, strings.Join(files, ", "))
 	}
 	if bf.format == "json" {
 		return printJSON(stdout, backtestJSON{Trace: rep.Trace, Config: bf.capacity.config, Pool: bf.capacity.poolName,
@@ -403,12 +408,25 @@ func writeBacktestTable(w io.Writer, rep backtest.Report, c planner.Config) erro
 		if r.Name == backtest.PolicyFlat || r.Name == backtest.PolicyStatic {
 			name = fmt.Sprintf("%s (%d)", r.Name, r.Instances)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.1f%%\t%.2fx\t%.4g\t%.3f%%\t%.3f%%\t%.1f\t%.1f\t%.0f\t%.0f\t%d\t\n", name, r.GPUHours, r.Cost,
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.1f%%\t%.2fx\t%.4f\t%.3f%%\t%.3f%%\t%.1f\t%.1f\t%.0f\t%.0f\t%d\t\n", name, r.GPUHours, r.Cost,
 			100*r.CostVsStatic, r.CostVsOracle, r.CostPer1kRequests, 100*r.SLOAttainment, 100*r.SLOAttainmentAfterWarmUp,
 			r.P99WaitS, r.P99LatencyS, r.Dropped, r.UnderprovisionedMinutes, r.Actions)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprint(w, backtestColumns)
+	return err
 }
+
+// backtestColumns explains the table's columns under it.
+const backtestColumns = `
+cost: at --price, billed per second; vs static / vs oracle: that cost over theirs; per 1k req: cost per 1,000 requests.
+SLO attainment: share of requests that waited at most --slo (dropped ones count as late); after day 1: from --warm-up on.
+P99 wait / latency: the 99th percentile of the wait for a server, and of the wait plus the service.
+dropped: requests that gave up after waiting --timeout. under-prov. min: minutes in which more requests waited
+past --slo than the SLO allows, or a backlog was left. actions: changes applied to the fleet.
+`
 
 // writeFrontierTable prints the cheapest setting of each policy per SLO
 // target.
@@ -432,9 +450,11 @@ func formatSettings(s map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-func writeBacktestFiles(dir, plotFormat string, rep backtest.Report, trials []backtest.FrontierTrial, targets []float64, rps float64) error {
+func writeBacktestFiles(dir, plotFormat string, rep backtest.Report, trials []backtest.FrontierTrial, targets []float64, c planner.Config) ([]string, error) {
+	rps := c.Fleet.RPS()
+	var written []string
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
+		return nil, fmt.Errorf("--out: %w", err)
 	}
 	write := func(name string, fill func(io.Writer) error) error {
 		path := filepath.Join(dir, name)
@@ -446,24 +466,29 @@ func writeBacktestFiles(dir, plotFormat string, rep backtest.Report, trials []ba
 			f.Close()
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		return f.Close()
+		if err := f.Close(); err != nil {
+			return err
+		}
+		written = append(written, name)
+		return nil
 	}
 	for _, r := range rep.Policies {
 		if err := write("capacity-"+r.Name+".csv", func(w io.Writer) error { return backtest.WriteCapacityCSV(w, r) }); err != nil {
-			return err
+			return written, err
 		}
 		p := backtest.PlotCapacity(r, rep.Trace, rps)
 		if err := write("capacity-"+r.Name+"."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, p, plotFormat) }); err != nil {
-			return err
+			return written, err
 		}
 	}
-	p := backtest.PlotTradeoff(rep)
+	p := backtest.PlotTradeoff(rep, c.SLO.Quantile)
 	if err := write("tradeoff."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, p, plotFormat) }); err != nil {
-		return err
+		return written, err
 	}
 	if len(trials) == 0 {
-		return nil
+		return written, nil
 	}
 	fp := backtest.PlotFrontier(rep.Trace, trials, targets, rep.Policies)
-	return write("frontier."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, fp, plotFormat) })
+	err := write("frontier."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, fp, plotFormat) })
+	return written, err
 }
