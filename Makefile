@@ -83,6 +83,7 @@ demo-replay:
 FUZZTIME ?= 20s
 FUZZMINTIME ?= 2s
 FUZZ_TARGETS = \
+	./actuator:FuzzDecodeOptions \
 	./actuator/keda:FuzzScalerMetadata \
 	./actuator/kubescale:FuzzScaleReply \
 	./actuator/releasehook:FuzzHandlerBody \

@@ -8,13 +8,19 @@
 // back-end shares (bounds, step limits, rate limits, retries, a circuit
 // breaker, an audit log and metrics).
 //
+// Each back-end declares its pool options once, as an OptionSet (name,
+// kind, default, range or choices, whether required, a line of help). The
+// pool spec checks a file against the declarations, with file and line;
+// Registry.New decodes a pool's options by them, so a Factory receives
+// typed, checked OptionValues and parses no text itself.
+//
 // Wiring, in main: one table of the back-ends the binary ships and the
-// option keys each accepts checks the pool spec and registers the
-// back-ends, so the two cannot disagree:
+// options each declares checks the pool spec and registers the back-ends,
+// so the two cannot disagree:
 //
 //	backends := spec.Backends{ // and keda, simulated, volcengine
-//		dryrun.Name:    dryrun.OptionKeys,
-//		kubescale.Name: kubescale.OptionKeys,
+//		dryrun.Name:    dryrun.PoolOptions,
+//		kubescale.Name: kubescale.PoolOptions,
 //	}
 //	file, err := spec.Load("forecaster.yaml", backends) // the one pool spec
 //	factories := map[string]actuator.Factory{
@@ -22,8 +28,8 @@
 //		kubescale.Name: kubescale.NewFactory(os.Getenv, logger, redactor),
 //	}
 //	reg := actuator.NewRegistry()
-//	for name, keys := range backends {
-//		err := reg.Register(name, factories[name], keys...)
+//	for name, options := range backends {
+//		err := reg.Register(name, factories[name], options)
 //	}
 //	metrics, err := actuator.NewMetrics(prometheus.DefaultRegisterer)
 //	audit := actuator.NewSyncWriter(auditFile) // shared by every Safe

@@ -98,7 +98,10 @@ func isolationRig(t *testing.T, stuck *actuatortest.Fake) (*Service, *actuatorte
 		t.Fatal(err)
 	}
 	fake := actuatortest.New("fake").AddPool("hung", 1, 0, 0).AddPool("fine", 1, 0, 0)
-	kube := kubescale.NewFactory(func(string) string { return "" }, quietLogger(), nil)
+	kubes := actuator.NewRegistry()
+	if err := kubes.Register(kubescale.Name, kubescale.NewFactory(func(string) string { return "" }, quietLogger(), nil), kubescale.PoolOptions); err != nil {
+		t.Fatal(err)
+	}
 	hungAPI := hungListener(t)
 	file := spec.DefaultFile()
 	file.Interval = time.Second
@@ -118,7 +121,7 @@ func isolationRig(t *testing.T, stuck *actuatortest.Fake) (*Service, *actuatorte
 	backend := func(ctx context.Context, pc actuator.PoolConfig) (actuator.Actuator, error) {
 		switch pc.Name {
 		case "kube":
-			return kube(ctx, pc)
+			return kubes.New(ctx, kubescale.Name, pc)
 		case "stuck":
 			return stuck, nil
 		}

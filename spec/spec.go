@@ -79,7 +79,7 @@ type Pool struct {
 	Backend string `yaml:"backend"`
 	// Mode is forecast-only (default), active or paused.
 	Mode Mode `yaml:"mode"`
-	// Options are the back-end's settings (Backends lists their keys).
+	// Options are the back-end's settings (Backends declares them).
 	Options map[string]string `yaml:"options"`
 	// PublishSchedule hands the plan's future steps to back-ends that can
 	// act on them themselves (scheduled scaling policies).
@@ -184,12 +184,13 @@ func DefaultPool() Pool {
 // setDefaults is called by the decoder on each pool before its keys.
 func (p *Pool) setDefaults() { *p = DefaultPool() }
 
-// Backends maps each back-end name to the option keys it accepts: the
-// table a binary also registers its back-ends with (actuator.Registry), so
-// the spec and the registry agree. Parse
-// refuses pools of other back-ends and options outside these keys; a nil
-// Backends checks neither (for tools that never build a back-end).
-type Backends map[string][]string
+// Backends maps each back-end name to the options it declares: the table
+// a binary also registers its back-ends with (actuator.Registry), so the
+// spec and the registry agree. Parse refuses pools of other back-ends and
+// options their declaration refuses (unknown keys, text of the wrong kind,
+// values out of range, required options missing); a nil Backends checks
+// neither (for tools that never build a back-end).
+type Backends map[string]actuator.OptionSet
 
 // Load reads and checks a configuration file.
 func Load(path string, backends Backends) (*File, error) {

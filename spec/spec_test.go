@@ -12,6 +12,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/prewarm/prewarm/actuator/dryrun"
+	"github.com/prewarm/prewarm/actuator/kubescale"
+	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
 )
@@ -19,8 +22,9 @@ import (
 // testBackends is the registry's table as cmd/forecaster declares it, for
 // the back-ends the testdata files use.
 var testBackends = Backends{
-	"dryrun":    {"initial"},
-	"kubescale": {"api_server", "ca_file", "namespace", "resource", "token_file", "workload"},
+	dryrun.Name:    dryrun.PoolOptions,
+	kubescale.Name: kubescale.PoolOptions,
+	simulated.Name: simulated.PoolOptions,
 }
 
 func TestMinimalFileTakesTheDefaults(t *testing.T) {
@@ -156,8 +160,16 @@ func TestBadFiles(t *testing.T) {
 		{"mode.bad.yml", []string{`4: pools[0].mode: "live" is not a mode: want forecast-only, active, paused`}},
 		{"backend.bad.yml", []string{
 			`2: pools[0].name: "sd pool" is not a pool name`,
-			`3: pools[0].backend: "volcano" is not a back-end (known: dryrun, kubescale)`,
+			`3: pools[0].backend: "volcano" is not a back-end (known: dryrun, kubescale, simulated)`,
 			"6: pools[1].backend: is required",
+		}},
+		{"options.bad.yml", []string{
+			`7: pools[0].options.initial: "ten" is not a whole number`,
+			"14: pools[1].options.initial: 12 is out of range: want the pool's min to max, 2 to 10",
+			`20: pools[2].options.resource: "pods" is not one of deployments, statefulsets`,
+			`21: pools[2].options.api_server: "ftp://x" is not an http(s) URL`,
+			`22: pools[2].options.namespace: "Kube System" is not a Kubernetes object name`,
+			"27: pools[3].options.initial: -3 is out of range: want at least 0",
 		}},
 		{"empty.bad.yml", []string{"1: pools: at least one pool is required"}},
 		{"syntax.bad.yml", []string{"2: found a tab character that violates indentation"}},

@@ -173,19 +173,14 @@ func (p Pool) checkBackend(c *checker, at func(string) string, backends Backends
 	if backends == nil {
 		return
 	}
-	keys, ok := backends[p.Backend]
+	options, ok := backends[p.Backend]
 	if !ok {
 		c.add(at("backend"), "%q is not a back-end (known: %s)", p.Backend, strings.Join(slices.Sorted(maps.Keys(backends)), ", "))
 		return
 	}
-	for _, k := range slices.Sorted(maps.Keys(p.Options)) {
-		if !slices.Contains(keys, k) {
-			known := "none"
-			if len(keys) > 0 {
-				known = strings.Join(keys, ", ")
-			}
-			c.add(at("options."+k), "unknown option of back-end %s (known: %s)", p.Backend, known)
-		}
+	_, problems := options.Decode(p.Actuator())
+	for _, o := range problems {
+		c.add(at("options."+o.Key), "%s", o.Msg)
 	}
 }
 

@@ -2,9 +2,7 @@ package dryrun
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 
 	"github.com/prewarm/prewarm/actuator"
@@ -108,25 +106,18 @@ func (d *DryRun) Released() []string {
 	return append([]string(nil), d.released...)
 }
 
-// OptionKeys are the pool options Factory reads: "initial", the size the
-// pool starts at (default 0). Register them with the factory.
-var OptionKeys = []string{"initial"}
+// PoolOptions are the pool options Factory reads; register them with it.
+var PoolOptions = actuator.OptionSet{
+	{Name: "initial", Kind: actuator.KindInt, Default: "0", Min: "0", Help: "the size the pool starts at"},
+}
 
 // Factory returns an actuator.Factory building a DryRun per pool. The
-// optional option "initial" seeds the pool's size; the pool's config bounds
-// become the back-end's bounds.
+// option "initial" seeds the pool's size; the pool's config bounds become
+// the back-end's bounds.
 func Factory(log *slog.Logger) actuator.Factory {
-	return func(ctx context.Context, cfg actuator.PoolConfig) (actuator.Actuator, error) {
-		initial := 0
-		if v, ok := cfg.Options["initial"]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("pool %q: options.initial: want a count ≥ 0, got %q", cfg.Name, v)
-			}
-			initial = n
-		}
+	return func(ctx context.Context, cfg actuator.PoolConfig, opts actuator.OptionValues) (actuator.Actuator, error) {
 		d := New(log)
-		d.Seed(cfg.Name, initial, cfg.MinInstances, cfg.MaxInstances)
+		d.Seed(cfg.Name, opts.Int("initial"), cfg.MinInstances, cfg.MaxInstances)
 		return d, nil
 	}
 }

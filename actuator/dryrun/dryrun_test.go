@@ -50,7 +50,7 @@ func TestDryRunLogsAndRemembers(t *testing.T) {
 func TestDryRunBehindSafe(t *testing.T) {
 	// Safe's no-op rule works against the remembered state.
 	r := actuator.NewRegistry()
-	if err := r.Register(dryrun.Name, dryrun.Factory(slog.New(slog.DiscardHandler)), dryrun.OptionKeys...); err != nil {
+	if err := r.Register(dryrun.Name, dryrun.Factory(slog.New(slog.DiscardHandler)), dryrun.PoolOptions); err != nil {
 		t.Fatal(err)
 	}
 	cfg := actuator.PoolConfig{Name: "p", Backend: dryrun.Name, Limits: planner.Limits{MaxInstances: 8, MaxStep: 2}, Options: map[string]string{"initial": "1"}}

@@ -91,10 +91,15 @@ func (s *Scaler) AddPool(pool string) {
 	}
 }
 
+// PoolOptions are the pool options Factory reads: none, as the
+// ScaledObject's trigger metadata names the pool and KEDA sizes the
+// workload. Register them with it, so that any option is refused.
+var PoolOptions = actuator.OptionSet{}
+
 // Factory returns an actuator.Factory that declares each configured pool on
 // this scaler and returns it: one gRPC server serves every pool.
 func (s *Scaler) Factory() actuator.Factory {
-	return func(ctx context.Context, cfg actuator.PoolConfig) (actuator.Actuator, error) {
+	return func(ctx context.Context, cfg actuator.PoolConfig, _ actuator.OptionValues) (actuator.Actuator, error) {
 		s.AddPool(cfg.Name)
 		return s, nil
 	}

@@ -228,7 +228,7 @@ func TestScalerBehindSafe(t *testing.T) {
 	clock := actuatortest.NewClock(t0)
 	s := newScaler(clock)
 	r := actuator.NewRegistry()
-	if err := r.Register(keda.Name, s.Factory()); err != nil {
+	if err := r.Register(keda.Name, s.Factory(), keda.PoolOptions); err != nil {
 		t.Fatal(err)
 	}
 	cfg := actuator.PoolConfig{Name: "sd-pool", Backend: keda.Name, Limits: planner.Limits{MinInstances: 1, MaxInstances: 10, MaxStep: 4}}

@@ -84,8 +84,8 @@ func New(pool string, cfg Config) (*Scaler, error) {
 	// Both become URL path segments: a name like "../x" must not reach
 	// another API path.
 	for field, v := range map[string]string{"namespace": cfg.Namespace, "workload": cfg.Workload} {
-		if !isDNSSubdomain(v) {
-			return nil, fmt.Errorf("kubescale: pool %q: options.%s %q is not a Kubernetes object name (lowercase letters, digits, '-', '.')", pool, field, v)
+		if err := objectName(v); err != nil {
+			return nil, fmt.Errorf("kubescale: pool %q: options.%s: %w", pool, field, err)
 		}
 	}
 	if cfg.HTTPClient == nil {
@@ -102,41 +102,45 @@ func New(pool string, cfg Config) (*Scaler, error) {
 		log: cfg.Logger.With("backend", Name, "pool", pool)}, nil
 }
 
-// OptionKeys are the pool options NewFactory's factory reads; register
+// PoolOptions are the pool options NewFactory's factory reads; register
 // them with it, so a typo (`namspace`) is refused instead of scaling the
 // pool's default workload.
-var OptionKeys = []string{"api_server", "ca_file", "namespace", "resource", "token_file", "workload"}
+var PoolOptions = actuator.OptionSet{
+	{Name: "workload", Kind: actuator.KindString, Check: objectName,
+		Help: "the Deployment or StatefulSet to size (default: the pool's name)"},
+	{Name: "namespace", Kind: actuator.KindString, Check: objectName,
+		Help: "its namespace (default: the pod's own)"},
+	{Name: "resource", Kind: actuator.KindString, Default: "deployments", OneOf: []string{"deployments", "statefulsets"},
+		Help: "the kind of workload"},
+	{Name: "api_server", Kind: actuator.KindURL,
+		Help: "the API server (default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)"},
+	{Name: "token_file", Kind: actuator.KindFile, Default: defaultTokenFile,
+		Help: `the bearer token, re-read for every request; "" sends none`},
+	{Name: "ca_file", Kind: actuator.KindFile, Default: defaultCAFile,
+		Help: `the API server's CA; "" trusts the system's (or speaks http://)`},
+}
 
-// NewFactory returns the actuator.Factory to register under Name. Pool
-// options:
-//
-//	workload    the Deployment/StatefulSet name (default: the pool name)
-//	namespace   default: the pod's own namespace
-//	resource    deployments (default) or statefulsets
-//	api_server  default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
-//	token_file  default: the service account token
-//	ca_file     default: the service account CA; "" with an http:// server
-//
-// getenv is os.Getenv outside tests. Every token read from a token file
-// (service account tokens rotate, so it is read per request) is added to
-// redactor, the binary's one redactor, so that no output path can show it.
+// objectName is PoolOptions' rule for names that become URL path segments:
+// a name like "../x" must not reach another API path.
+func objectName(s string) error {
+	if !isDNSSubdomain(s) {
+		return fmt.Errorf("%q is not a Kubernetes object name (lowercase letters, digits, '-', '.')", s)
+	}
+	return nil
+}
+
+// NewFactory returns the actuator.Factory to register under Name, with
+// PoolOptions. getenv is os.Getenv outside tests. Every token read from a
+// token file (service account tokens rotate, so it is read per request) is
+// added to redactor, the binary's one redactor, so that no output path can
+// show it.
 func NewFactory(getenv func(string) string, logger *slog.Logger, redactor *redact.Redactor) actuator.Factory {
-	return func(ctx context.Context, pool actuator.PoolConfig) (actuator.Actuator, error) {
-		opt := func(key, def string) string {
-			if v, ok := pool.Options[key]; ok {
-				return v
-			}
-			return def
+	return func(ctx context.Context, pool actuator.PoolConfig, opts actuator.OptionValues) (actuator.Actuator, error) {
+		api, err := apiServer(opts.String("api_server"), getenv)
+		if err != nil {
+			return nil, fmt.Errorf("kubescale: pool %q: %w", pool.Name, err)
 		}
-		api := opt("api_server", "")
-		if api == "" {
-			host, port := getenv("KUBERNETES_SERVICE_HOST"), getenv("KUBERNETES_SERVICE_PORT")
-			if host == "" || port == "" {
-				return nil, fmt.Errorf("kubescale: pool %q: options.api_server not set and not running in a cluster (KUBERNETES_SERVICE_HOST unset)", pool.Name)
-			}
-			api = "https://" + net.JoinHostPort(host, port)
-		}
-		ns := opt("namespace", "")
+		ns := opts.String("namespace")
 		if ns == "" {
 			b, err := os.ReadFile(defaultNSFile)
 			if err != nil {
@@ -144,32 +148,61 @@ func NewFactory(getenv func(string) string, logger *slog.Logger, redactor *redac
 			}
 			ns = strings.TrimSpace(string(b))
 		}
-		client := http.DefaultClient
-		if caFile := opt("ca_file", defaultCAFile); strings.HasPrefix(api, "https://") && caFile != "" {
-			pem, err := os.ReadFile(caFile)
-			if err != nil {
-				return nil, fmt.Errorf("kubescale: pool %q: options.ca_file: %w", pool.Name, err)
-			}
-			roots := x509.NewCertPool()
-			if !roots.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("kubescale: pool %q: options.ca_file %s: no PEM certificate", pool.Name, caFile)
-			}
-			client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}},
-				Timeout: 30 * time.Second}
+		client, err := httpClient(api, opts.String("ca_file"))
+		if err != nil {
+			return nil, fmt.Errorf("kubescale: pool %q: %w", pool.Name, err)
 		}
-		tokenFile := opt("token_file", defaultTokenFile)
-		var token func() (string, error)
-		if tokenFile != "" {
-			token = func() (string, error) {
-				b, err := os.ReadFile(tokenFile)
-				if err != nil {
-					return "", fmt.Errorf("reading the token file: %w", err)
-				}
-				return strings.TrimSpace(string(b)), nil
-			}
+		workload := pool.Name
+		if opts.Set("workload") {
+			workload = opts.String("workload")
 		}
-		return New(pool.Name, Config{APIServer: api, Namespace: ns, Workload: opt("workload", pool.Name),
-			Resource: opt("resource", "deployments"), Token: token, HTTPClient: client, Logger: logger, Redactor: redactor})
+		return New(pool.Name, Config{APIServer: api, Namespace: ns, Workload: workload,
+			Resource: opts.String("resource"), Token: tokenReader(opts.String("token_file")),
+			HTTPClient: client, Logger: logger, Redactor: redactor})
+	}
+}
+
+// apiServer is the api_server option, or the in-cluster address.
+func apiServer(api string, getenv func(string) string) (string, error) {
+	if api != "" {
+		return api, nil
+	}
+	host, port := getenv("KUBERNETES_SERVICE_HOST"), getenv("KUBERNETES_SERVICE_PORT")
+	if host == "" || port == "" {
+		return "", fmt.Errorf("options.api_server not set and not running in a cluster (KUBERNETES_SERVICE_HOST unset)")
+	}
+	return "https://" + net.JoinHostPort(host, port), nil
+}
+
+// httpClient trusts caFile's certificates for an https:// API server.
+func httpClient(api, caFile string) (*http.Client, error) {
+	if !strings.HasPrefix(api, "https://") || caFile == "" {
+		return http.DefaultClient, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("options.ca_file: %w", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("options.ca_file %s: no PEM certificate", caFile)
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}},
+		Timeout: 30 * time.Second}, nil
+}
+
+// tokenReader reads the token from tokenFile for each request; "" is no
+// token.
+func tokenReader(tokenFile string) func() (string, error) {
+	if tokenFile == "" {
+		return nil
+	}
+	return func() (string, error) {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("reading the token file: %w", err)
+		}
+		return strings.TrimSpace(string(b)), nil
 	}
 }
 

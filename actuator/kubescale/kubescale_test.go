@@ -95,8 +95,7 @@ func newScaler(t *testing.T, api *apiServer, options map[string]string) actuator
 	for k, v := range options {
 		opts[k] = v
 	}
-	f := kubescale.NewFactory(func(string) string { return "" }, slog.New(slog.DiscardHandler), redactor)
-	a, err := f(context.Background(), actuator.PoolConfig{Name: "sd-pool", Backend: kubescale.Name, Limits: planner.Limits{MaxInstances: 10}, Options: opts})
+	a, err := build(t, redactor, actuator.PoolConfig{Name: "sd-pool", Backend: kubescale.Name, Limits: planner.Limits{MaxInstances: 10}, Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +184,19 @@ func TestScaleBehindSafe(t *testing.T) {
 	}
 }
 
+// build builds a Scaler as the service does: through a registry, which
+// decodes the options by PoolOptions.
+func build(t *testing.T, redactor *redact.Redactor, cfg actuator.PoolConfig) (actuator.Actuator, error) {
+	t.Helper()
+	reg := actuator.NewRegistry()
+	f := kubescale.NewFactory(func(string) string { return "" }, slog.New(slog.DiscardHandler), redactor)
+	if err := reg.Register(kubescale.Name, f, kubescale.PoolOptions); err != nil {
+		t.Fatal(err)
+	}
+	return reg.New(context.Background(), kubescale.Name, cfg)
+}
+
 func TestFactoryOptions(t *testing.T) {
-	f := kubescale.NewFactory(func(string) string { return "" }, nil, nil)
 	tests := []struct {
 		options map[string]string
 		want    string
@@ -199,7 +209,7 @@ func TestFactoryOptions(t *testing.T) {
 		{map[string]string{"api_server": "http://127.0.0.1:1", "namespace": "Kube System"}, "options.namespace"},
 	}
 	for _, tt := range tests {
-		_, err := f(context.Background(), actuator.PoolConfig{Name: "p", Backend: kubescale.Name, Limits: planner.Limits{MaxInstances: 1}, Options: tt.options})
+		_, err := build(t, nil, actuator.PoolConfig{Name: "p", Backend: kubescale.Name, Limits: planner.Limits{MaxInstances: 1}, Options: tt.options})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("options %v: error %v, want %q", tt.options, err, tt.want)
 		}

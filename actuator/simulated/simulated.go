@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -307,18 +306,19 @@ func (f *Fleet) Usage(name string) Usage {
 	return u
 }
 
+// PoolOptions are the pool options Factory reads; register them with it.
+var PoolOptions = actuator.OptionSet{
+	{Name: "initial", Kind: actuator.KindInt, PoolBounds: true, Help: "the ready instances at start (default: the pool's min)"},
+}
+
 // Factory returns an actuator.Factory that adds each configured pool to
-// this fleet (options: "initial", the ready instances at start) and
+// this fleet (PoolOptions: "initial", the ready instances at start) and
 // returns the fleet, so the demo can watch every pool in one place.
 func (f *Fleet) Factory() actuator.Factory {
-	return func(ctx context.Context, cfg actuator.PoolConfig) (actuator.Actuator, error) {
+	return func(ctx context.Context, cfg actuator.PoolConfig, opts actuator.OptionValues) (actuator.Actuator, error) {
 		initial := cfg.MinInstances
-		if v, ok := cfg.Options["initial"]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < cfg.MinInstances || n > cfg.MaxInstances {
-				return nil, fmt.Errorf("pool %q: options.initial: want a count in [%d, %d], got %q", cfg.Name, cfg.MinInstances, cfg.MaxInstances, v)
-			}
-			initial = n
+		if opts.Set("initial") {
+			initial = opts.Int("initial")
 		}
 		f.AddPool(cfg.Name, initial, cfg.MinInstances, cfg.MaxInstances)
 		return f, nil

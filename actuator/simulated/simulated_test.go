@@ -78,7 +78,7 @@ func TestFleetBehindSafe(t *testing.T) {
 	clock := actuatortest.NewClock(t0)
 	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: time.Minute})
 	r := actuator.NewRegistry()
-	if err := r.Register(simulated.Name, f.Factory(), "initial"); err != nil {
+	if err := r.Register(simulated.Name, f.Factory(), simulated.PoolOptions); err != nil {
 		t.Fatal(err)
 	}
 	cfg := actuator.PoolConfig{Name: "gpu", Backend: simulated.Name, Limits: planner.Limits{MinInstances: 1, MaxInstances: 8, MaxStep: 3},

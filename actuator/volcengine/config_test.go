@@ -153,7 +153,7 @@ func TestFactory(t *testing.T) {
 		"VOLCENGINE_REGION":     "elsewhere",
 	})
 	reg := actuator.NewRegistry()
-	if err := reg.Register(volcengine.Name, volcengine.NewFactory(getenv, nil), volcengine.OptionKeys...); err != nil {
+	if err := reg.Register(volcengine.Name, volcengine.NewFactory(getenv, nil), volcengine.PoolOptions); err != nil {
 		t.Fatal(err)
 	}
 	pool := actuator.PoolConfig{Name: "gpu-a100", Backend: "volcengine", Limits: planner.Limits{MinInstances: 0, MaxInstances: 4}, Options: map[string]string{

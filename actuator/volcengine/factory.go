@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
-	"time"
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/planner"
@@ -31,38 +29,46 @@ const (
 	OptTimeout = "timeout"
 )
 
-// OptionKeys are the pool options the factory reads; register them with
+// PoolOptions are the pool options the factory reads; register them with
 // it (actuator.Registry.Register), so the pool spec refuses any other key.
-var OptionKeys = []string{OptRegion, OptEndpoint, OptCredentialsFile, OptScalingGroup, OptInstances, OptPolicyPrefix, OptTimeout}
+// Secrets never go here: credentials_file names the file they are in.
+var PoolOptions = actuator.OptionSet{
+	{Name: OptRegion, Kind: actuator.KindString, Help: "the region (overrides VOLCENGINE_REGION)"},
+	{Name: OptEndpoint, Kind: actuator.KindString, Help: "the OpenAPI host or URL (overrides VOLCENGINE_ENDPOINT)"},
+	{Name: OptCredentialsFile, Kind: actuator.KindFile, Help: "a credentials file, KEY=VALUE lines or JSON (the environment wins)"},
+	{Name: OptScalingGroup, Kind: actuator.KindString, Help: "the scaling group ID (default: the pool's name)"},
+	{Name: OptInstances, Kind: actuator.KindList, Help: "instance IDs the release hook may stop besides the group's members"},
+	{Name: OptPolicyPrefix, Kind: actuator.KindString, Default: DefaultPolicyPrefix, Help: "the name prefix of prewarm's scheduled policies"},
+	{Name: OptTimeout, Kind: actuator.KindDuration, Default: DefaultTimeout.String(), Min: "1ns", Help: "the per-call HTTP timeout"},
+}
 
 // ConfigForPool builds the Config of one pool: the environment (getenv),
 // the credentials file named by the pool's options, then the pool's
-// region/endpoint/timeout options, which win. Unknown options are errors.
+// region/endpoint/timeout options, which win. Options PoolOptions refuses
+// are errors, each naming its `options.KEY`.
 func ConfigForPool(pool actuator.PoolConfig, getenv func(string) string) (Config, error) {
-	for k := range pool.Options {
-		if !contains(OptionKeys, k) {
-			return Config{}, fmt.Errorf("pool %q: options: unknown option %q (known: %s)", pool.Name, k, strings.Join(OptionKeys, ", "))
-		}
+	opts, problems := PoolOptions.Decode(pool)
+	if err := actuator.OptionError(pool.Name, problems); err != nil {
+		return Config{}, err
 	}
-	cfg, err := LoadConfig(pool.Options[OptCredentialsFile], getenv)
+	return configFor(pool.Name, opts, getenv)
+}
+
+// configFor builds a pool's Config from its decoded options.
+func configFor(pool string, opts actuator.OptionValues, getenv func(string) string) (Config, error) {
+	cfg, err := LoadConfig(opts.String(OptCredentialsFile), getenv)
 	if err != nil {
-		return Config{}, fmt.Errorf("pool %q: %w", pool.Name, err)
+		return Config{}, fmt.Errorf("pool %q: %w", pool, err)
 	}
-	if v := pool.Options[OptRegion]; v != "" {
+	if v := opts.String(OptRegion); v != "" {
 		cfg.Region = v
 	}
-	if v := pool.Options[OptEndpoint]; v != "" {
+	if v := opts.String(OptEndpoint); v != "" {
 		cfg.Endpoint = v
 	}
-	if v := pool.Options[OptTimeout]; v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return Config{}, fmt.Errorf("pool %q: options: timeout %q is not a positive duration", pool.Name, v)
-		}
-		cfg.Timeout = d
-	}
+	cfg.Timeout = opts.Duration(OptTimeout)
 	if err := cfg.Validate(); err != nil {
-		return Config{}, fmt.Errorf("pool %q: %w", pool.Name, err)
+		return Config{}, fmt.Errorf("pool %q: %w", pool, err)
 	}
 	return cfg, nil
 }
@@ -70,21 +76,21 @@ func ConfigForPool(pool actuator.PoolConfig, getenv func(string) string) (Config
 // NewFactory returns the actuator.Factory to register under Name. getenv
 // is os.Getenv in production; logger may be nil.
 //
-//	reg.Register(volcengine.Name, volcengine.NewFactory(os.Getenv, logger), volcengine.OptionKeys...)
+//	reg.Register(volcengine.Name, volcengine.NewFactory(os.Getenv, logger), volcengine.PoolOptions)
 //
 // The pool's scaling group is its name unless the scaling_group option
 // says otherwise; the returned Actuator then translates the pool name.
 func NewFactory(getenv func(string) string, logger *slog.Logger) actuator.Factory {
-	return func(ctx context.Context, pool actuator.PoolConfig) (actuator.Actuator, error) {
-		cfg, err := ConfigForPool(pool, getenv)
+	return func(ctx context.Context, pool actuator.PoolConfig, opts actuator.OptionValues) (actuator.Actuator, error) {
+		cfg, err := configFor(pool.Name, opts, getenv)
 		if err != nil {
 			return nil, err
 		}
-		a, err := New(cfg, Options{Logger: logger, PolicyPrefix: pool.Options[OptPolicyPrefix]})
+		a, err := New(cfg, Options{Logger: logger, PolicyPrefix: opts.String(OptPolicyPrefix)})
 		if err != nil {
 			return nil, err
 		}
-		if g := pool.Options[OptScalingGroup]; g != "" && g != pool.Name {
+		if g := opts.String(OptScalingGroup); g != "" && g != pool.Name {
 			return &renamed{Actuator: a, pool: pool.Name, group: g}, nil
 		}
 		return a, nil
@@ -128,12 +134,9 @@ func AllowedByPools(a *Actuator, pools []actuator.PoolConfig) func(ctx context.C
 		if p.Backend != Name {
 			continue
 		}
-		for _, id := range strings.Split(p.Options[OptInstances], ",") {
-			if id = strings.TrimSpace(id); id != "" {
-				listed = append(listed, id)
-			}
-		}
-		g := p.Options[OptScalingGroup]
+		opts, _ := PoolOptions.Decode(p) // the pool spec has reported any problem
+		listed = append(listed, opts.List(OptInstances)...)
+		g := opts.String(OptScalingGroup)
 		if g == "" {
 			g = p.Name
 		}

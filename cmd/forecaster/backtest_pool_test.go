@@ -92,7 +92,7 @@ func backtestConfigOf(t *testing.T, args ...string) (backtest.Config, backtest.T
 // serve.
 func TestBacktestRunsThePoolSpec(t *testing.T) {
 	path := writePoolConfig(t)
-	file, err := spec.Load(path, backendOptionKeys())
+	file, err := spec.Load(path, backendOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

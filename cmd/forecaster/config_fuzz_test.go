@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/dryrun"
 	"github.com/prewarm/prewarm/actuator/kubescale"
 	"github.com/prewarm/prewarm/actuator/volcengine"
@@ -18,13 +19,13 @@ import (
 )
 
 // FuzzServeConfig parses any configuration file with the back-end table
-// serve uses (backendOptionKeys, so every back-end's option keys), then
-// builds each accepted pool's back-end configuration the way serve does
-// (volcengine.ConfigForPool and New, the kubescale and dryrun factories):
-// nothing panics, a refused file is a list of problems, and a back-end
-// that refuses an accepted pool's options names the pool. The kubescale
-// factory runs without the ca_file and token_file options, which name
-// files to read.
+// serve uses (backendOptions, so every back-end's declared options), then
+// builds each accepted pool's back-end the way serve does (through a
+// registry of that table; volcengine.ConfigForPool and New): nothing
+// panics, a refused file is a list of problems, the options of an accepted
+// pool decode without one, and a back-end that refuses an accepted pool
+// names the pool. The kubescale factory runs without the ca_file and
+// token_file options, which name files to read.
 func FuzzServeConfig(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("..", "..", "spec", "testdata", "*.yml"))
 	seeds = append(seeds, filepath.Join("..", "..", "docs", "forecaster.yaml"))
@@ -38,8 +39,15 @@ func FuzzServeConfig(f *testing.F) {
 	env := map[string]string{volcengine.EnvAccessKey: "AKLTfuzzaccesskey", volcengine.EnvSecretKey: "fuzz-secret-key", volcengine.EnvRegion: "cn-beijing"}
 	getenv := func(k string) string { return env[k] }
 	log := slog.New(slog.DiscardHandler)
+	backends := backendOptions()
+	reg := actuator.NewRegistry()
+	for name, factory := range map[string]actuator.Factory{kubescale.Name: kubescale.NewFactory(getenv, log, redact.New()), dryrun.Name: dryrun.Factory(log)} {
+		if err := reg.Register(name, factory, backends[name]); err != nil {
+			f.Fatal(err)
+		}
+	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		file, err := spec.Parse(raw, "fuzz.yaml", backendOptionKeys())
+		file, err := spec.Parse(raw, "fuzz.yaml", backendOptions())
 		if err != nil {
 			var problems spec.Errors
 			if !errors.As(err, &problems) || len(problems) == 0 {
@@ -49,6 +57,9 @@ func FuzzServeConfig(f *testing.F) {
 		}
 		for _, p := range file.Pools {
 			pool := p.Actuator()
+			if _, problems := backends[p.Backend].Decode(pool); len(problems) > 0 {
+				t.Fatalf("pool %s: the spec accepted options its back-end refuses: %v", p.Name, problems)
+			}
 			var err error
 			switch p.Backend {
 			case volcengine.Name:
@@ -68,9 +79,9 @@ func FuzzServeConfig(f *testing.F) {
 				}
 				opts["ca_file"], opts["token_file"] = "", ""
 				pool.Options = opts
-				_, err = kubescale.NewFactory(getenv, log, redact.New())(context.Background(), pool)
+				_, err = reg.New(context.Background(), p.Backend, pool)
 			case dryrun.Name:
-				_, err = dryrun.Factory(log)(context.Background(), pool)
+				_, err = reg.New(context.Background(), p.Backend, pool)
 			}
 			if err != nil && !strings.Contains(err.Error(), p.Name) && !strings.Contains(err.Error(), strconv.Quote(p.Name)) {
 				t.Fatalf("pool %s refused without its name: %v", p.Name, err)

@@ -132,22 +132,22 @@ func serveDemo(ctx context.Context, fs *pflag.FlagSet, f serveFlags, stdout, std
 	return live.Run(ctx, opts, stdout)
 }
 
-// backendOptionKeys are the back-ends this binary ships and the pool
-// options each accepts: the table the pool spec checks `options:` against
-// (spec.Load(path, backendOptionKeys())) and the registry registers.
-func backendOptionKeys() spec.Backends {
+// backendOptions are the back-ends this binary ships and the pool options
+// each declares: the table the pool spec checks `options:` against
+// (spec.Load(path, backendOptions())) and the registry registers.
+func backendOptions() spec.Backends {
 	return spec.Backends{
-		dryrun.Name:     dryrun.OptionKeys,
-		simulated.Name:  {"initial"}, // simulated.Fleet.Factory reads "initial"
-		keda.Name:       nil,
-		kubescale.Name:  kubescale.OptionKeys,
-		volcengine.Name: volcengine.OptionKeys,
+		dryrun.Name:     dryrun.PoolOptions,
+		simulated.Name:  simulated.PoolOptions,
+		keda.Name:       keda.PoolOptions,
+		kubescale.Name:  kubescale.PoolOptions,
+		volcengine.Name: volcengine.PoolOptions,
 	}
 }
 
 // loadConfig reads the configuration; its problems exit 2.
 func loadConfig(path string) (*spec.File, error) {
-	file, err := spec.Load(path, backendOptionKeys())
+	file, err := spec.Load(path, backendOptions())
 	var problems spec.Errors
 	if errors.As(err, &problems) {
 		return nil, &exitError{code: 2, err: fmt.Errorf("invalid configuration:\n%w", err)}
@@ -279,7 +279,7 @@ func reloadOnHUP(ctx context.Context, path string, svc *service.Service, log *sl
 				return
 			case <-hup:
 			}
-			file, err := spec.Load(path, backendOptionKeys())
+			file, err := spec.Load(path, backendOptions())
 			if err == nil {
 				err = svc.Reload(ctx, file)
 			}
@@ -407,8 +407,8 @@ func newBackends(file *spec.File, reg prometheus.Registerer, log *slog.Logger, r
 	}
 	b := &backends{registry: actuator.NewRegistry(), backends: map[string]actuator.Actuator{}, close: closeAudit,
 		safety: actuator.SafetyOptions{Audit: audit, Metrics: metrics, Logger: log, Redactor: redactor}}
-	for name, keys := range backendOptionKeys() {
-		if err := b.registry.Register(name, factories[name], keys...); err != nil {
+	for name, options := range backendOptions() {
+		if err := b.registry.Register(name, factories[name], options); err != nil {
 			closeAudit()
 			return nil, err
 		}
