@@ -153,7 +153,7 @@ func TestCalibrationFollowsMisses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if label := fmt.Sprintf("forecast p%g", math.Round(c.Quantile()*1000)/10); r.Quantile != c.Quantile() || !strings.Contains(r.ModelPlan[0].Reason, label) {
+	if label := fmt.Sprintf("(its %gth percentile)", math.Round(c.Quantile()*1000)/10); r.Quantile != c.Quantile() || !strings.Contains(r.ModelPlan[0].Reason, label) {
 		t.Errorf("refit at quantile %v (plan %q), want %v", r.Quantile, r.ModelPlan[0].Reason, c.Quantile())
 	}
 	// Off: nothing moves.

@@ -27,6 +27,6 @@ func ExampleForecastPlan() {
 		fmt.Printf("%s %d %s\n", st.At.Format("15:04"), st.Desired, st.Reason)
 	}
 	// Output:
-	// 09:00 2 forecast p90 15 req/s at 03-02 09:00 needs 2
-	// 09:50 8 forecast p90 60 req/s at 03-02 10:00 needs 8 (pre-warm 10m)
+	// 09:00 2 forecast 15 req/s for Mon 2 Mar 09:00 (its 90th percentile) needs 2
+	// 09:50 8 forecast 60 req/s for Mon 2 Mar 10:00 (its 90th percentile) needs 8 (pre-warm 10m)
 }

@@ -115,10 +115,10 @@ func (c *Config) forecastStep(t time.Time, d DemandForecast, needs []int) Step {
 	}
 	if at < 0 {
 		n, bound := c.clamp(0)
-		return Step{At: t, Desired: n, Reason: fmt.Sprintf("%s %d (no forecast for %s)", bound, n, t.Format("01-02 15:04"))}
+		return Step{At: t, Desired: n, Reason: fmt.Sprintf("%s %d (no forecast for %s)", bound, n, t.Format(reasonTime))}
 	}
 	atTime := d.Start.Add(time.Duration(at) * d.Step)
-	reason := fmt.Sprintf("forecast p%s %.3g req/s at %s needs %d", pct(d.Quantile()), d.rate(at), atTime.Format("01-02 15:04"), best)
+	reason := fmt.Sprintf("forecast %.3g req/s for %s (its %sth percentile) needs %d", d.rate(at), atTime.Format(reasonTime), pct(d.Quantile()), best)
 	if atTime.After(t) {
 		reason += fmt.Sprintf(" (pre-warm %s)", shortDuration(lead))
 	}
@@ -130,6 +130,10 @@ func (c *Config) forecastStep(t time.Time, d DemandForecast, needs []int) Step {
 }
 
 // pct formats a quantile as a percentile label: 0.95 → "95", 0.975 → "97.5".
+// reasonTime is how a reason names a time: "Mon 2 Mar 09:00", as the
+// status page does.
+const reasonTime = "Mon 2 Jan 15:04"
+
 func pct(q float64) string {
 	return fmt.Sprintf("%g", math.Round(q*1000)/10)
 }
