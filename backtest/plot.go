@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -67,12 +68,66 @@ func newPlot(id, title string, width, height float64) *chart.Canvas {
 	return c
 }
 
-// PlotCapacity draws one policy's run: demand (requests/s) against the
-// requests/s its ready instances could serve (ready × rpsPerInstance),
-// with the under-provisioned steps marked.
-func PlotCapacity(r Result, trace string, rpsPerInstance float64) *chart.Canvas {
-	c := newPlot("capacity-"+r.Name, fmt.Sprintf("%s: demand vs capacity, policy %s (cost x%.2f of static, SLO %.2f%%)",
-		trace, r.Name, r.CostVsStatic, 100*r.SLOAttainment), capacityWidth, capacityHeight)
+// Window is the part of a run a capacity plot draws: Capacity rows
+// [From, To), and Name, its place in the plot's title and file name
+// ("" for the whole run).
+type Window struct {
+	From, To int
+	Name     string
+}
+
+// windowSpan is how much of a run one plot shows readably: a longer run
+// is drawn as its busiest week and a typical one, and the CSV holds all
+// of it.
+const windowSpan = 7 * 24 * time.Hour
+
+// CapacityWindows are the windows to plot of r: the whole run when it is
+// at most two weeks, else the week around its busiest step ("busiest
+// week") and the week whose demand is the median of the run's weeks
+// ("typical week").
+func CapacityWindows(r Result) []Window {
+	rows := r.Capacity
+	if len(rows) < 2 || rows[len(rows)-1].At.Sub(rows[0].At) <= 2*windowSpan {
+		return []Window{{From: 0, To: len(rows)}}
+	}
+	per := max(1, int(windowSpan/rows[1].At.Sub(rows[0].At)))
+	peak := 0
+	for i, p := range rows {
+		if p.DemandRPS > rows[peak].DemandRPS || math.IsNaN(rows[peak].DemandRPS) {
+			peak = i
+		}
+	}
+	from := min(max(peak-per/2, 0), len(rows)-per)
+	busiest := Window{From: from, To: from + per, Name: "busiest week"}
+	type week struct {
+		from int
+		sum  float64
+	}
+	var weeks []week
+	for w := 0; w+per <= len(rows); w += per {
+		sum := 0.0
+		for _, p := range rows[w : w+per] {
+			sum += nanToZero(p.DemandRPS)
+		}
+		weeks = append(weeks, week{w, sum})
+	}
+	slices.SortFunc(weeks, func(a, b week) int { return cmp.Compare(a.sum, b.sum) })
+	typical := weeks[len(weeks)/2].from
+	return []Window{busiest, {From: typical, To: typical + per, Name: "typical week"}}
+}
+
+// PlotCapacity draws one policy's run over window w: demand (requests/s)
+// against the requests/s its ready instances could serve (ready ×
+// rpsPerInstance), with the under-provisioned steps marked.
+func PlotCapacity(r Result, trace string, rpsPerInstance float64, w Window) *chart.Canvas {
+	title := fmt.Sprintf("%s: demand vs capacity, policy %s (cost x%.2f of static, SLO %.2f%%)",
+		trace, r.Name, r.CostVsStatic, 100*r.SLOAttainment)
+	r.Capacity = r.Capacity[max(w.From, 0):min(w.To, len(r.Capacity))]
+	if w.Name != "" && len(r.Capacity) > 0 {
+		title = fmt.Sprintf("%s: %s from %s, policy %s (whole run: cost x%.2f of static, SLO %.2f%%)", trace, w.Name,
+			r.Capacity[0].At.Format("2 Jan 2006"), r.Name, r.CostVsStatic, 100*r.SLOAttainment)
+	}
+	c := newPlot("capacity-"+r.Name, title, capacityWidth, capacityHeight)
 	c.XLabel("time (UTC)")
 	c.YLabel("requests/s")
 	top := 0.0

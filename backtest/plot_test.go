@@ -52,7 +52,7 @@ func TestPlotsAreValidAndLabelled(t *testing.T) {
 		}
 		for plot, wants := range plots {
 			c := map[string]*chart.Canvas{
-				"capacity": PlotCapacity(r, rep.Trace, 10),
+				"capacity": PlotCapacity(r, rep.Trace, 10, CapacityWindows(r)[0]),
 				"tradeoff": PlotTradeoff(rep, 0.995),
 				"frontier": PlotFrontier(rep.Trace, trials, []float64{0.99, 0.999}, rep.Policies),
 			}[plot]
@@ -110,5 +110,49 @@ func TestWritePlotFormats(t *testing.T) {
 	}
 	if err := WritePlot(io.Discard, c, "pdf"); err == nil || !strings.Contains(err.Error(), "--plot-format") {
 		t.Errorf("pdf: %v, want a refusal naming --plot-format", err)
+	}
+}
+
+// A run of up to two weeks is plotted whole; a longer one as the week
+// around its busiest step, clipped to the run, and the week of median
+// demand: a readable window, not months squeezed into the width.
+func TestCapacityWindows(t *testing.T) {
+	run := func(days, peakDay int) Result {
+		start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+		var r Result
+		for h := range days * 24 {
+			v := 10 + float64(h/24%7) // weeks alike: a weekly rhythm
+			if h/24 == peakDay && h%24 == 12 {
+				v = 100
+			}
+			r.Capacity = append(r.Capacity, CapacityPoint{At: start.Add(time.Duration(h) * time.Hour), DemandRPS: v})
+		}
+		return r
+	}
+	week := 7 * 24
+	cases := []struct {
+		name    string
+		days    int
+		peakDay int
+		want    []Window
+	}{
+		{"ten days: whole", 10, 3, []Window{{0, 10 * 24, ""}}},
+		{"sixty days, peak on day 40", 60, 40, []Window{{40*24 + 12 - week/2, 40*24 + 12 + week/2, "busiest week"}}},
+		{"peak on the last day: clipped to the end", 60, 59, []Window{{60*24 - week, 60 * 24, "busiest week"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := CapacityWindows(run(tc.days, tc.peakDay))
+			if got[0] != tc.want[0] {
+				t.Errorf("first window %+v, want %+v", got[0], tc.want[0])
+			}
+			if tc.days > 14 {
+				if len(got) != 2 || got[1].Name != "typical week" || got[1].To-got[1].From != week {
+					t.Errorf("windows %+v, want a typical week after the busiest", got)
+				}
+			} else if len(got) != 1 {
+				t.Errorf("windows %+v, want the whole run only", got)
+			}
+		})
 	}
 }

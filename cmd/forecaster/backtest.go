@@ -280,7 +280,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			"walk-forward: only on demand before each decision. --step resamples the demand that is\n"+
 			"replayed, not only the one forecast. --frontier sweeps each policy's knobs and reports the\n"+
 			"cheapest setting reaching each of --slo-targets. --out DIR writes capacity-<policy>.csv\n"+
-			"(timestamp,demand_rps,ready,desired,billed) and plots.\n\n"+
+			"(timestamp,demand_rps,ready,desired,billed) and plots (a run over two weeks as its busiest and a typical week).\n\n"+
 			"With --config FILE --pool NAME the backtest runs exactly what 'serve' runs for that pool:\n"+
 			"its sizing, SLO, planner and reactive settings, schedule windows in its time_zone, its\n"+
 			"forecast settings, its min/max/max_step/min_interval through the same safety layer, its\n"+
@@ -476,9 +476,15 @@ func writeBacktestFiles(dir, plotFormat string, rep backtest.Report, trials []ba
 		if err := write("capacity-"+r.Name+".csv", func(w io.Writer) error { return backtest.WriteCapacityCSV(w, r) }); err != nil {
 			return written, err
 		}
-		p := backtest.PlotCapacity(r, rep.Trace, rps)
-		if err := write("capacity-"+r.Name+"."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, p, plotFormat) }); err != nil {
-			return written, err
+		for i, win := range backtest.CapacityWindows(r) {
+			name := "capacity-" + r.Name
+			if i > 0 {
+				name += "-" + strings.ReplaceAll(win.Name, " ", "-")
+			}
+			p := backtest.PlotCapacity(r, rep.Trace, rps, win)
+			if err := write(name+"."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, p, plotFormat) }); err != nil {
+				return written, err
+			}
 		}
 	}
 	p := backtest.PlotTradeoff(rep, c.SLO.Quantile)
