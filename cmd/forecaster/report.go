@@ -64,7 +64,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	in.BacktestWeeks = *weeks
 	in.BacktestCommand = backtestCommand(fs, in.Trace, *weeks)
+	var clearProgress func()
+	in.Backtest.Progress, clearProgress = terminalProgress(stderr)
 	rep, err := report.Build(ctx, in)
+	clearProgress()
 	if err != nil {
 		return err
 	}
