@@ -115,6 +115,7 @@ func assess(c planner.Config, rep *Report, tr trend) []Risk {
 	var out []Risk
 	for _, rule := range []func(planner.Config, *Report, trend) (Risk, bool){
 		riskShortHistory, riskGate, riskLosesToNaive, riskAboveMax, riskTrend, riskWideBands, riskNarrowBands, riskBacktestSLO,
+		riskPlaceholderPrices,
 	} {
 		if r, ok := rule(c, rep, tr); ok {
 			out = append(out, r)
@@ -175,6 +176,22 @@ func riskLosesToNaive(_ planner.Config, rep *Report, _ trend) (Risk, bool) {
 			"repeating the demand %s earlier (%.2f): its forecast is no better a guide than that, and the bands and the advice built on it "+
 			"are less sure than they look.",
 			a.Origins, a.Model.MASE, 100*(a.MASERatio-1), periodWord(a.NaivePeriod), a.Naive.MASE)}, true
+}
+
+// riskPlaceholderPrices flags prices that are still the defaults: every
+// cost and the purchase advice are then placeholders, not the bill.
+func riskPlaceholderPrices(c planner.Config, _ *Report, _ trend) (Risk, bool) {
+	d := planner.DefaultConfig().Prices
+	p := c.Prices
+	if p.OnDemandPerHour != d.OnDemandPerHour || p.ReservedPerHour != d.ReservedPerHour || p.SpotPerHour != d.SpotPerHour {
+		return Risk{}, false
+	}
+	return Risk{ID: "placeholder-prices", Severity: SeverityWarning, Rule: "on-demand, reserved and spot prices all at their defaults",
+		Title: "The prices are placeholders",
+		Detail: fmt.Sprintf("Every cost here uses the default prices, %.2f an instance-hour on demand, %.2f reserved and %.2f on spot, "+
+			"in no particular currency: they are not your bill. Set the pool's prices.on_demand_per_hour, prices.reserved_per_hour "+
+			"and prices.spot_per_hour (or --price, --reserved-price and --spot-price) before reading the costs or the purchase advice.",
+			d.OnDemandPerHour, d.ReservedPerHour, d.SpotPerHour)}, true
 }
 
 func periodWord(d Duration) string {

@@ -197,3 +197,31 @@ func TestTrendFit(t *testing.T) {
 		t.Errorf("5 days fitted a trend: %+v", tr)
 	}
 }
+
+// Prices left at their defaults are flagged as placeholders; any price
+// set (here the on-demand one, then only spot) clears the flag.
+func TestRiskPlaceholderPrices(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*planner.Prices)
+		want bool
+	}{
+		{"every price the default", func(*planner.Prices) {}, true},
+		{"the on-demand price set", func(p *planner.Prices) { p.OnDemandPerHour = 3.9 }, false},
+		{"only the spot price set", func(p *planner.Prices) { p.SpotPerHour = 0.8 }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := planner.DefaultConfig()
+			tc.edit(&c.Prices)
+			rep, tr := baseReport()
+			r, ok := riskPlaceholderPrices(c, rep, tr)
+			if ok != tc.want {
+				t.Fatalf("fires %v, want %v", ok, tc.want)
+			}
+			if ok && (r.Severity != SeverityWarning || !strings.Contains(r.Detail, "prices.on_demand_per_hour") || !strings.Contains(r.Detail, "--price")) {
+				t.Errorf("risk %+v: want a warning naming the key and the flag", r)
+			}
+		})
+	}
+}
