@@ -500,4 +500,13 @@ func TestUnknownPathsAreUseful404s(t *testing.T) {
 			t.Errorf("GET %s: the path was echoed unescaped", tc.path)
 		}
 	}
+	// Another method on a read-only path is still refused as such.
+	resp, err := http.Post(srv.URL+"/api/v1/pools", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /api/v1/pools: %s, want 405 Method Not Allowed", resp.Status)
+	}
 }

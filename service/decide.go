@@ -316,21 +316,22 @@ func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish boo
 // refitDue reports whether the pool refits now: at its refit time, and
 // also, while the controller warms up (no refit yet, or one with less
 // history than the model needs), as soon as the store holds enough history,
-// as after 'forecaster import', whatever the persisted schedule says. It
-// returns the history it read to tell, for the refit to use (nil: none
-// read). A failed read is no refit: the regular refit and the observation
-// report the store's failures.
+// as after 'forecaster import', whatever the persisted schedule says, at
+// most once a forecast step. It returns the history it read to tell, for
+// the refit to use (nil: none read). A failed read is no refit: the
+// regular refit and the observation report the store's failures.
 func (s *Service) refitDue(ctx context.Context, p *pool, now time.Time) (bool, []float64) {
 	if !now.Before(p.nextRefit) {
 		return true, nil
 	}
-	if !p.ctl().WarmingUp() {
+	if !p.ctl().WarmingUp() || now.Before(p.earlyRefitAfter) {
 		return false, nil
 	}
 	hist, err := s.readHistory(ctx, p, now)
 	if err != nil || p.ctl().ShortHistory(hist) {
 		return false, nil
 	}
+	p.earlyRefitAfter = now.Add(p.ctl().Settings().Step)
 	s.log.Info("history now long enough for the model: refitting before the next refit time", "pool", p.spec.Name,
 		"next_refit", p.nextRefit)
 	return true, hist

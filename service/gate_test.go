@@ -8,7 +8,6 @@ import (
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/model"
 	"github.com/prewarm/prewarm/planner"
-	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/spec"
 )
 
@@ -50,17 +49,9 @@ func TestRestartKeepsADemotedModelDemoted(t *testing.T) {
 			}
 		}
 	}
-	open := func(t *testing.T) *state.DB {
-		st, err := state.Open(path, state.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
 
 	// A model that forecasts 500 where demand is a flat 100.
-	st := open(t)
+	st := openState(t, path)
 	bad := newRigWith(t, 10, hourlyGate, func(d *Deps) {
 		d.State = st
 		d.NewModel = func([]int) model.Forecaster { return constant(500) }
@@ -77,7 +68,7 @@ func TestRestartKeepsADemotedModelDemoted(t *testing.T) {
 	restart := func(t *testing.T, withState bool) PoolStatus {
 		r := newRigWith(t, 10, hourlyGate, func(d *Deps) {
 			if withState {
-				d.State = open(t)
+				d.State = openState(t, path)
 			}
 		})
 		r.clock.Advance(30 * time.Hour)

@@ -77,7 +77,8 @@ func (s *Service) Handler(o HTTPOptions) http.Handler {
 	if o.Release != nil {
 		mux.Handle("POST /api/v1/release", o.Release)
 	}
-	mux.HandleFunc("/", s.serveNotFound)
+	// GET only: another method on a known path stays the mux's 405.
+	mux.HandleFunc("GET /", s.serveNotFound)
 	return mux
 }
 

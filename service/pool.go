@@ -24,13 +24,17 @@ type pool struct {
 	tuner *tune.Tuner
 	act   *actuator.Safe
 
-	nextRefit     time.Time
-	saved         controllerMark // what the state file holds of ctl
-	savedAt       time.Time      // when it was saved (the tick's now)
-	refitsUnsaved int            // refits since it was saved
-	lastSeen      time.Time      // the previous decision, for the billing counters
-	paused        bool           // the last decision was paused
-	decisions     decisionLog    // the history recorded in the state file
+	nextRefit time.Time
+	// earlyRefitAfter is when a pool that warms up may next refit before
+	// its refit time: one early try a forecast step, so that a refit that
+	// fails on the new history is not retried at every decision.
+	earlyRefitAfter time.Time
+	saved           controllerMark // what the state file holds of ctl
+	savedAt         time.Time      // when it was saved (the tick's now)
+	refitsUnsaved   int            // refits since it was saved
+	lastSeen        time.Time      // the previous decision, for the billing counters
+	paused          bool           // the last decision was paused
+	decisions       decisionLog    // the history recorded in the state file
 
 	// Guarded by s.mu.
 	mode      spec.Mode

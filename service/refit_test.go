@@ -1,12 +1,13 @@
 package service
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/prewarm/prewarm/model"
 	"github.com/prewarm/prewarm/planner"
-	"github.com/prewarm/prewarm/service/state"
 )
 
 // History imported while a pool warms up is used at the next decision, not
@@ -26,15 +27,7 @@ func TestImportedHistoryRefitsWithinOneInterval(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state.db")
-			open := func(t *testing.T) *state.DB {
-				st, err := state.Open(path, state.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { st.Close() })
-				return st
-			}
-			st := open(t)
+			st := openState(t, path)
 			r := newRigWith(t, 2, nil, func(d *Deps) { d.State = st })
 			// An hour of live demand: too little for the model.
 			start := r.clock.Now()
@@ -55,7 +48,7 @@ func TestImportedHistoryRefitsWithinOneInterval(t *testing.T) {
 				db := r.db
 				r = newRigWith(t, 2, nil, func(d *Deps) {
 					if tc.state {
-						d.State = open(t)
+						d.State = openState(t, path)
 					}
 				})
 				r.store.Querier, r.db = db, db
@@ -72,5 +65,35 @@ func TestImportedHistoryRefitsWithinOneInterval(t *testing.T) {
 					got.Gate, got.GateReason, got.LastRefit)
 			}
 		})
+	}
+}
+
+// failing is a model that fails every forecast, counting the tries.
+type failing struct{ calls *int }
+
+func (f failing) Forecast([]float64, int, float64) (model.Forecast, error) {
+	*f.calls++
+	return model.Forecast{}, errors.New("the model failed")
+}
+
+// A pool that warms up tries the early refit once a forecast step, not at
+// every decision: a model that fails on the imported history does not
+// make every tick refit and fail.
+func TestEarlyRefitIsTriedOnceAStep(t *testing.T) {
+	calls := 0
+	r := newRigWith(t, 2, nil, func(d *Deps) { d.NewModel = func([]int) model.Forecaster { return failing{&calls} } })
+	start := r.clock.Now()
+	r.clock.Advance(time.Hour)
+	r.writeDemand(t, start, r.clock.Now(), daily)
+	r.svc.Tick(t.Context()) // the first refit: it fails, the pool warms up
+	r.writeDemand(t, start.Add(-14*24*time.Hour), start, daily)
+	before := calls
+	for range 10 { // ten decisions within one 30-minute step
+		r.clock.Advance(time.Minute)
+		r.writeDemand(t, r.clock.Now().Add(-time.Minute), r.clock.Now(), daily)
+		r.svc.Tick(t.Context())
+	}
+	if got := calls - before; got != 1 {
+		t.Errorf("the failing model was tried %d times in ten decisions after the import, want once", got)
 	}
 }

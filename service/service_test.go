@@ -18,6 +18,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
@@ -112,6 +113,18 @@ func (f *flakyStore) Query(ctx context.Context, q store.Query) ([]store.Series, 
 }
 
 // writeDemand writes per-minute demand for [from, to) from rate(t).
+// openState opens the state file at path, closed when the test ends (a
+// test may close it sooner to restart on the same file).
+func openState(t *testing.T, path string) *state.DB {
+	t.Helper()
+	st, err := state.Open(path, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 func (r *rig) writeDemand(t *testing.T, from, to time.Time, rate func(time.Time) float64) {
 	t.Helper()
 	var pts []store.Point

@@ -11,6 +11,7 @@ import (
 	"github.com/prewarm/prewarm/collector/config"
 	"github.com/prewarm/prewarm/collector/notify"
 	"github.com/prewarm/prewarm/collector/promscrape"
+	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/store/open"
 )
 
@@ -44,7 +45,7 @@ type options struct {
 	webhooks     []string
 	once         bool
 	print        bool
-	logLevel     string
+	logLevel     cli.LogLevelFlag
 	scrapeMax    int64
 	unreadyAfter int
 	version      bool
@@ -76,7 +77,7 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.BoolVar(&o.print, "print", false, "print each cycle's points to stdout (line-protocol-like)")
 	fs.Int64Var(&o.scrapeMax, "scrape-max-bytes", promscrape.DefaultMaxBodyBytes, "largest page a dcgm or service scrape reads, in bytes (1 KiB to 1 GiB); a longer page fails the scrape")
 	fs.IntVar(&o.unreadyAfter, "unready-after-intervals", collector.DefaultUnreadyAfter, "intervals points may wait without a write reaching the store before /readyz fails (1 to 10000)")
-	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.Var(&o.logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", "))
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	return fs
 }

@@ -32,7 +32,6 @@ import (
 	"github.com/prewarm/prewarm/collector/nvml"
 	"github.com/prewarm/prewarm/collector/service"
 	"github.com/prewarm/prewarm/internal/buildinfo"
-	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
@@ -71,10 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
-	log, err := newLogger(o.logLevel, stderr)
-	if err != nil {
-		return err
-	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel.Level}))
 
 	cfg, err := loadConfig(fs, &o, red)
 	if err != nil {
@@ -212,14 +208,6 @@ func secrets(cfg *config.Config) []string {
 		}
 	}
 	return out
-}
-
-func newLogger(level string, w io.Writer) (*slog.Logger, error) {
-	var l cli.LogLevelFlag
-	if err := l.Set(level); err != nil {
-		return nil, usageErrorf("--log-level %q: %v", level, err)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l.Level})), nil
 }
 
 func buildInputs(cfg *config.Config) ([]collector.Input, error) {

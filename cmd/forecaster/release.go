@@ -36,7 +36,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	reason := fs.String("reason", "released by 'forecaster release'", "why, for the logs and audit")
 	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long, retries included")
 	logLevel := cli.LogLevelFlag{Level: slog.LevelWarn}
-	fs.Var(&logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", ")+" (default warn)")
+	fs.Var(&logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.releaseTokenFile, "release-token-file", "", "file holding the release hook's bearer token (else $"+releasehook.EnvToken+")")
 	fs.StringVar(&f.apiTokenFile, "api-token-file", "", "file holding the bearer token of POST /api/v1/pools/NAME/mode (else $"+service.EnvAPIToken+")")
 	f.logLevel = cli.LogLevelFlag{Level: slog.LevelInfo}
-	fs.Var(&f.logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", ")+" (default info; with --demo, warn)")
+	fs.Var(&f.logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", ")+"; with --demo the default is warn")
 	fs.BoolVar(&f.once, "once", false, "take one decision for every pool, print their state as JSON and exit; applies nothing without --apply")
 	fs.BoolVar(&f.apply, "apply", false, "with --once: apply the decisions of the pools in mode active")
 	fs.BoolVar(&f.demo, "demo", false, "run the demo instead of a configuration: synthetic demand on a simulated clock and fleet, the status page on "+live.DefaultListen+" (no --config)")

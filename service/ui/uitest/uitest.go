@@ -51,24 +51,32 @@ const pageState = `(() => {
   return out;
 })()`
 
+// openPage starts Chromium (skipping t without one) on base's status
+// page, refreshing every half second; the caller closes it.
+func openPage(ctx context.Context, t testing.TB, base string) *chromium.Browser {
+	t.Helper()
+	b, err := chromium.Start(ctx, chromium.Find(t), 1400, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Navigate(ctx, base+"/?refresh=0.5"); err != nil {
+		b.Close()
+		t.Fatal(err)
+	}
+	return b
+}
+
 // Check opens base (the service's root URL) in Chromium, watches the page
 // for watch (at least two refreshes at ?refresh=0.5), and fails t on any
 // problem the page had. It returns what the page drew.
 func Check(t testing.TB, base string, watch time.Duration) Report {
 	t.Helper()
-	bin := chromium.Find(t)
 	ctx, cancel := context.WithTimeout(context.Background(), watch+60*time.Second)
 	defer cancel()
-	b, err := chromium.Start(ctx, bin, 1400, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := openPage(ctx, t, base)
 	defer b.Close()
 	u, err := url.Parse(base)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Navigate(ctx, base+"/?refresh=0.5"); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.WaitFor(ctx, `Number(document.body.dataset.refreshed) >= 1 && document.querySelector("#demand-chart path[data-series=demand]")`); err != nil {
@@ -123,17 +131,10 @@ func (r Report) String() string {
 // has no such button, or has a problem.
 func OlderDecisions(t testing.TB, base string) (before, after int, note string) {
 	t.Helper()
-	bin := chromium.Find(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b, err := chromium.Start(ctx, bin, 1400, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := openPage(ctx, t, base)
 	defer b.Close()
-	if err := b.Navigate(ctx, base+"/?refresh=0.5"); err != nil {
-		t.Fatal(err)
-	}
 	rows := `document.querySelectorAll("#decisions tbody tr td:first-child[title]").length`
 	if err := b.WaitFor(ctx, `document.getElementById("decisions-older") && `+rows+` > 0`); err != nil {
 		t.Fatalf("no decisions with a \"Show older decisions\" button: %v\nproblems: %v", err, b.Problems())
