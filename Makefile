@@ -69,13 +69,13 @@ deadcode:
 
 ## demo: the scaling service on synthetic demand, a simulated clock (a day a minute) and a simulated
 ## fleet, with its status page on http://127.0.0.1:8080/; stops after 10 minutes (DEMO_FLAGS to change)
-DEMO_FLAGS ?= --demo-duration 10m
+DEMO_FLAGS ?= --duration 10m
 demo:
-	$(GO) run ./cmd/forecaster serve --demo $(DEMO_FLAGS)
+	$(GO) run ./cmd/forecaster demo $(DEMO_FLAGS)
 
 ## demo-replay: the offline replay of a day through the service, then a backtest of every policy
 demo-replay:
-	$(GO) run ./cmd/forecaster demo
+	$(GO) run ./cmd/forecaster demo --replay
 
 ## fuzz: run each fuzz target below for FUZZTIME (default 20s), one after the other, and print the
 ## executions per target (scripts/fuzz.sh); FUZZMINTIME bounds the minimization of each new input (Go's

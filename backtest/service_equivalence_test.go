@@ -23,7 +23,7 @@ import (
 // (four days of synthetic demand per minute, from a Monday) is replayed
 // through service.Service on a simulated clock (each minute's demand
 // written to an embedded store before the next tick, a simulated fleet as
-// the back-end: what serve --demo does) and through the backtest's hybrid
+// the back-end: what forecaster demo does) and through the backtest's hybrid
 // with the same pool's settings. Both must ask for the same instances at
 // every minute: the same refits at the same times, the same gate, the same
 // warm-up, the same calibration and the same reactive rules on the same

@@ -343,21 +343,24 @@ func flatChoice(r Result, half string, staticCost float64) Choice {
 // baselineOf keeps the cheaper of two choices that reach target on the
 // scored half, else the one with the higher attainment there.
 func baselineOf(a, b Choice, target float64) Choice {
-	ra, rb := a.Scored.SLOAttainment >= target, b.Scored.SLOAttainment >= target
-	switch {
-	case ra && rb:
-		if b.Scored.Cost < a.Scored.Cost {
-			return b
-		}
-		return a
-	case ra:
-		return a
-	case rb:
-		return b
-	case b.Scored.SLOAttainment > a.Scored.SLOAttainment:
+	if BaselineOf(a.Scored, b.Scored, target) == 1 {
 		return b
 	}
 	return a
+}
+
+// BaselineOf picks the baseline without a forecast between two policies
+// replayed on the same demand, typically a reactive fleet (a) and a flat
+// one (b): the cheaper of those whose SLO attainment reaches target, or
+// the one closer to it when neither does (a on a tie). It returns 0 for a
+// and 1 for b.
+func BaselineOf(a, b Result, target float64) int {
+	ra, rb := a.SLOAttainment >= target, b.SLOAttainment >= target
+	switch {
+	case ra && rb && b.Cost < a.Cost, !ra && rb, !ra && !rb && b.SLOAttainment > a.SLOAttainment:
+		return 1
+	}
+	return 0
 }
 
 // priceAgainst sets r's costs relative to the report's static and oracle.

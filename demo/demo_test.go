@@ -38,4 +38,7 @@ func TestRunDemo(t *testing.T) {
 			t.Errorf("backtest table lacks %s:\n%s", policy, report)
 		}
 	}
+	if !regexp.MustCompile(`Hybrid: \d+% (below|above) the baseline, (reactive|flat) \(`).MatchString(report) {
+		t.Errorf("no saving against the baseline without a forecast in:\n%s", report)
+	}
 }

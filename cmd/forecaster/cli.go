@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,7 +57,7 @@ func newFlagSet(name, synopsis, description string, stderr io.Writer) *pflag.Fla
 		if ex := examples[name]; len(ex) > 0 {
 			fmt.Fprintf(stderr, "\nExamples:\n")
 			for _, e := range ex {
-				fmt.Fprintf(stderr, "  # %s\n  forecaster %s %s\n", e.what, name, e.args)
+				fmt.Fprintf(stderr, "  # %s\n  %s\n", e.what, strings.TrimSpace("forecaster "+name+" "+e.args))
 			}
 		}
 		fmt.Fprintf(stderr, "\nFlags:\n")

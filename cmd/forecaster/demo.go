@@ -4,33 +4,107 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
+	"time"
 
 	"github.com/prewarm/prewarm/demo"
+	"github.com/prewarm/prewarm/demo/live"
+	"github.com/prewarm/prewarm/internal/cli"
 )
 
-// runDemo implements 'forecaster demo'.
+// demoFlags are the command line of 'forecaster demo'.
+type demoFlags struct {
+	replay   bool
+	live     live.Options
+	offline  demo.Options
+	logLevel cli.LogLevelFlag
+	verbose  bool
+}
+
+// liveOnly and replayOnly are the flags that go with one way of running
+// the demo only, so that a flag given to the other is refused by name.
+var (
+	liveOnly   = []string{"listen", "trace", "speed", "duration", "shift", "log-level"}
+	replayOnly = []string{"store", "live-hours", "verbose"}
+)
+
+// runDemo implements 'forecaster demo': the live loop with its status page
+// by default, or with --replay the offline replay and backtest.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("demo", "[FLAGS]",
-		"Runs the whole loop with embedded defaults: synthetic demand into the embedded store, the scaling\n"+
-			"service driving a simulated GPU fleet on a simulated clock, then a backtest of every policy.\n"+
-			"Needs no InfluxDB, cloud account or GPU.", stderr)
-	storePath := fs.String("store", "", "embedded store file to keep (default: a temporary file, removed afterwards)")
-	days := fs.Int("history-days", 28, "days of synthetic history written before the live replay")
-	hours := fs.Int("live-hours", 24, "hours replayed minute by minute through the service")
-	seed := fs.Uint64("seed", 1, "seed of the synthetic demand")
-	boot := fs.Duration("boot", 0, "instance boot + model-load time (default 10m)")
-	verbose := fs.Bool("verbose", false, "log the service's decisions to stderr")
+	fs := newFlagSet("demo", "[FLAGS] | --replay [FLAGS]",
+		"Runs the scaling service on embedded defaults: synthetic demand (or a recorded trace) in a temporary\n"+
+			"embedded store, a simulated clock and a simulated GPU fleet, with the status page, the API and /metrics\n"+
+			"on "+live.DefaultListen+". Needs no InfluxDB, cloud account or GPU. With --replay it runs the same loop\n"+
+			"offline as fast as it can, then a backtest of every policy on the same demand, and prints the figures.", stderr)
+	var f demoFlags
+	fs.BoolVar(&f.replay, "replay", false, "replay offline and print the figures instead of serving the live page")
+	fs.StringVar(&f.live.Listen, "listen", live.DefaultListen, "HTTP address of the status page, the API and /metrics")
+	fs.StringVar(&f.live.Trace, "trace", "", "replay this CSV of demand (a time column and requests/s) instead of synthetic demand")
+	fs.Float64Var(&f.live.Speed, "speed", live.DefaultSpeed, "simulated seconds per real second, 1 to 100000 (1440: a simulated day a minute)")
+	fs.DurationVar(&f.live.Duration, "duration", 0, "stop after this much real time (0: run until interrupted)")
+	fs.BoolVar(&f.live.Shift, "shift", false, "the synthetic demand turns from smooth rhythms to short untimeable spikes a week into the replay, to watch the pool's tuner change policy on the page")
+	f.logLevel = cli.LogLevelFlag{Level: slog.LevelWarn}
+	fs.Var(&f.logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", "))
+	fs.IntVar(&f.offline.HistoryDays, "history-days", 28, "days of synthetic history written before the replay, 15 to 365")
+	fs.Uint64Var(&f.offline.Seed, "seed", 1, "seed of the synthetic demand")
+	fs.DurationVar(&f.offline.BootDelay, "boot", 0, "instance boot + model-load time, up to 24h (default 10m)")
+	fs.StringVar(&f.offline.StorePath, "store", "", "with --replay: embedded store file to keep (default: a temporary file, removed afterwards)")
+	fs.IntVar(&f.offline.LiveHours, "live-hours", 24, "with --replay: hours replayed minute by minute through the service, 1 to 8760")
+	fs.BoolVar(&f.verbose, "verbose", false, "with --replay: log the service's decisions to stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
-	if *days < 15 || *hours < 1 {
-		return usageErrorf("--history-days must be at least 15 and --live-hours at least 1")
+	if err := refuseOtherMode(f.replay, fs.Changed); err != nil {
+		return err
 	}
-	opts := demo.Options{StorePath: *storePath, HistoryDays: *days, LiveHours: *hours, Seed: *seed, BootDelay: *boot}
-	if *verbose {
+	if f.offline.HistoryDays < 15 || f.offline.HistoryDays > 365 {
+		return usageErrorf("--history-days %d: want 15 to 365", f.offline.HistoryDays)
+	}
+	if f.replay {
+		return replayDemo(ctx, f, stdout, stderr)
+	}
+	return liveDemo(ctx, f, stdout, stderr)
+}
+
+// refuseOtherMode names the first flag given that belongs to the other
+// way of running the demo.
+func refuseOtherMode(replay bool, changed func(string) bool) error {
+	other, why := replayOnly, "goes with --replay"
+	if replay {
+		other, why = liveOnly, "does not go with --replay (it sets the live page)"
+	}
+	for _, name := range other {
+		if changed(name) {
+			return usageErrorf("--%s %s", name, why)
+		}
+	}
+	return nil
+}
+
+// liveDemo serves the live demo (package demo/live).
+func liveDemo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) error {
+	opts := f.live
+	opts.HistoryDays, opts.Seed, opts.BootDelay = f.offline.HistoryDays, f.offline.Seed, f.offline.BootDelay
+	if err := opts.Check(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: f.logLevel.Level}))
+	return live.Run(ctx, opts, stdout)
+}
+
+// replayDemo runs the offline replay and backtest (package demo).
+func replayDemo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) error {
+	if f.offline.LiveHours < 1 || f.offline.LiveHours > 8760 {
+		return usageErrorf("--live-hours %d: want 1 to 8760", f.offline.LiveHours)
+	}
+	if f.offline.BootDelay < 0 || f.offline.BootDelay > 24*time.Hour {
+		return usageErrorf("--boot %v: want 0 to 24h", f.offline.BootDelay)
+	}
+	opts := f.offline
+	if f.verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 	return demo.Run(ctx, opts, stdout)

@@ -39,7 +39,7 @@ func httpGet(t *testing.T, u string) []byte {
 	return b
 }
 
-// The demonstration of serve --demo: the binary, run for 30 s,
+// The live demo (forecaster demo): the binary, run for 30 s,
 // serves prewarm_ series of the forecast and the desired capacity, lists
 // the demo pool with a forecast and a schedule, and its page draws the
 // charts in headless Chromium. A real Prometheus scrapes it meanwhile, and
@@ -49,7 +49,7 @@ func httpGet(t *testing.T, u string) []byte {
 func TestServeDemo(t *testing.T) {
 	forecaster, _ := binaries(t)
 	addr := freeAddr(t)
-	p := start(t, forecaster, nil, "serve", "--demo", "--listen", addr, "--demo-duration", "5m")
+	p := start(t, forecaster, nil, "demo", "--listen", addr, "--duration", "5m")
 	base := "http://" + addr
 	waitFor(t, 30*time.Second, "the demo to serve", func() bool {
 		resp, err := http.Get(base + "/readyz")
@@ -230,18 +230,25 @@ func TestVersion(t *testing.T) {
 	})
 }
 
-// serve --demo refuses what does not go with it, naming the flag.
-func TestServeDemoFlags(t *testing.T) {
+// The demo refuses a flag of its other way of running by name, and
+// values out of range, naming the flag.
+func TestDemoFlags(t *testing.T) {
 	tests := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--demo", "--config", "x.yaml"}, "--config does not go with --demo"},
-		{[]string{"serve", "--demo", "--store", "embedded:x.db"}, "--store does not go with --demo"},
-		{[]string{"serve", "--demo", "--demo-speed", "0.5"}, "--demo-speed 0.5: want simulated seconds per real second in [1, 100000]"},
-		{[]string{"serve", "--demo", "--demo-duration", "-1s"}, "--demo-duration -1s must not be negative"},
-		{[]string{"serve", "--demo", "extra"}, `unexpected argument "extra"`},
-		{[]string{"serve", "--config", "x.yaml", "--demo-speed", "10"}, "--demo-speed goes with --demo"},
+		{[]string{"demo", "--store", "x.db"}, "--store goes with --replay"},
+		{[]string{"demo", "--verbose"}, "--verbose goes with --replay"},
+		{[]string{"demo", "--replay", "--listen", "127.0.0.1:0"}, "--listen does not go with --replay"},
+		{[]string{"demo", "--replay", "--speed", "10"}, "--speed does not go with --replay"},
+		{[]string{"demo", "--speed", "0.5"}, "--speed 0.5: want simulated seconds per real second in [1, 100000]"},
+		{[]string{"demo", "--duration", "-1s"}, "--duration -1s must not be negative"},
+		{[]string{"demo", "--shift", "--trace", "x.csv"}, "--shift changes the synthetic demand: it does not go with --trace"},
+		{[]string{"demo", "--history-days", "3"}, "--history-days 3: want 15 to 365"},
+		{[]string{"demo", "--replay", "--live-hours", "0"}, "--live-hours 0: want 1 to 8760"},
+		{[]string{"demo", "--replay", "--boot", "25h"}, "--boot 25h0m0s: want 0 to 24h"},
+		{[]string{"demo", "extra"}, `unexpected argument "extra"`},
+		{[]string{"serve", "--demo"}, "unknown flag: --demo"},
 	}
 	for _, tt := range tests {
 		var stderr bytes.Buffer

@@ -8,15 +8,16 @@ type example struct{ what, args string }
 // examples are the --help screens' examples, by flag-set name.
 var examples = map[string][]example{
 	"serve": {
-		{"the live loop on synthetic demand and a simulated fleet, the status page on 127.0.0.1:8080",
-			"--demo"},
 		{"check a configuration without starting anything", "--config forecaster.yaml --check-config"},
 		{"run it; pools in forecast-only mode compute every decision and apply none",
 			"--config forecaster.yaml --store embedded:prewarm.db --listen 127.0.0.1:9109"},
 	},
 	"demo": {
-		{"the whole loop and a backtest on embedded defaults, in about a minute", ""},
-		{"a longer live replay, logging every decision", "--live-hours 72 --verbose"},
+		{"the live loop on synthetic demand and a simulated fleet, the status page on 127.0.0.1:8080", ""},
+		{"the same on a recorded trace, stopping after ten minutes", "--trace demand.csv --duration 10m"},
+		{"the demand turns spiky after a week: watch the pool's tuner change policy", "--shift"},
+		{"offline: a day through the service and a backtest of every policy, in under a minute", "--replay"},
+		{"a longer offline replay, logging every decision", "--replay --live-hours 72 --verbose"},
 	},
 	"fit": {
 		{"a week of hourly forecasts with 95% bands, as CSV", "--input demand.csv --horizon 168 --level 95"},

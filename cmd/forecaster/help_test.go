@@ -31,7 +31,7 @@ func TestHelpExamplesParse(t *testing.T) {
 				args := append(strings.Fields(name), shellWords(t, e.args)...)
 				var stdout, stderr bytes.Buffer
 				code := run(context.Background(), append(args, "--help"), &stdout, &stderr)
-				if code != 0 || !strings.Contains(stderr.String(), "forecaster "+name+" "+e.args) {
+				if code != 0 || !strings.Contains(stderr.String(), strings.TrimSpace("forecaster "+name+" "+e.args)) {
 					t.Errorf("forecaster %s --help: exit %d, want 0 and the example shown:\n%s", strings.Join(args, " "), code, stderr.String())
 				}
 			})

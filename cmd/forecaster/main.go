@@ -44,7 +44,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the scaling service: forecast, plan and apply capacity continuously", runServe},
-		{"demo", "run the whole loop once on synthetic demand with embedded defaults, then a backtest, and print the figures (the live page: serve --demo)", runDemo},
+		{"demo", "run the scaling service on synthetic demand, a simulated clock and fleet, with its status page (--replay: offline, then a backtest)", runDemo},
 		{"fit", "forecast one series from a CSV file", runFit},
 		{"eval", "evaluate the forecasting methods (eval m4, eval traces) and the scaling policy (eval policy) out of sample", runEval},
 		{"backtest", "replay recorded demand through scaling policies and compare cost and SLO", runBacktest},

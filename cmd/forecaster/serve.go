@@ -16,7 +16,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/spf13/pflag"
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/dryrun"
@@ -25,7 +24,6 @@ import (
 	"github.com/prewarm/prewarm/actuator/releasehook"
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/actuator/volcengine"
-	"github.com/prewarm/prewarm/demo/live"
 	"github.com/prewarm/prewarm/internal/buildinfo"
 	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/planner"
@@ -44,14 +42,12 @@ type serveFlags struct {
 	config, listen, storeSpec, auditLog, statePath, kedaListen, releaseTokenFile, apiTokenFile string
 	influx                                                                                     influx.Config
 	once, apply, checkConfig                                                                   bool
-	demo                                                                                       bool
-	demoOpts                                                                                   live.Options
 	logLevel                                                                                   cli.LogLevelFlag
 }
 
 // runServe implements 'forecaster serve': the long-running scaling service.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "--config FILE [FLAGS] | --demo [FLAGS]",
+	fs := newFlagSet("serve", "--config FILE [FLAGS]",
 		"Runs the scaling service: every interval, for every pool in the config, reads demand from the store,\n"+
 			"refits the forecast when due, decides capacity (forecast plan, reactive rules, schedule floors) and,\n"+
 			"for pools in mode active, applies it through the pool's actuator; forecast-only pools (the default)\n"+
@@ -60,11 +56,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"the JSON API under /api/v1/pools (status, forecast, schedule, history, decisions), POST\n"+
 			"/api/v1/pools/NAME/mode (with "+service.EnvAPIToken+" or --api-token-file) and POST /api/v1/release (with\n"+
 			releasehook.EnvToken+" or --release-token-file). SIGHUP reloads the config; SIGTERM finishes the decisions\n"+
-			"in flight and stops. --demo runs it all on synthetic demand, a simulated clock and a simulated fleet.", stderr)
+			"in flight and stops. 'forecaster demo' runs it all on synthetic demand, a simulated clock and fleet.", stderr)
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "service configuration file (YAML, see docs/forecaster.yaml); required")
 	fs.BoolVar(&f.checkConfig, "check-config", false, "check the configuration, print every problem and exit: 0 when valid, 2 when not")
-	fs.StringVar(&f.listen, "listen", "", "HTTP address of the status page, the API and /metrics (overrides the config; default 127.0.0.1:9109, with --demo 127.0.0.1:8080)")
+	fs.StringVar(&f.listen, "listen", "", "HTTP address of the status page, the API and /metrics (overrides the config; default 127.0.0.1:9109)")
 	fs.StringVar(&f.storeSpec, "store", "embedded:prewarm.db", "store: embedded:PATH; http://HOST:PORT to read a running collector's store (its --listen); prometheus:http://HOST:9090[?resolution=15s] to read Prometheus (read-only); or use the --influx-* flags")
 	fs.StringVar(&f.influx.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
 	fs.StringVar(&f.influx.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
@@ -75,24 +71,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.releaseTokenFile, "release-token-file", "", "file holding the release hook's bearer token (else $"+releasehook.EnvToken+")")
 	fs.StringVar(&f.apiTokenFile, "api-token-file", "", "file holding the bearer token of POST /api/v1/pools/NAME/mode (else $"+service.EnvAPIToken+")")
 	f.logLevel = cli.LogLevelFlag{Level: slog.LevelInfo}
-	fs.Var(&f.logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", ")+"; with --demo the default is warn")
+	fs.Var(&f.logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", "))
 	fs.BoolVar(&f.once, "once", false, "take one decision for every pool, print their state as JSON and exit; applies nothing without --apply")
 	fs.BoolVar(&f.apply, "apply", false, "with --once: apply the decisions of the pools in mode active")
-	fs.BoolVar(&f.demo, "demo", false, "run the demo instead of a configuration: synthetic demand on a simulated clock and fleet, the status page on "+live.DefaultListen+" (no --config)")
-	fs.StringVar(&f.demoOpts.Trace, "demo-trace", "", "with --demo: replay this CSV of demand (a time column and requests/s) instead of synthetic demand")
-	fs.Float64Var(&f.demoOpts.Speed, "demo-speed", live.DefaultSpeed, "with --demo: simulated seconds per real second, 1 to 100000 (1440: a simulated day a minute)")
-	fs.DurationVar(&f.demoOpts.Duration, "demo-duration", 0, "with --demo: stop after this much real time (0: run until interrupted)")
-	fs.BoolVar(&f.demoOpts.Shift, "demo-shift", false, "with --demo: the synthetic demand turns from smooth rhythms to short untimeable spikes a week into the replay, to watch the pool's tuner change policy on the page")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if f.demo {
-		return serveDemo(ctx, fs, f, stdout, stderr)
-	}
-	for _, name := range []string{"demo-trace", "demo-speed", "demo-duration", "demo-shift"} {
-		if fs.Changed(name) {
-			return usageErrorf("--%s goes with --demo", name)
-		}
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -107,29 +90,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return checkConfig(f.config, stdout)
 	}
 	return serve(ctx, f, stdout, stderr)
-}
-
-// serveDemo implements serve --demo (package demo/live).
-func serveDemo(ctx context.Context, fs *pflag.FlagSet, f serveFlags, stdout, stderr io.Writer) error {
-	for _, name := range []string{"config", "check-config", "once", "apply", "store", "influx-url", "state", "audit-log"} {
-		if fs.Changed(name) {
-			return usageErrorf("--%s does not go with --demo (the demo brings its own store, fleet and configuration)", name)
-		}
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf("unexpected argument %q", fs.Arg(0))
-	}
-	opts := f.demoOpts
-	if err := opts.Check(); err != nil {
-		return usageErrorf("%v", err)
-	}
-	opts.Listen = f.listen
-	level := slog.LevelWarn
-	if fs.Changed("log-level") {
-		level = f.logLevel.Level
-	}
-	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	return live.Run(ctx, opts, stdout)
 }
 
 // backendOptions are the back-ends this binary ships and the pool options

@@ -1,4 +1,4 @@
-// Package live is 'forecaster serve --demo': the real scaling service, with
+// Package live is 'forecaster demo': the real scaling service, with
 // its status page, API and metrics, on demand replayed faster than real
 // time. It needs nothing outside the process: four weeks of synthetic
 // demand (datasets.DefaultSynthetic, or a recorded trace) go into a
@@ -121,15 +121,15 @@ func (o Options) withDefaults() (Options, error) {
 func (o Options) Check() error {
 	switch {
 	case o.Speed != 0 && (math.IsNaN(o.Speed) || o.Speed < 1 || o.Speed > MaxSpeed):
-		return fmt.Errorf("--demo-speed %v: want simulated seconds per real second in [1, %v]", o.Speed, MaxSpeed)
+		return fmt.Errorf("--speed %v: want simulated seconds per real second in [1, %v]", o.Speed, MaxSpeed)
 	case o.HistoryDays < 0 || o.HistoryDays > 365:
-		return fmt.Errorf("history of %d days: want 1 to 365", o.HistoryDays)
+		return fmt.Errorf("--history-days %d: want 1 to 365", o.HistoryDays)
 	case o.Duration < 0:
-		return fmt.Errorf("--demo-duration %v must not be negative", o.Duration)
+		return fmt.Errorf("--duration %v must not be negative", o.Duration)
 	case o.Shift && o.Trace != "":
-		return fmt.Errorf("--demo-shift changes the synthetic demand: it does not go with --demo-trace")
+		return fmt.Errorf("--shift changes the synthetic demand: it does not go with --trace")
 	case o.BootDelay < 0 || o.BootDelay > 24*time.Hour:
-		return fmt.Errorf("boot delay %v: want 0 to 24h", o.BootDelay)
+		return fmt.Errorf("--boot %v: want 0 to 24h", o.BootDelay)
 	}
 	return nil
 }
@@ -251,17 +251,17 @@ func loadDemand(o Options) (datasets.Series, int, error) {
 	}
 	s, err := datasets.LoadCSV(o.Trace, datasets.CSVOptions{SkipBad: true})
 	if err != nil {
-		return s, 0, fmt.Errorf("--demo-trace: %w", err)
+		return s, 0, fmt.Errorf("--trace: %w", err)
 	}
 	if s.Index {
-		return s, 0, fmt.Errorf("--demo-trace %s: its time column is an index (0, 1, 2, ...), not dates", o.Trace)
+		return s, 0, fmt.Errorf("--trace %s: its time column is an index (0, 1, 2, ...), not dates", o.Trace)
 	}
 	s, err = perMinute(s)
 	if err != nil {
-		return s, 0, fmt.Errorf("--demo-trace %s: %w", o.Trace, err)
+		return s, 0, fmt.Errorf("--trace %s: %w", o.Trace, err)
 	}
 	if s.Len() < 2*24*60 {
-		return s, 0, fmt.Errorf("--demo-trace %s: %v of demand; the demo needs at least two days", o.Trace, s.End().Sub(s.Start))
+		return s, 0, fmt.Errorf("--trace %s: %v of demand; the demo needs at least two days", o.Trace, s.End().Sub(s.Start))
 	}
 	return s, min(history, s.Len()-24*60), nil
 }

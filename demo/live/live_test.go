@@ -178,7 +178,7 @@ func TestDemoPrewarmsBeforeTheMorningPeak(t *testing.T) {
 	chromium.SaveScreenshot(t, "demo-live.png", r.Screenshot)
 }
 
-// --demo-trace replays a recorded trace: the NYC taxi demand (30-minute
+// --trace replays a recorded trace: the NYC taxi demand (30-minute
 // steps, interpolated to minutes), four weeks of it as history, so the
 // first decisions already follow a forecast.
 func TestDemoReplaysATrace(t *testing.T) {
