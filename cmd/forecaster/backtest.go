@@ -18,6 +18,7 @@ import (
 
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/internal/progress"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/spec"
 	"github.com/spf13/pflag"
@@ -306,7 +307,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var rep backtest.Report
 	var front backtest.Frontier
 	var clearProgress func()
-	cfg.Progress, clearProgress = terminalProgress(stderr)
+	cfg.Progress, clearProgress = progress.Stages(stderr)
 	if bf.frontier {
 		rep, front, err = backtest.RunFrontier(ctx, tr, cfg, bf.sloTargets, bf.policies...)
 	} else {

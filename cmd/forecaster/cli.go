@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -89,38 +86,4 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// terminalProgress returns a backtest.Config.Progress that redraws one
-// status line on w ("replays 12/96") at most five times a second, and
-// done, which clears it; both are nil-safe no-ops unless w is a terminal,
-// so pipes and logs get only the results.
-func terminalProgress(w io.Writer) (progress func(stage string, done, total int), clearLine func()) {
-	f, ok := w.(*os.File)
-	if !ok {
-		return nil, func() {}
-	}
-	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return nil, func() {}
-	}
-	var mu sync.Mutex
-	var last time.Time
-	drawn := false
-	progress = func(stage string, done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if now := time.Now(); done == total || now.Sub(last) >= 200*time.Millisecond {
-			last = now
-			fmt.Fprintf(f, "\r%s %d/%d\x1b[K", stage, done, total)
-			drawn = true
-		}
-	}
-	clearLine = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if drawn {
-			fmt.Fprint(f, "\r\x1b[K")
-		}
-	}
-	return progress, clearLine
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prewarm/prewarm/backtest"
+	"github.com/prewarm/prewarm/internal/progress"
 	"github.com/prewarm/prewarm/report"
 	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
@@ -65,7 +66,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	in.BacktestWeeks = *weeks
 	in.BacktestCommand = backtestCommand(fs, in.Trace, *weeks)
 	var clearProgress func()
-	in.Backtest.Progress, clearProgress = terminalProgress(stderr)
+	in.Backtest.Progress, clearProgress = progress.Stages(stderr)
 	rep, err := report.Build(ctx, in)
 	clearProgress()
 	if err != nil {

@@ -92,3 +92,41 @@ func Render(label string, done, total int, elapsed time.Duration, width int) str
 	return fmt.Sprintf("%s [%s%s] %4d/%d %3d%% %5.1fs", label, strings.Repeat("#", filled),
 		strings.Repeat(".", width-filled), done, total, done*100/total, elapsed.Seconds())
 }
+
+// Stages returns a progress callback for work that runs in named stages,
+// each counted to its own total (the shape of backtest.Config.Progress),
+// and the function that clears its line when the work is done. On a
+// terminal it redraws one bar line at most five times a second and always
+// on a stage's last item; elsewhere the callback is nil and nothing is
+// drawn.
+func Stages(w io.Writer) (progress func(stage string, done, total int), clearLine func()) {
+	if !isTerminal(w) {
+		return nil, func() {}
+	}
+	return stagesOn(w)
+}
+
+// stagesOn is Stages drawing on w, terminal or not.
+func stagesOn(w io.Writer) (progress func(stage string, done, total int), clearLine func()) {
+	var mu sync.Mutex
+	var last time.Time
+	start := time.Now()
+	drawn := false
+	progress = func(stage string, done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if now := time.Now(); done == total || now.Sub(last) >= 200*time.Millisecond {
+			last = now
+			fmt.Fprintf(w, "\r%s\033[K", Render(stage, done, total, now.Sub(start), 20))
+			drawn = true
+		}
+	}
+	clearLine = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if drawn {
+			fmt.Fprint(w, "\r\033[K")
+		}
+	}
+	return progress, clearLine
+}

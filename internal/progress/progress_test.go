@@ -62,3 +62,33 @@ func TestIsTerminal(t *testing.T) {
 		}
 	}
 }
+
+// Staged progress is silent off a terminal; on one it always draws a
+// stage's last item, throttles the rest, and clears its line at the end.
+func TestStages(t *testing.T) {
+	if p, clear := Stages(&bytes.Buffer{}); p != nil {
+		t.Error("Stages gave a callback for a buffer, want nil")
+	} else {
+		clear()
+	}
+	var buf bytes.Buffer
+	p, clear := stagesOn(&buf)
+	for i := 1; i <= 100; i++ {
+		p("refits", i, 100)
+	}
+	p("replays", 3, 3)
+	out := buf.String()
+	if n := strings.Count(out, "\r"); n < 2 || n > 4 {
+		t.Errorf("drew %d times for 101 calls within a moment, want the first, the stages' last ones and no more:\n%q", n, out)
+	}
+	for _, want := range []string{"refits [####################]  100/100 100%", "replays [####################]    3/3 100%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress lacks %q:\n%q", want, out)
+		}
+	}
+	buf.Reset()
+	clear()
+	if buf.String() != "\r\033[K" {
+		t.Errorf("clear wrote %q, want the line erased", buf.String())
+	}
+}
