@@ -1,25 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/internal/progress"
-	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/spec"
 	"github.com/spf13/pflag"
 )
@@ -296,7 +289,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if bf.writeDemand != "" {
-		if err := writeReplayedDemand(bf.writeDemand, tr); err != nil {
+		if err := backtest.WriteReplayedDemand(bf.writeDemand, tr); err != nil {
 			return fmt.Errorf("--write-demand: %w", err)
 		}
 	}
@@ -318,7 +311,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if bf.out != "" {
-		files, err := writeBacktestFiles(bf.out, bf.plotFormat, rep, front.Trials, bf.sloTargets, cfg.Planner)
+		files, err := backtest.WriteFiles(bf.out, bf.plotFormat, rep, front.Trials, bf.sloTargets, cfg.Planner)
 		if err != nil {
 			return err
 		}
@@ -331,38 +324,14 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			TraceRequests: rep.TraceRequests, Tick: rep.Tick.String(), ForecastStep: rep.ForecastStep.String(),
 			Refit: rep.RefitEvery.String(), Policies: rep.Policies, Frontier: front.Points})
 	}
-	if err := writeBacktestTable(stdout, rep, cfg.Planner); err != nil {
+	if err := backtest.WriteTable(stdout, rep, cfg.Planner); err != nil {
 		return err
 	}
 	if bf.frontier {
 		fmt.Fprintln(stdout)
-		return writeFrontierTable(stdout, front.Points)
+		return backtest.WriteFrontierTable(stdout, front.Points)
 	}
 	return nil
-}
-
-// writeReplayedDemand writes the trace as requests per step, exactly (a file
-// --input … --counts reads back to the same rates), a gap as an empty
-// value.
-func writeReplayedDemand(path string, tr backtest.Trace) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, "timestamp,requests")
-	for i, v := range tr.RPS {
-		count := ""
-		if !math.IsNaN(v) {
-			count = strconv.FormatFloat(v*tr.Step.Seconds(), 'g', -1, 64)
-		}
-		fmt.Fprintf(w, "%s,%s\n", tr.Start.Add(time.Duration(i)*tr.Step).Format(time.RFC3339), count)
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func parseScoreTime(flag, v string) (time.Time, error) {
@@ -395,107 +364,4 @@ type backtestJSON struct {
 	Refit         string                   `json:"refit_every"`
 	Policies      []backtest.Result        `json:"policies"`
 	Frontier      []backtest.FrontierPoint `json:"frontier,omitempty"`
-}
-
-func writeBacktestTable(w io.Writer, rep backtest.Report, c planner.Config) error {
-	fmt.Fprintf(w, "%s: static peak needs %d instances of %.4g req/s (%d slots, %.3g s a request); boot %s; SLO: %.1f%% wait <= %s;\n"+
-		"tick %s, forecast step %s, refit every %s\n\n",
-		rep.Trace, rep.Static, c.Fleet.RPS(), c.Fleet.Slots, c.Fleet.ServiceTime.Seconds(), c.Fleet.BootDelay,
-		100*c.SLO.Quantile, c.SLO.Latency, rep.Tick, rep.ForecastStep, rep.RefitEvery)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tGPU-hours\tcost\tvs static\tvs oracle\tper 1k req\tSLO attainment\tafter day 1\tP99 wait (s)\tP99 latency (s)\tdropped\tunder-prov. min\tactions\t")
-	for _, r := range rep.Policies {
-		name := r.Name
-		if r.Name == backtest.PolicyFlat || r.Name == backtest.PolicyStatic {
-			name = fmt.Sprintf("%s (%d)", r.Name, r.Instances)
-		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.1f%%\t%.2fx\t%.4f\t%.3f%%\t%.3f%%\t%.1f\t%.1f\t%.0f\t%.0f\t%d\t\n", name, r.GPUHours, r.Cost,
-			100*r.CostVsStatic, r.CostVsOracle, r.CostPer1kRequests, 100*r.SLOAttainment, 100*r.SLOAttainmentAfterWarmUp,
-			r.P99WaitS, r.P99LatencyS, r.Dropped, r.UnderprovisionedMinutes, r.Actions)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprint(w, backtestColumns)
-	return err
-}
-
-// backtestColumns explains the table's columns under it.
-const backtestColumns = `
-cost: at --price, billed per second; vs static / vs oracle: that cost over theirs; per 1k req: cost per 1,000 requests.
-SLO attainment: share of requests that waited at most --slo (dropped ones count as late); after day 1: from --warm-up on.
-P99 wait / latency: the 99th percentile of the wait for a server, and of the wait plus the service.
-dropped: requests that gave up after waiting --timeout. under-prov. min: minutes in which more requests waited
-past --slo than the SLO allows, or a backlog was left. actions: changes applied to the fleet.
-`
-
-// writeFrontierTable prints the cheapest setting of each policy per SLO
-// target.
-func writeFrontierTable(w io.Writer, front []backtest.FrontierPoint) error {
-	fmt.Fprintln(w, "frontier: the cheapest setting of each policy that reaches each SLO target")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "policy\tSLO target\treached\tvs static\tSLO attainment\tsettings")
-	for _, p := range front {
-		fmt.Fprintf(tw, "%s\t%.2f%%\t%v\t%.1f%%\t%.3f%%\t%s\n", p.Policy, 100*p.SLOTarget, p.Reached, 100*p.CostVsStatic,
-			100*p.SLOAttainment, formatSettings(p.Settings))
-	}
-	return tw.Flush()
-}
-
-func formatSettings(s map[string]string) string {
-	keys := slices.Sorted(maps.Keys(s))
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + s[k]
-	}
-	return strings.Join(parts, " ")
-}
-
-func writeBacktestFiles(dir, plotFormat string, rep backtest.Report, trials []backtest.FrontierTrial, targets []float64, c planner.Config) ([]string, error) {
-	rps := c.Fleet.RPS()
-	var written []string
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
-	}
-	write := func(name string, fill func(io.Writer) error) error {
-		path := filepath.Join(dir, name)
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := fill(f); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		written = append(written, name)
-		return nil
-	}
-	for _, r := range rep.Policies {
-		if err := write("capacity-"+r.Name+".csv", func(w io.Writer) error { return backtest.WriteCapacityCSV(w, r) }); err != nil {
-			return written, err
-		}
-		for i, win := range backtest.CapacityWindows(r) {
-			name := "capacity-" + r.Name
-			if i > 0 {
-				name += "-" + strings.ReplaceAll(win.Name, " ", "-")
-			}
-			p := backtest.PlotCapacity(r, rep.Trace, rps, win)
-			if err := write(name+"."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, p, plotFormat) }); err != nil {
-				return written, err
-			}
-		}
-	}
-	p := backtest.PlotTradeoff(rep, c.SLO.Quantile)
-	if err := write("tradeoff."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, p, plotFormat) }); err != nil {
-		return written, err
-	}
-	if len(trials) == 0 {
-		return written, nil
-	}
-	fp := backtest.PlotFrontier(rep.Trace, trials, targets, rep.Policies)
-	err := write("frontier."+plotFormat, func(w io.Writer) error { return backtest.WritePlot(w, fp, plotFormat) })
-	return written, err
 }
