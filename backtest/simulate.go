@@ -131,7 +131,7 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 		scored := cfg.scored(at)
 		tk := sim.Serve(raw, scored)
 		if scored {
-			sc.add(tick.Seconds(), tk.Arrived, tk.Within, tk.Dropped, tk.OnDemandS, tk.SpotS, c.Prices)
+			sc.add(tk, tick, c.Prices)
 			if !at.Before(warm) {
 				sc.afterWarmRequests += tk.Arrived
 				sc.afterWarmWithin += tk.Within
@@ -186,17 +186,16 @@ type scores struct {
 	reservedCost, onDemandCost, spot   float64
 }
 
-// add bills one tick: the reserved baseline always, on-demand instances
-// above it, spot instances at the spot price.
-func (s *scores) add(tickS, arrived, within, dropped, onDemandS, spotS float64, p planner.Prices) {
-	s.requests += arrived
-	s.within += within
-	s.dropped += dropped
-	s.instanceSeconds += onDemandS + spotS
-	reservedS := float64(p.ReservedInstances) * tickS
-	s.reservedCost += reservedS / 3600 * p.ReservedPerHour
-	s.onDemandCost += math.Max(onDemandS-reservedS, 0) / 3600 * p.OnDemandPerHour
-	s.spot += spotS / 3600 * p.SpotPerHour
+// add scores one tick and bills it (fleetsim.Tick.Bill).
+func (s *scores) add(tk fleetsim.Tick, tick time.Duration, p planner.Prices) {
+	s.requests += tk.Arrived
+	s.within += tk.Within
+	s.dropped += tk.Dropped
+	s.instanceSeconds += tk.OnDemandS + tk.SpotS
+	reserved, onDemand, spot := tk.Bill(p, tick)
+	s.reservedCost += reserved
+	s.onDemandCost += onDemand
+	s.spot += spot
 }
 
 func (s scores) fill(r *Result) {

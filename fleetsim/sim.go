@@ -317,11 +317,18 @@ func Rate(v float64) float64 {
 	return v
 }
 
-// Cost bills the tick at the prices, per second: the reserved baseline
-// all the time, on-demand instances above it, spot instances at the spot
-// price.
+// Cost bills the tick at the prices, per second: the sum of Bill's parts.
 func (t Tick) Cost(p planner.Prices, tick time.Duration) float64 {
+	reserved, onDemand, spot := t.Bill(p, tick)
+	return reserved + onDemand + spot
+}
+
+// Bill prices the tick's parts, per second: the reserved baseline all the
+// time (used or not), the on-demand instances above it, and the spot
+// instances at the spot price. It is the one place a simulated fleet is
+// billed: the backtest's totals and the tuner's replays both read it.
+func (t Tick) Bill(p planner.Prices, tick time.Duration) (reserved, onDemand, spot float64) {
 	reservedS := float64(p.ReservedInstances) * tick.Seconds()
-	return reservedS/3600*p.ReservedPerHour + math.Max(t.OnDemandS-reservedS, 0)/3600*p.OnDemandPerHour +
-		t.SpotS/3600*p.SpotPerHour
+	return reservedS / 3600 * p.ReservedPerHour, math.Max(t.OnDemandS-reservedS, 0) / 3600 * p.OnDemandPerHour,
+		t.SpotS / 3600 * p.SpotPerHour
 }
