@@ -73,3 +73,42 @@ func TestReloadRefusesWhatCannotBeBuilt(t *testing.T) {
 		t.Errorf("after a refused reload: %d pools, interval %v; want the running configuration", len(got), r.svc.Interval())
 	}
 }
+
+// A reload refits every pool at its next decision, whatever its refit
+// schedule: it is how an operator tells a running service that history
+// was imported.
+func TestReloadRefitsEveryPool(t *testing.T) {
+	r := newRig(t, 1, nil)
+	now := r.clock.Now()
+	r.writeDemand(t, now.Add(-15*24*time.Hour), now, daily)
+	if err := r.svc.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	first := r.svc.Status()[0].LastRefit
+	if first.IsZero() {
+		t.Fatal("setup: no refit at the first decision")
+	}
+	// Refit times are rounded down to the forecast step: the decisions
+	// below are in the next step, so a refit there has a later time.
+	tick := func(after time.Duration) time.Time {
+		t.Helper()
+		r.clock.Advance(after)
+		r.writeDemand(t, r.clock.Now().Add(-after), r.clock.Now(), daily)
+		if err := r.svc.Tick(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return r.svc.Status()[0].LastRefit
+	}
+	step := r.svc.pools[0].ctl().Settings().Step
+	if got := tick(step + time.Minute); !got.Equal(first) {
+		t.Fatalf("setup: refit again at %s a step later, want the next refit hours ahead", got)
+	}
+	file := spec.DefaultFile()
+	file.Pools = []spec.Pool{testSpec(testPool, nil)}
+	if err := r.svc.Reload(t.Context(), &file); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tick(time.Minute), first.Add(step); !got.Equal(want) {
+		t.Errorf("after the reload: last refit %s, want one in the decision's step, %s", got, want)
+	}
+}

@@ -298,8 +298,9 @@ func (s *Service) fail(p *pool, now time.Time, err error) {
 // forecast grid allows, and the actuator's), taking the new settings at
 // its next decision. When a new or changed pool cannot be built (a
 // back-end's factory refuses its options), nothing changes and the error
-// says why. The listen address, audit log and state file take effect only
-// at a restart.
+// says why. Every pool refits at its next decision, so that history
+// written to the store since (an import) is used at once. The listen
+// address, audit log and state file take effect only at a restart.
 func (s *Service) Reload(ctx context.Context, file *spec.File) error {
 	if err := file.Validate(nil); err != nil {
 		return err
@@ -364,8 +365,14 @@ func (s *Service) Reload(ctx context.Context, file *spec.File) error {
 			s.deps.Metrics.forget(name)
 		}
 	}
+	// A reload is also how an operator says "the history changed" (after
+	// 'forecaster import', say): every pool refits at its next decision,
+	// whatever its refit schedule, so history written since is used at once.
+	for _, p := range next {
+		p.nextRefit = time.Time{}
+	}
 	s.file, s.pools = file, next
-	s.log.Info("configuration reloaded", "pools", len(next), "changed", len(pending))
+	s.log.Info("configuration reloaded; every pool refits at its next decision", "pools", len(next), "changed", len(pending))
 	return nil
 }
 

@@ -55,8 +55,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"across restarts. Serves the status page at /, /metrics, /healthz (alive), /readyz (decisions succeed),\n"+
 			"the JSON API under /api/v1/pools (status, forecast, schedule, history, decisions), POST\n"+
 			"/api/v1/pools/NAME/mode (with "+service.EnvAPIToken+" or --api-token-file) and POST /api/v1/release (with\n"+
-			releasehook.EnvToken+" or --release-token-file). SIGHUP reloads the config; SIGTERM finishes the decisions\n"+
-			"in flight and stops. 'forecaster demo' runs it all on synthetic demand, a simulated clock and fleet.", stderr)
+			releasehook.EnvToken+" or --release-token-file). SIGHUP reloads the config and refits every pool at its next\n"+
+			"decision (send it after 'forecaster import'); SIGTERM finishes the decisions in flight and stops.\n"+
+			"'forecaster demo' runs it all on synthetic demand, a simulated clock and fleet.", stderr)
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "service configuration file (YAML, see docs/forecaster.yaml); required")
 	fs.BoolVar(&f.checkConfig, "check-config", false, "check the configuration, print every problem and exit: 0 when valid, 2 when not")
