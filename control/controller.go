@@ -178,6 +178,12 @@ type Refit struct {
 	// stands beside the plans (see planner.Bounds.NoWarmUpPeak); set by
 	// Adopt.
 	WarmingUp bool
+	// Cold is true when the history is long enough but none of the
+	// model's forecasts has been scored against the demand that came yet
+	// (the gate's model error is not measured): after 'forecaster import',
+	// or a restart without the saved scores. Like WarmingUp it is a cold
+	// start (see ColdStart); set by Adopt.
+	Cold bool
 	// Gate says which plan Decide follows, and why; set by Adopt.
 	Gate planner.GateResult
 
@@ -441,24 +447,43 @@ func (c *Controller) Adopt(r Refit, history []float64) Refit {
 	}
 	r.Quantile = c.quantile
 	r.Peak = c.recentPeak(history)
-	r.Gate = c.plan.Gate(c.gateInput(r.At, len(trimLeadingGaps(history))))
+	in := c.gateInput(r.At, len(trimLeadingGaps(history)))
+	r.Gate = c.plan.Gate(in)
+	r.WarmingUp = c.ShortHistory(history)
+	r.Cold = !r.WarmingUp && math.IsNaN(in.ModelError)
+	if r.WarmingUp || r.Cold {
+		widenCold(&r, history)
+		r.Gate.Reason = c.coldReason(r)
+	}
 	if r.Forecast.Forecast.Horizon() > 0 {
 		r.ModelPlan = c.planFor(r, r.Forecast, 0)
 	}
 	if r.ProfileForecast.Forecast.Horizon() > 0 {
 		r.ProfilePlan = c.planFor(r, r.ProfileForecast, 1)
 	}
-	r.WarmingUp = c.ShortHistory(history)
-	if r.WarmingUp && c.owner {
-		// The warm-up holds the peak seen so far.
+	if c.owner {
+		c.holdPeak(r, history)
+	}
+	c.last = r
+	return r
+}
+
+// holdPeak keeps the warm-up term's peak for refit r: while warming up
+// the history's peak as well as live demand's; in a cold start live
+// demand's alone (Observe adds it), the history being what the unchecked
+// forecast already follows; none once the cold start is over, so that a
+// later one starts afresh.
+func (c *Controller) holdPeak(r Refit, history []float64) {
+	switch {
+	case r.WarmingUp:
 		for _, v := range history {
 			if !math.IsNaN(v) {
 				c.warmPeak = math.Max(c.warmPeak, v)
 			}
 		}
+	case !r.Cold:
+		c.warmPeak = 0
 	}
-	c.last = r
-	return r
 }
 
 // learn remembers the demand in history, scores the earlier forecasts
@@ -574,11 +599,13 @@ func (c *Controller) Observe(now time.Time, obs planner.Observation, current int
 	}
 	c.trackMean(obs)
 	miss, ok := c.estimateMiss(obs)
-	if c.warmingUp() {
+	if c.ColdStart() {
 		if c.owner {
 			c.warmPeak = math.Max(c.warmPeak, obs.DemandRPS)
 		}
-		return // the warm-up serves now, not the plans: nothing to learn
+		if c.warmingUp() || !c.plan.Bounds.NoWarmUpPeak {
+			return // the warm-up term serves now, not the plans alone: nothing to learn
+		}
 	}
 	if ok {
 		c.calibrate(obs, miss)
@@ -746,20 +773,21 @@ func (c *Controller) ShortHistory(history []float64) bool {
 	return len(trimLeadingGaps(history)) < c.plan.Gating.MinSeasons*c.season()
 }
 
-// warmUpStep is the warm-up term (see planner.Bounds.NoWarmUpPeak): while warming
-// up, the need of the peak seen so far, with the peak cap's headroom. On
-// the first season there is no forecast and it stands beside the reactive
-// rules alone; then beside the seasonal profile's plan, until the model
-// has the history it needs.
+// warmUpStep is the warm-up term (see planner.Bounds.NoWarmUpPeak): during
+// a cold start (ColdStart), the need of the peak seen so far, with the
+// peak cap's headroom. On the first season there is no forecast and it
+// stands beside the reactive rules alone; then beside the seasonal
+// profile's plan, until the model has the history it needs; then, until
+// the model's first forecasts are scored, beside the model's plan, holding
+// the peak of live demand.
 func (c *Controller) warmUpStep(now time.Time) (planner.Step, bool) {
 	b := c.plan.Bounds
-	if b.NoWarmUpPeak || !c.warmingUp() || c.warmPeak <= 0 {
+	if b.NoWarmUpPeak || !c.ColdStart() || c.warmPeak <= 0 {
 		return planner.Step{}, false
 	}
 	rate := c.warmPeak * math.Max(b.Headroom(), 1)
 	n := c.plan.InstancesFor(rate)
-	return planner.Step{At: now, Desired: n, Reason: "warm-up: the peak so far, " +
-		strconv.FormatFloat(c.warmPeak, 'g', 3, 64) + " req/s, needs " + strconv.Itoa(n)}, true
+	return planner.Step{At: now, Desired: n, Reason: coldPeakReason(!c.warmingUp(), c.warmPeak, n)}, true
 }
 
 // trustedPeriods are the periods with MinSeasons cycles of history.

@@ -21,8 +21,11 @@
 //     than forgotten at the clamp), and
 //     combines the trusted plan with the reactive rules (given back to the
 //     plan once a scale-out is no longer needed) and the schedule floors.
-//     While the history is shorter than the model needs, the peak seen so
-//     far stands beside them (the warm-up).
+//     During a cold start (the history shorter than the model needs, or
+//     none of the model's forecasts scored against live demand yet, as
+//     after 'forecaster import') the peak seen so far stands beside them
+//     (the warm-up term) and the forecasts' bands are at least as wide as
+//     the recent demand's variation (coldstart.go).
 //   - When the live signals cannot be read, Hold keeps the pool where it
 //     is unless the plan or a floor raises it.
 //

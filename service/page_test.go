@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/actuator/dryrun"
 	"github.com/prewarm/prewarm/internal/chromium"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/service/ui/uitest"
@@ -116,4 +118,85 @@ func (b *brokenPool) Query(ctx context.Context, q store.Query) ([]store.Series, 
 		return nil, store.ErrUnavailable
 	}
 	return b.Querier.Query(ctx, q)
+}
+
+// A forecast-only pool on dryrun, started on two weeks of imported history
+// a third of the live demand: the dry-run fleet, which nothing was applied
+// to, reads no size, so neither the status, the alerts nor the page claim
+// a shortage; the model's unchecked first forecast does not size the pool
+// below the live demand, and the page says a cold start is in charge.
+func TestDryRunForecastOnlyPoolAtColdStart(t *testing.T) {
+	dir := t.TempDir()
+	db, err := embedded.Open(filepath.Join(dir, "store.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	clock := actuatortest.NewClock(time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC))
+	write := func(from, to time.Time, rps func(time.Time) float64) {
+		var pts []store.Point
+		for ts := from; ts.Before(to); ts = ts.Add(time.Minute) {
+			pts = append(pts, store.Point{Measurement: "requests_rps", Tags: map[string]string{"pool": "api"}, Value: rps(ts), Time: ts})
+		}
+		if err := db.Write(context.Background(), pts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(clock.Now().Add(-14*24*time.Hour), clock.Now(), func(ts time.Time) float64 { return daily(ts) / 3 })
+	cfg := spec.DefaultFile()
+	cfg.Pools = append(cfg.Pools, testSpec("api", func(p *spec.Pool) { p.Mode, p.Backend = spec.ModeForecastOnly, dryrun.Name }))
+	svc, err := New(context.Background(), &cfg, Deps{Store: db, Now: clock.Now, Logger: quietLogger(),
+		Backend: func(ctx context.Context, pc actuator.PoolConfig) (actuator.Actuator, error) {
+			return dryrun.Factory(quietLogger())(ctx, pc, actuator.OptionValues{})
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		from := clock.Now()
+		clock.Advance(time.Minute)
+		write(from, clock.Now(), daily)
+		if err := svc.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := svc.PoolStatus("api")
+	plan, err := cfg.Pools[0].Planner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if need := plan.InstancesFor(float64(st.DemandRPS)); st.Wished < need {
+		t.Errorf("wished %d (%s) for %v req/s, which needs %d", st.Wished, st.Reason, st.DemandRPS, need)
+	}
+	if !strings.Contains(st.GateReason, "Cold start: ") || !strings.Contains(st.Reason, "cold start") {
+		t.Errorf("gate %s (%s), decision %q: want both to say a cold start is in charge", st.Gate, st.GateReason, st.Reason)
+	}
+	if f := st.Forecast; !(f.Upper-f.Lower > 0) {
+		t.Errorf("forecast band %v–%v: want a width", f.Lower, f.Upper)
+	}
+	if st.CurrentKnown || st.CapacityShortSeconds != 0 {
+		t.Errorf("dry-run pool: current known %v, short %vs; want no size and no shortage", st.CurrentKnown, st.CapacityShortSeconds)
+	}
+	if a, ok := alertOf(svc, "api", AlertCapacityShort); ok {
+		t.Errorf("alert %+v on a dry-run pool nothing was applied to", a)
+	}
+	if testing.Short() {
+		return
+	}
+	chromium.Find(t)
+	srv := httptest.NewServer(svc.Handler(HTTPOptions{}))
+	defer srv.Close()
+	r := uitest.Check(t, srv.URL, time.Second)
+	for _, want := range []string{"Short: – (dry run: nothing applied)", "Ready / booting: dry run: nothing applied", "Cold start: none of the model's forecasts"} {
+		if !strings.Contains(r.Now, want) {
+			t.Errorf("the Now card lacks %q:\n%s", want, r.Now)
+		}
+	}
+	if !strings.Contains(r.Gates, "cold start") {
+		t.Errorf("the pools table's gate says %q, want a cold start badge", r.Gates)
+	}
+	if r.Points["capacity-chart/ready"] > 0 {
+		t.Errorf("the capacity chart draws %d ready points for a pool with no size", r.Points["capacity-chart/ready"])
+	}
+	chromium.SaveScreenshot(t, "dryrun-cold-start.png", r.Screenshot)
 }

@@ -2,6 +2,7 @@ package dryrun
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -13,10 +14,19 @@ import (
 const Name = "dryrun"
 
 // DryRun logs calls instead of making them. It is safe for concurrent use.
+//
+// Its fleet is imaginary: a pool has the size it was last set to, at once
+// and all of it ready (instant success), or the size Seed gave it. A pool
+// nothing has sized (a forecast-only or paused pool, which is never set,
+// without the option initial) has no size to report: Capacity says so with
+// actuator.ErrNotImplemented, as a back-end that cannot report its size
+// does, so that the service shows no ready instances and no shortage that
+// exist only because nothing was applied.
 type DryRun struct {
 	log      *slog.Logger
 	mu       sync.Mutex
 	pools    map[string]*actuator.Capacity
+	bounds   map[string][2]int // min and max of pools without a size yet
 	schedule map[string]planner.Schedule
 	released []string
 }
@@ -29,7 +39,7 @@ func New(log *slog.Logger) *DryRun {
 		log = slog.Default()
 	}
 	return &DryRun{log: log.With("backend", Name), pools: map[string]*actuator.Capacity{},
-		schedule: map[string]planner.Schedule{}}
+		bounds: map[string][2]int{}, schedule: map[string]planner.Schedule{}}
 }
 
 // Seed sets a pool's starting size and bounds (max 0: unbounded), as if
@@ -43,15 +53,24 @@ func (d *DryRun) Seed(pool string, current, min, max int) {
 // Name returns "dryrun".
 func (d *DryRun) Name() string { return Name }
 
-// Capacity returns what the pool was last set to (zero for a pool never
-// seen).
+// Bound gives a pool that has no size yet the back-end's bounds (max 0:
+// unbounded), which its first SetDesired keeps.
+func (d *DryRun) Bound(pool string, min, max int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.bounds[pool] = [2]int{min, max}
+}
+
+// Capacity returns what the pool was last set to or seeded with, every
+// instance ready. A pool never set nor seeded has no size:
+// actuator.ErrNotImplemented (see DryRun).
 func (d *DryRun) Capacity(ctx context.Context, pool string) (actuator.Capacity, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if c, ok := d.pools[pool]; ok {
 		return *c, nil
 	}
-	return actuator.Capacity{}, nil
+	return actuator.Capacity{}, fmt.Errorf("%w: dry run: pool %q has not been set to a size yet (nothing applied)", actuator.ErrNotImplemented, pool)
 }
 
 // SetDesired logs the change and remembers it.
@@ -59,7 +78,8 @@ func (d *DryRun) SetDesired(ctx context.Context, pool string, desired int, reaso
 	d.mu.Lock()
 	c, ok := d.pools[pool]
 	if !ok {
-		c = &actuator.Capacity{}
+		b := d.bounds[pool]
+		c = &actuator.Capacity{Min: b[0], Max: b[1]}
 		d.pools[pool] = c
 	}
 	from := c.Desired
@@ -108,16 +128,21 @@ func (d *DryRun) Released() []string {
 
 // PoolOptions are the pool options Factory reads; register them with it.
 var PoolOptions = actuator.OptionSet{
-	{Name: "initial", Kind: actuator.KindInt, Default: "0", Min: "0", Help: "the size the pool starts at"},
+	{Name: "initial", Kind: actuator.KindInt, Min: "0",
+		Help: "the size the imaginary pool starts at (default: none until a decision is applied, so a forecast-only pool reads no ready instances and no shortage)"},
 }
 
 // Factory returns an actuator.Factory building a DryRun per pool. The
-// option "initial" seeds the pool's size; the pool's config bounds become
-// the back-end's bounds.
+// option "initial", when set, seeds the pool's size; the pool's config
+// bounds become the back-end's bounds.
 func Factory(log *slog.Logger) actuator.Factory {
 	return func(ctx context.Context, cfg actuator.PoolConfig, opts actuator.OptionValues) (actuator.Actuator, error) {
 		d := New(log)
-		d.Seed(cfg.Name, opts.Int("initial"), cfg.MinInstances, cfg.MaxInstances)
+		if opts.Set("initial") {
+			d.Seed(cfg.Name, opts.Int("initial"), cfg.MinInstances, cfg.MaxInstances)
+		} else {
+			d.Bound(cfg.Name, cfg.MinInstances, cfg.MaxInstances)
+		}
 		return d, nil
 	}
 }

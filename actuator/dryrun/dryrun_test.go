@@ -81,6 +81,48 @@ func TestDryRunBehindSafe(t *testing.T) {
 	}
 }
 
+// A dry-run pool reports the size it was last set to, all of it ready at
+// once; one that nothing has sized (forecast-only, never set, without
+// initial) reports no size, so the service sees neither ready instances
+// nor a shortage; initial seeds a size as a real fleet would have.
+func TestDryRunReportsOnlyWhatWasApplied(t *testing.T) {
+	tests := []struct {
+		name      string
+		options   map[string]string
+		set       int // 0: never set
+		wantKnown bool
+		want      actuator.Capacity
+	}{
+		{"forecast-only: never set", nil, 0, false, actuator.Capacity{}},
+		{"set: instant success", nil, 4, true, actuator.Capacity{Current: 4, Desired: 4, Min: 1, Max: 8}},
+		{"seeded, never set", map[string]string{"initial": "3"}, 0, true, actuator.Capacity{Current: 3, Desired: 3, Min: 1, Max: 8}},
+		{"seeded, then set", map[string]string{"initial": "3"}, 5, true, actuator.Capacity{Current: 5, Desired: 5, Min: 1, Max: 8}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := actuator.NewRegistry()
+			if err := r.Register(dryrun.Name, dryrun.Factory(slog.New(slog.DiscardHandler)), dryrun.PoolOptions); err != nil {
+				t.Fatal(err)
+			}
+			cfg := actuator.PoolConfig{Name: "p", Backend: dryrun.Name, Limits: planner.Limits{MinInstances: 1, MaxInstances: 8}, Options: tt.options}
+			a, err := r.New(context.Background(), dryrun.Name, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := actuator.NewSafe(a, actuator.SafetyOptions{Pools: []actuator.PoolConfig{cfg}, Logger: slog.New(slog.DiscardHandler)})
+			if tt.set > 0 {
+				if err := s.SetDesired(context.Background(), "p", tt.set, "t"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, known, err := s.ReadCapacity(context.Background(), "p")
+			if err != nil || known != tt.wantKnown || c != tt.want {
+				t.Errorf("ReadCapacity = %+v, known %v, %v; want %+v, known %v", c, known, err, tt.want, tt.wantKnown)
+			}
+		})
+	}
+}
+
 func itoa(p *int) string {
 	if p == nil {
 		return "nil"

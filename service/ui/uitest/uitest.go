@@ -33,6 +33,10 @@ type Report struct {
 	Requests []string
 	// Saving is the cost card's saving figure and its note, as shown.
 	Saving string
+	// Now is the selected pool's "Now" card, one "key: value" line a row.
+	Now string
+	// Gates is the text of the pools table's gate cells, one line a pool.
+	Gates string
 	// Screenshot is a PNG of the viewport (1400×1000).
 	Screenshot []byte
 }
@@ -47,6 +51,8 @@ const pageState = `(() => {
   }
   out.rows = document.querySelectorAll("#pools tbody tr[data-pool]").length;
   out.saving = document.getElementById("saving").textContent + " | " + document.getElementById("saving-note").textContent;
+  out.now = [...document.querySelectorAll("#now dt")].map((dt) => dt.textContent + ": " + dt.nextElementSibling.textContent).join("\n");
+  out.gates = [...document.querySelectorAll("#pools tbody tr[data-pool] td:nth-child(3)")].map((td) => td.textContent).join("\n");
   out.stale = document.getElementById("live").classList.contains("stale") ? document.getElementById("live").textContent : "";
   return out;
 })()`
@@ -89,6 +95,7 @@ func Check(t testing.TB, base string, watch time.Duration) Report {
 		Refreshed     int
 		Stale         string
 		Saving        string
+		Now, Gates    string
 	}
 	if err := b.Eval(ctx, pageState, &st); err != nil {
 		t.Fatal(err)
@@ -97,7 +104,8 @@ func Check(t testing.TB, base string, watch time.Duration) Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Report{Points: st.Points, PathBytes: st.Bytes, PoolRows: st.Rows, Refreshes: st.Refreshed, Requests: b.Requests(), Screenshot: shot, Saving: st.Saving}
+	r := Report{Points: st.Points, PathBytes: st.Bytes, PoolRows: st.Rows, Refreshes: st.Refreshed, Requests: b.Requests(), Screenshot: shot, Saving: st.Saving,
+		Now: st.Now, Gates: st.Gates}
 	if p := b.Problems(); len(p) > 0 {
 		t.Errorf("the page had %d problems:\n%s", len(p), strings.Join(p, "\n"))
 	}
