@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/internal/progress"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/influx"
 )
@@ -84,9 +85,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	tags := map[string]string{store.TagPool: pool}
-	progress, clearProgress := terminalProgress(stderr)
+	tell, clearProgress := progress.Stages(stderr)
 	res, err := importInChunks(ctx, db, series, datasets.ImportOptions{Measurement: measurement, Tags: tags,
-		PointEvery: pointEvery, Until: now}, progress)
+		PointEvery: pointEvery, Until: now}, tell)
 	clearProgress()
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("closing the store: %w", cerr)
