@@ -106,6 +106,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "; skipped %d steps without data and %d steps the store's other %s{pool=%s} series already cover\n",
 		res.Missing, res.Overlapping, measurement, pool)
+	if res.Steps > 0 {
+		fmt.Fprintln(stderr, "a running 'forecaster serve' uses this history at its next refit; kill -HUP it to refit every pool at its next decision")
+	}
 	if res.Steps > 0 && now.Sub(res.Last) > 28*24*time.Hour {
 		fmt.Fprintf(stderr, "note: the data ends %s ago; serve reads history back from now (forecast.history, default 28 days): add --shift-to-now to use it\n",
 			now.Sub(res.Last).Round(time.Hour))
