@@ -177,6 +177,12 @@ func TestModeAPI(t *testing.T) {
 		{"wrong token", "/api/v1/pools/gpu/mode", "guess", `{"mode":"active"}`, 401, "missing or wrong bearer token"},
 		{"unknown mode", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"live"}`, 400, `mode \"live\"`},
 		{"unknown field", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mood":"active"}`, 400, "unknown field"},
+		{"duplicate key", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active","mode":"paused"}`, 400, `key \"mode\" given twice`},
+		{"trailing data", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active"} {"mode":"paused"}`, 400, "after the JSON object"},
+		{"trailing garbage", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active"}x`, 400, "after the JSON object"},
+		{"nested unknown field", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active","x":{"mode":"paused"}}`, 400, "unknown field"},
+		{"oversized", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active"}` + strings.Repeat(" ", 5000), 400, "over 4096 bytes"},
+		{"empty", "/api/v1/pools/gpu/mode", "s3cret-token", ``, 400, "empty body"},
 		{"unknown pool", "/api/v1/pools/cpu/mode", "s3cret-token", `{"mode":"active"}`, 404, `no such pool \"cpu\"`},
 		{"set", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active"}`, 200, `"mode_source": "api"`},
 	}
