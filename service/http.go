@@ -2,8 +2,6 @@ package service
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/prewarm/prewarm/internal/authguard"
 	"github.com/prewarm/prewarm/internal/buildinfo"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/service/ui"
@@ -260,17 +259,19 @@ type modeRequest struct {
 	Mode spec.Mode `json:"mode"`
 }
 
+// modeHandler serves POST /api/v1/pools/NAME/mode behind the bearer token,
+// its failures limited and logged as the release hook's are
+// (internal/authguard); without a token every change is refused.
 func (s *Service) modeHandler(token string) http.Handler {
-	want := sha256.Sum256([]byte(token))
+	guard, err := authguard.New(authguard.Options{Token: token, Endpoint: "mode", Logger: s.log, Now: s.deps.Now})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token == "" {
+		if err != nil {
 			s.writeError(w, http.StatusForbidden, fmt.Errorf("mode changes are disabled: start serve with %s or --api-token-file", EnvAPIToken))
 			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if h := sha256.Sum256([]byte(got)); !ok || subtle.ConstantTimeCompare(h[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="prewarm"`)
-			s.writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token"))
+		if refused := guard.Check(r); refused != nil {
+			refused.Write(w)
+			s.writeError(w, refused.Status, errors.New(refused.Message))
 			return
 		}
 		var req modeRequest
