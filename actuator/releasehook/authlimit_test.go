@@ -106,23 +106,26 @@ func TestWrongTokensAreRateLimited(t *testing.T) {
 		t.Errorf("a minute later the right token: %d, want 200", code)
 	}
 
-	// The log interval (200 ms here) ends: one line counts the
-	// refusals, the tokens left out.
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(logs.String(), "bearer token failures") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	// The intervals (200 ms here) end: summary lines count every
+	// refusal, the tokens left out.
+	total := burst + 2 + 500
+	summary := regexp.MustCompile(`msg="bearer token failures" component=auth endpoint=release interval=200ms failures=(\d+)`)
+	counted := func(log string) (n, lines int) {
+		for _, m := range summary.FindAllStringSubmatch(log, -1) {
+			c, _ := strconv.Atoi(m[1])
+			n, lines = n+c, lines+1
+		}
+		return n, lines
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if n, _ := counted(logs.String()); n >= total {
+			break
+		}
 	}
 	log := logs.String()
-	total := burst + 2 + 500
-	m := regexp.MustCompile(`msg="bearer token failures" component=auth endpoint=release interval=200ms failures=(\d+)`).FindAllStringSubmatch(log, -1)
-	counted := 0
-	for _, f := range m {
-		n, _ := strconv.Atoi(f[1])
-		counted += n
-	}
-	if counted != total || strings.Count(log, "level=WARN") != len(m) || strings.Contains(log, "guess") {
-		t.Errorf("%d refusals: %d counted in %d summary lines; want all counted, in summary lines only, no token:\n%s",
-			total, counted, len(m), log)
+	n, lines := counted(log)
+	if n != total || strings.Count(log, "level=WARN") != lines || strings.Contains(log, "guess") {
+		t.Errorf("%d refusals: %d counted in %d summary lines; want all counted, in summary lines only, no token:\n%s", total, n, lines, log)
 	}
 	t.Logf("%d refused requests: %d log lines (%d bytes)", total, strings.Count(log, "\n"), len(log))
 }
