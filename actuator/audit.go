@@ -2,6 +2,7 @@ package actuator
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -18,7 +19,18 @@ const (
 	OutcomeCircuitOpen    = "circuit_open"    // calls suspended after repeated failures
 	OutcomeNotImplemented = "not_implemented" // the back-end lacks this optional method
 	OutcomeError          = "error"           // the back-end failed (after retries)
+	// OutcomeAuditUnavailable: the change was held because the audit log
+	// failed its last write (a full disk); nothing applied.
+	OutcomeAuditUnavailable = "audit_unavailable"
 )
+
+// ErrAuditUnavailable is returned by Resize (and so SetDesired and Apply)
+// while the audit log cannot be written: a resize is never made without a
+// record of it. The first change whose record fails is logged in full to
+// the process log instead (its record could only be written after the
+// back-end answered); from then on every resize is held, its refusal
+// offered to the audit log, until a record is written again.
+var ErrAuditUnavailable = errors.New("audit log cannot be written: resize held")
 
 // AuditRecord is one line of the audit log. Only these fields are written;
 // free text (reason, error) passes through the secret redactor first.
@@ -52,10 +64,22 @@ type AuditRecord struct {
 }
 
 // auditLog writes AuditRecords as JSON lines. Writes are serialised so lines
-// never interleave.
+// never interleave. It remembers whether its last write failed, so that
+// Safe holds resizes until a record can be written again.
 type auditLog struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	broken error // the last write's error; nil when it succeeded
+}
+
+// unavailable is the error of the last write when it failed, else nil.
+func (a *auditLog) unavailable() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.broken
 }
 
 func (a *auditLog) write(rec AuditRecord) error {
@@ -70,8 +94,10 @@ func (a *auditLog) write(rec AuditRecord) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, err := a.w.Write(line); err != nil {
-		return fmt.Errorf("writing audit log: %w", err)
+		a.broken = fmt.Errorf("writing audit log: %w", err)
+		return a.broken
 	}
+	a.broken = nil
 	return nil
 }
 

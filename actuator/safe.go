@@ -2,6 +2,7 @@ package actuator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -450,6 +451,9 @@ func (s *Safe) Resize(ctx context.Context, pool string, desired int, reason stri
 		return res, nil
 	}
 
+	if err := s.audit.unavailable(); err != nil {
+		return s.holdUnaudited(&rec, p, res, err)
+	}
 	// Write ahead: the change is on record before the back-end hears of
 	// it, so a crash mid-call cannot let a restart repeat it at once.
 	before := p.last
@@ -870,6 +874,17 @@ func (s *Safe) setCircuitMetric(pool string, st BreakerState) {
 	}
 }
 
+// holdUnaudited refuses a resize while the audit log fails (auditErr):
+// nothing is applied, and the refusal's own record tries the audit log
+// again. p.mu held.
+func (s *Safe) holdUnaudited(rec *AuditRecord, p *poolState, res Result, auditErr error) (Result, error) {
+	p.breaker.abandon()
+	res.Outcome = OutcomeAuditUnavailable
+	err := fmt.Errorf("%w: pool %q: change to %d not applied: %w", ErrAuditUnavailable, p.cfg.Name, res.To, auditErr)
+	s.finish(rec, OutcomeAuditUnavailable, err)
+	return res, err
+}
+
 // finish completes rec, writes it to the audit log and counts the call.
 func (s *Safe) finish(rec *AuditRecord, outcome string, err error) {
 	rec.Time = s.opts.Now().UTC()
@@ -880,7 +895,9 @@ func (s *Safe) finish(rec *AuditRecord, outcome string, err error) {
 		rec.Error = s.redact.String(err.Error())
 	}
 	if werr := s.audit.write(*rec); werr != nil {
-		s.log.Error("audit log write failed", "error", werr)
+		line, _ := json.Marshal(rec)
+		s.log.Error("audit log write failed: the record is in this line; resizes are held until the audit log takes one",
+			"error", werr, "record", string(line))
 	}
 	s.countCall(rec.Op, outcome)
 }

@@ -679,3 +679,63 @@ func TestSafeRateLimitCountsFromDecision(t *testing.T) {
 		t.Errorf("next tick: %v, want applied", err)
 	}
 }
+
+// failingWriter fails every write while full, as a file on a full disk.
+type failingWriter struct {
+	full bool
+	buf  bytes.Buffer
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.full {
+		return 0, errors.New("no space left on device")
+	}
+	return w.buf.Write(p)
+}
+
+// With the audit log failing, a resize is held rather than made without
+// a record: the change whose record failed is logged in full, every later
+// one is refused with ErrAuditUnavailable (the back-end not called, the
+// metric counting it) until the audit log takes a record again.
+func TestResizeHeldWhileTheAuditLogFails(t *testing.T) {
+	w := &failingWriter{full: true}
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 50}}, 2, 1, 50, func(o *actuator.SafetyOptions) {
+		o.Audit = w
+	})
+	ctx := context.Background()
+	if _, err := h.safe.Resize(ctx, "p", 4, "first"); err != nil {
+		t.Fatalf("the change whose record fails: %v", err)
+	}
+	if !strings.Contains(h.logs.String(), `"record":"{\"time\"`) || !strings.Contains(h.logs.String(), "no space left") {
+		t.Errorf("the unrecorded change is not in the process log:\n%s", h.logs.String())
+	}
+	calls := len(h.fake.CallsOf(actuator.OpSetDesired))
+	for i := range 3 {
+		h.clock.Advance(time.Hour)
+		res, err := h.safe.Resize(ctx, "p", 8+i, "later")
+		if !errors.Is(err, actuator.ErrAuditUnavailable) || res.Outcome != actuator.OutcomeAuditUnavailable {
+			t.Fatalf("resize %d with the audit log failing: %+v, %v; want it held with ErrAuditUnavailable", i, res, err)
+		}
+	}
+	if n := len(h.fake.CallsOf(actuator.OpSetDesired)); n != calls {
+		t.Errorf("%d back-end calls while held, want none", n-calls)
+	}
+	if got := metricValue(t, h.reg, "prewarm_actuator_calls_total",
+		map[string]string{"backend": "fake", "op": actuator.OpSetDesired, "outcome": actuator.OutcomeAuditUnavailable}); got != 3 {
+		t.Errorf("calls counted audit_unavailable: %v, want 3", got)
+	}
+	// Space again: the next refusal's record is written, and the resize
+	// after it goes out, on record.
+	w.full = false
+	h.clock.Advance(time.Hour)
+	if _, err := h.safe.Resize(ctx, "p", 10, "space again"); !errors.Is(err, actuator.ErrAuditUnavailable) {
+		t.Fatalf("the resize that finds the audit log writable again: %v, want still held", err)
+	}
+	h.clock.Advance(time.Hour)
+	if res, err := h.safe.Resize(ctx, "p", 6, "recovered"); err != nil || res.Outcome != actuator.OutcomeOK {
+		t.Fatalf("after the audit log recovered: %+v, %v", res, err)
+	}
+	if !strings.Contains(w.buf.String(), `"outcome":"audit_unavailable"`) || !strings.Contains(w.buf.String(), `"reason":"recovered"`) {
+		t.Errorf("audit log after recovery:\n%s", w.buf.String())
+	}
+}

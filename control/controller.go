@@ -510,6 +510,7 @@ func (c *Controller) learn(r Refit, history []float64) {
 // (what it was last asked for, booting instances included), which the
 // reactive rules step from. obs also calibrates the forecast quantile.
 func (c *Controller) Decide(now time.Time, obs planner.Observation, current int) planner.Step {
+	c.clampClocks(now)
 	c.Observe(now, obs, current)
 	s := c.strategy
 	var reactive planner.Step

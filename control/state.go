@@ -242,3 +242,25 @@ func (st State) checkLearned() error {
 	}
 	return nil
 }
+
+// clampClocks takes every clock the controller keeps that is dated after
+// now (a state saved before the wall clock was stepped back, or a step back
+// while it runs) as set at now: the reactive rules' hold, cooldown and
+// return-to-plan clocks and the record of what the pool was asked for. A
+// clock in the future would otherwise hold the rules back (no scale-out
+// while a cooldown "ends" hours ahead) until the wall clock caught up; at
+// now it delays the next action by one hold or cooldown at most.
+func (c *Controller) clampClocks(now time.Time) {
+	r := &c.reactive
+	for _, t := range []*time.Time{&r.HighSince, &r.QueueSince, &r.SLOSince, &r.LowSince,
+		&r.LastOut, &r.LastAction, &r.FitsPlanSince} {
+		if t.After(now) {
+			*t = now
+		}
+	}
+	for i := range c.asked {
+		if c.asked[i].At.After(now) {
+			c.asked[i].At = now
+		}
+	}
+}

@@ -214,3 +214,47 @@ func restart(t *testing.T, from, to *Controller) *Controller {
 	}
 	return to
 }
+
+// A state saved a day ahead of the wall clock (the clock was stepped back
+// since) holds the reactive rules back by one cooldown at most: a restored
+// controller under sustained load scales out within a cooldown and a hold,
+// where the saved clocks taken as they were blocked every scale-out for the
+// day.
+func TestRestoredClocksInTheFutureAreTakenAsNow(t *testing.T) {
+	p := testPlanner()
+	newCtl := func() *Controller {
+		c, err := New(p, hourly(func([]int) model.Forecaster { return constant(100) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	busy := func(at time.Time) planner.Observation {
+		return planner.Observation{At: at, Span: time.Minute, Utilisation: 0.99, DemandRPS: 150}
+	}
+	ahead := t0.Add(24 * time.Hour)
+	orig := newCtl()
+	at := ahead
+	for range 6 {
+		at = at.Add(time.Minute)
+		orig.Decide(at, busy(at), 11)
+	}
+	if orig.State().Reactive.LastOut.IsZero() {
+		t.Fatal("setup: the original never scaled out")
+	}
+	restored := restart(t, orig, newCtl())
+	r := p.Reactive
+	bound := int((r.ScaleOutCooldown+r.ScaleOutFor)/time.Minute) + 2
+	at = t0 // the clock stepped back a day
+	current := 15
+	for i := range bound {
+		at = at.Add(time.Minute)
+		if st := restored.Decide(at, busy(at), current); st.Desired > current {
+			return
+		}
+		if i == bound-1 {
+			t.Fatalf("no scale-out in %d minutes of sustained load after the clock stepped back: reactive state %+v",
+				bound, restored.State().Reactive)
+		}
+	}
+}

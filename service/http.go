@@ -1,8 +1,7 @@
 package service
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/prewarm/prewarm/internal/authguard"
 	"github.com/prewarm/prewarm/internal/buildinfo"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/service/ui"
@@ -251,28 +251,31 @@ func (s *Service) serveDecisions(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// maxModeBodyBytes bounds the body of POST /api/v1/pools/NAME/mode.
+const maxModeBodyBytes = 4096
+
 // modeRequest is the body of POST /api/v1/pools/NAME/mode.
 type modeRequest struct {
 	Mode spec.Mode `json:"mode"`
 }
 
+// modeHandler serves POST /api/v1/pools/NAME/mode behind the bearer token,
+// its failures limited and logged as the release hook's are
+// (internal/authguard); without a token every change is refused.
 func (s *Service) modeHandler(token string) http.Handler {
-	want := sha256.Sum256([]byte(token))
+	guard, err := authguard.New(authguard.Options{Token: token, Endpoint: "mode", Logger: s.log, Now: s.deps.Now})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token == "" {
+		if err != nil {
 			s.writeError(w, http.StatusForbidden, fmt.Errorf("mode changes are disabled: start serve with %s or --api-token-file", EnvAPIToken))
 			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if h := sha256.Sum256([]byte(got)); !ok || subtle.ConstantTimeCompare(h[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="prewarm"`)
-			s.writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token"))
+		if refused := guard.Check(r); refused != nil {
+			refused.Write(w)
+			s.writeError(w, refused.Status, errors.New(refused.Message))
 			return
 		}
 		var req modeRequest
-		dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
+		if err := decodeBody(r.Body, maxModeBodyBytes, &req); err != nil {
 			s.writeError(w, http.StatusBadRequest, fmt.Errorf(`want a JSON body {"mode": "forecast-only|active|paused"}: %w`, err))
 			return
 		}
@@ -305,4 +308,79 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
+}
+
+// decodeBody decodes body, at most limit bytes holding one JSON object,
+// into v. Strictly: a field v does not have, a key given twice in one
+// object (which a lax decoder settles by taking the last) and anything
+// after the object are errors, so a request cannot say two things and
+// have the server pick one.
+func decodeBody(body io.Reader, limit int64, v any) error {
+	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading the body: %w", err)
+	case int64(len(data)) > limit:
+		return fmt.Errorf("body over %d bytes", limit)
+	case len(bytes.TrimSpace(data)) == 0:
+		return errors.New("empty body")
+	}
+	if err := noDuplicateKeys(data); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("data after the JSON object at byte %d", dec.InputOffset())
+	}
+	return nil
+}
+
+// noDuplicateKeys reports the first object key given twice in one object
+// of the JSON in data; it reads no further than the first value.
+func noDuplicateKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		keys    map[string]bool // nil for an array
+		wantKey bool
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return nil
+			}
+			continue
+		}
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			f := &stack[n-1]
+			if f.wantKey {
+				k, _ := tok.(string)
+				if f.keys[k] {
+					return fmt.Errorf("key %q given twice", k)
+				}
+				f.keys[k], f.wantKey = true, false
+				continue
+			}
+			f.wantKey = true
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{keys: map[string]bool{}, wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, frame{})
+		default:
+			if len(stack) == 0 {
+				return nil // a scalar: Decode says it is not an object
+			}
+		}
+	}
 }

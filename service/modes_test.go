@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/internal/authguard"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/spec"
@@ -177,6 +178,12 @@ func TestModeAPI(t *testing.T) {
 		{"wrong token", "/api/v1/pools/gpu/mode", "guess", `{"mode":"active"}`, 401, "missing or wrong bearer token"},
 		{"unknown mode", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"live"}`, 400, `mode \"live\"`},
 		{"unknown field", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mood":"active"}`, 400, "unknown field"},
+		{"duplicate key", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active","mode":"paused"}`, 400, `key \"mode\" given twice`},
+		{"trailing data", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active"} {"mode":"paused"}`, 400, "after the JSON object"},
+		{"trailing garbage", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active"}x`, 400, "after the JSON object"},
+		{"nested unknown field", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active","x":{"mode":"paused"}}`, 400, "unknown field"},
+		{"oversized", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active"}` + strings.Repeat(" ", 5000), 400, "over 4096 bytes"},
+		{"empty", "/api/v1/pools/gpu/mode", "s3cret-token", ``, 400, "empty body"},
 		{"unknown pool", "/api/v1/pools/cpu/mode", "s3cret-token", `{"mode":"active"}`, 404, `no such pool \"cpu\"`},
 		{"set", "/api/v1/pools/gpu/mode", "s3cret-token", `{"mode":"active"}`, 200, `"mode_source": "api"`},
 	}
@@ -261,5 +268,35 @@ func TestSecretsAreMaskedInStatusAndAPI(t *testing.T) {
 	st := r.svc.Status()[0]
 	if !strings.Contains(st.Error, "bad signature for key "+redact.Mask) || strings.Contains(st.Error, secret) || strings.Contains(string(body), secret) {
 		t.Errorf("status error %q; API %s", st.Error, body)
+	}
+}
+
+// Wrong tokens on the mode endpoint are limited as the release hook's
+// are: past the per-address burst they get 429 with Retry-After, while
+// the right token, from the same address, still changes the mode.
+func TestModeAPIWrongTokensAreLimited(t *testing.T) {
+	r := newRig(t, 1, floor30(spec.ModeForecastOnly))
+	h := r.svc.Handler(HTTPOptions{APIToken: "s3cret-token"})
+	post := func(auth string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/pools/gpu/mode", strings.NewReader(`{"mode":"paused"}`))
+		req.RemoteAddr = "198.51.100.7:4000"
+		req.Header.Set("Authorization", auth)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	codes := map[int]int{}
+	for i := range 30 {
+		rec := post(fmt.Sprintf("Bearer guess-%d", i))
+		codes[rec.Code]++
+		if rec.Code == http.StatusTooManyRequests && rec.Header().Get("Retry-After") == "" {
+			t.Fatal("429 without Retry-After")
+		}
+	}
+	if codes[http.StatusUnauthorized] != authguard.DefaultPerClientBurst || codes[http.StatusTooManyRequests] != 30-authguard.DefaultPerClientBurst {
+		t.Errorf("30 wrong tokens: %v, want %d × 401 then 429", codes, authguard.DefaultPerClientBurst)
+	}
+	if rec := post("Bearer s3cret-token"); rec.Code != http.StatusOK {
+		t.Errorf("the right token after the guesses: %d %s, want 200", rec.Code, rec.Body)
 	}
 }

@@ -204,7 +204,7 @@ func (s *Service) restore(p *pool) {
 			if fresh {
 				s.log.Info("pool's saved state predates the tuner: its forecast is kept, its candidates start afresh", "pool", name)
 			}
-			p.nextRefit = saved.NextRefit
+			p.nextRefit = s.restoredRefitTime(p, saved.NextRefit)
 			p.saved = markOf(ts)
 			s.applyRefitStatus(p, time.Time{})
 		}
@@ -249,4 +249,17 @@ func (p *pool) snapshot(now time.Time) PoolStatus {
 	st.DecidingSince = p.busySince
 	st.Alerts = p.alerts(now)
 	return st
+}
+
+// restoredRefitTime is the saved next refit time, unless it lies further
+// ahead than one refit interval (the wall clock was stepped back since it
+// was saved): then the pool refits at once rather than follow a plan that
+// starts in the future until the clock catches up.
+func (s *Service) restoredRefitTime(p *pool, saved time.Time) time.Time {
+	now := s.deps.Now()
+	if saved.After(now.Add(p.ctl().Settings().RefitEvery)) {
+		s.log.Warn("pool's saved refit time is ahead of the clock: refitting now", "pool", p.spec.Name, "saved_next_refit", saved)
+		return now
+	}
+	return saved
 }

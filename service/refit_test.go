@@ -97,3 +97,35 @@ func TestEarlyRefitIsTriedOnceAStep(t *testing.T) {
 		t.Errorf("the failing model was tried %d times in ten decisions after the import, want once", got)
 	}
 }
+
+// A pool restarted with its wall clock stepped back two days refits at
+// once: the saved next refit time, further ahead than one refit interval,
+// is not waited for.
+func TestRefitTimeAheadOfTheClockIsNotWaitedFor(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	st := openState(t, path)
+	r := newRigWith(t, 2, nil, func(d *Deps) { d.State = st })
+	start := r.clock.Now()
+	r.writeDemand(t, start.Add(-14*24*time.Hour), start.Add(2*24*time.Hour), daily)
+	r.clock.Advance(2 * 24 * time.Hour)
+	if err := r.svc.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.svc.Status()[0]; !got.NextRefit.After(r.clock.Now()) {
+		t.Fatalf("setup: next refit %s, want one ahead of %s", got.NextRefit, r.clock.Now())
+	}
+	st.Close()
+	db := r.db
+	r = newRigWith(t, 2, nil, func(d *Deps) { d.State = openState(t, path) })
+	r.store.Querier, r.db = db, db
+	r.clock.Advance(time.Minute) // two days before the save
+	if err := r.svc.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got := r.svc.Status()[0]
+	every := r.svc.pools[0].ctl().Settings().RefitEvery
+	if got.NextRefit.After(r.clock.Now().Add(every)) || got.LastRefit.After(r.clock.Now()) {
+		t.Errorf("after the clock stepped back to %s: last refit %s, next refit %s; want a refit now and the next within %v",
+			r.clock.Now(), got.LastRefit, got.NextRefit, every)
+	}
+}

@@ -12,13 +12,15 @@
 // instance belongs to a configured pool, calls the actuator's Release and
 // answers JSON: 200 released (or ignored, for the collector's alert and
 // resolved events), 400 bad request, 401 bad token, 403 instance
-// not in a configured pool, 405 wrong method, 429 too many wrong tokens
+// not in a configured pool, 405 wrong method, 429 too many missing or wrong tokens
 // (with Retry-After), 502 the cloud API failed, 503 circuit open, 501 the
 // back-end cannot release.
 //
-// Wrong tokens are rate-limited per client address (10, then one per 6 s)
-// and from all addresses together (100, then 10 a second): beyond a limit
-// the token is not even checked, so a guesser gets no more tries than
-// that. Refusals are logged one by one for the first 5 of each minute, then
-// counted in one line.
+// Missing and wrong tokens are rate-limited per client address (10, then
+// one per 6 s) and from all addresses together (100, then 10 a second):
+// beyond a limit they get 429 instead of 401. The right token is checked
+// first and always let through, so guesses cannot lock out the caller
+// that holds it. Refusals are logged in one summary line a minute, with
+// their counts and addresses, never a token (internal/authguard, which the
+// mode API shares).
 package releasehook

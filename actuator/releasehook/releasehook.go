@@ -2,8 +2,6 @@ package releasehook
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,12 +9,12 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/internal/authguard"
 )
 
 // Path is where the handler is usually mounted.
@@ -53,18 +51,15 @@ type Config struct {
 	Timeout time.Duration
 	// Logger; default slog.Default().
 	Logger *slog.Logger
-	// PerClient and Global bound wrong bearer tokens, per client address
-	// and from all addresses together (token buckets; defaults
-	// DefaultPerClient, DefaultGlobal). Beyond a limit requests are
-	// answered 429 with Retry-After before their token is checked, the
-	// right token included: under a flood of wrong tokens from many
-	// addresses releases wait too, and nothing is released that should
-	// not be.
+	// PerClient and Global bound missing or wrong bearer tokens, per
+	// client address and from all addresses together (token buckets;
+	// defaults DefaultPerClient, DefaultGlobal). Beyond a limit a wrong
+	// token is answered 429 with Retry-After instead of 401; the right
+	// token is checked first and always let through, so wrong guesses
+	// cannot lock out the caller that holds it (internal/authguard).
 	PerClient, Global Limit
-	// LogFirst refusals (wrong token, rate-limited) are logged one by one
-	// per LogEvery, then one line counts the rest (defaults
-	// DefaultLogFirst, DefaultLogEvery).
-	LogFirst int
+	// LogEvery is the interval of the summary line that counts the
+	// refusals (default authguard.DefaultLogEvery, a minute).
 	LogEvery time.Duration
 	// Now is the clock of the limits; default time.Now.
 	Now func() time.Time
@@ -107,11 +102,9 @@ var instanceIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
 // Handler serves POST /api/v1/release.
 type Handler struct {
-	cfg       Config
-	tokenHash [32]byte
-	log       *slog.Logger
-	limits    *authLimiter
-	refusals  *sampledLog
+	cfg   Config
+	log   *slog.Logger
+	guard *authguard.Guard
 }
 
 // New checks cfg and returns the handler.
@@ -134,36 +127,12 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Global == (Limit{}) {
 		cfg.Global = DefaultGlobal
 	}
-	for name, l := range map[string]Limit{"PerClient": cfg.PerClient, "Global": cfg.Global} {
-		if l.Burst < 1 || l.Every <= 0 {
-			return nil, fmt.Errorf("releasehook: %s limit %+v: want a burst of at least 1 and a positive interval", name, l)
-		}
+	guard, err := authguard.New(authguard.Options{Token: cfg.Token, Endpoint: "release", PerClient: cfg.PerClient,
+		Global: cfg.Global, LogEvery: cfg.LogEvery, Logger: cfg.Logger, Now: cfg.Now})
+	if err != nil {
+		return nil, fmt.Errorf("releasehook: %w", err)
 	}
-	if cfg.LogFirst <= 0 {
-		cfg.LogFirst = DefaultLogFirst
-	}
-	if cfg.LogEvery <= 0 {
-		cfg.LogEvery = DefaultLogEvery
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	log := cfg.Logger.With("component", "releasehook")
-	return &Handler{cfg: cfg, tokenHash: sha256.Sum256([]byte(cfg.Token)), log: log,
-		limits:   newAuthLimiter(cfg.PerClient, cfg.Global, cfg.Now),
-		refusals: &sampledLog{log: log, first: cfg.LogFirst, every: cfg.LogEvery, suppressedAddresses: map[string]bool{}}}, nil
-}
-
-// authorized compares the bearer token in constant time (hashes first, so
-// the comparison does not leak the token's length either).
-func (h *Handler) authorized(r *http.Request) bool {
-	auth := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(auth) <= len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
-		return false
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(auth[len(prefix):])))
-	return subtle.ConstantTimeCompare(got[:], h.tokenHash[:]) == 1
+	return &Handler{cfg: cfg, log: cfg.Logger.With("component", "releasehook"), guard: guard}, nil
 }
 
 // ServeHTTP implements http.Handler.
@@ -180,23 +149,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusMethodNotAllowed, Reply{Outcome: "error", Error: "use POST"})
 		return
 	}
-	client := clientAddr(r)
-	if wait, global := h.limits.blocked(client); wait > 0 {
-		who := "from " + client
-		if global {
-			who = "from all addresses"
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
-		h.refusals.warn(client, "release refused: too many wrong bearer tokens", "remote", client, "global", global, "retry_after", retryAfter(wait))
-		reply(http.StatusTooManyRequests, Reply{Outcome: "error",
-			Error: fmt.Sprintf("too many wrong bearer tokens %s: retry after %d s", who, retryAfter(wait))})
-		return
-	}
-	if !h.authorized(r) {
-		h.limits.fail(client)
-		w.Header().Set("WWW-Authenticate", `Bearer realm="prewarm"`)
-		h.refusals.warn(client, "release refused: missing or wrong bearer token", "remote", client)
-		reply(http.StatusUnauthorized, Reply{Outcome: "error", Error: "missing or wrong bearer token"})
+	if refused := h.guard.Check(r); refused != nil {
+		refused.Write(w)
+		reply(refused.Status, Reply{Outcome: "error", Error: refused.Message})
 		return
 	}
 	req, err := decode(r.Body)

@@ -26,6 +26,7 @@ import (
 	"github.com/prewarm/prewarm/actuator/volcengine"
 	"github.com/prewarm/prewarm/internal/buildinfo"
 	"github.com/prewarm/prewarm/internal/cli"
+	"github.com/prewarm/prewarm/internal/httpserve"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service"
@@ -417,7 +418,8 @@ func releaseHandler(file *spec.File, b *backends, token string, log *slog.Logger
 	return releasehook.New(hc)
 }
 
-// serveHTTP serves h on addr while loop runs. When ctx ends (SIGTERM) the
+// serveHTTP serves h on addr while loop runs, with httpserve's limits on
+// each request's time and on the connections open at once. When ctx ends (SIGTERM) the
 // loop returns and the server shuts down gracefully (5s for requests in
 // flight); when the server fails, the loop is stopped and its error
 // returned.
@@ -428,10 +430,11 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, loop func(conte
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	limits := httpserve.Defaults()
+	srv := httpserve.Server(h, limits)
 	errc := make(chan error, 1)
 	go func() {
-		err := srv.Serve(lis)
+		err := srv.Serve(httpserve.Limit(lis, limits))
 		if !errors.Is(err, http.ErrServerClosed) {
 			cancel()
 		}

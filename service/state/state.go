@@ -24,6 +24,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,8 +37,21 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 )
 
-// formatVersion is stored under meta/format; Open refuses other layouts.
-const formatVersion = "prewarm-state/1"
+// formatVersion is the layout this package writes, stored under
+// meta/format as formatPrefix followed by the number. Open migrates the
+// older layouts in place and refuses newer ones.
+const (
+	formatPrefix  = "prewarm-state/"
+	formatVersion = 2
+)
+
+// ErrCorrupt is returned by Open for a state file that is damaged
+// (truncated, overwritten, empty) or is not a state file at all.
+var ErrCorrupt = errors.New("state file damaged")
+
+// ErrVersion is returned by Open for a state file of a layout this
+// prewarm cannot read: a newer one, or one it cannot migrate.
+var ErrVersion = errors.New("state file of another version")
 
 var (
 	bucketMeta  = []byte("meta")
@@ -65,32 +81,52 @@ type Options struct {
 	// LockTimeout is how long Open waits for another process holding the
 	// file; zero means one second.
 	LockTimeout time.Duration
-	// Logger receives the failures of saves not waited for; nil discards.
+	// Logger receives the failures of saves not waited for and the
+	// migrations of older layouts; nil discards.
 	Logger *slog.Logger
 }
 
-// Open opens (creating unless read-only) the state file at path.
+// Open opens (creating unless read-only) the state file at path. Before
+// it returns, every page of the file is checked: a damaged file
+// (ErrCorrupt) or one of a newer layout (ErrVersion) is refused with an
+// error that names the file and what to do, rather than failing later in
+// the middle of a decision. A file of an older layout is migrated in one
+// transaction (a read-only open refuses it instead).
 func Open(path string, opts Options) (*DB, error) {
 	if opts.LockTimeout == 0 {
 		opts.LockTimeout = time.Second
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, ReadOnly: opts.ReadOnly})
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return nil, damaged(path, errors.New("the file is empty (0 bytes)"))
+	}
+	var db *bolt.DB
+	err := guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, ReadOnly: opts.ReadOnly})
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("state file %s is locked by another process (is another forecaster serve running with it?): %w", path, err)
 		}
-		return nil, fmt.Errorf("state file %s: %w", path, err)
+		if !errors.Is(err, ErrCorrupt) {
+			err = damaged(path, err)
+		}
+		return nil, err
 	}
 	db.MaxBatchDelay = time.Millisecond
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
 	s := &DB{db: db, path: path, log: opts.Logger}
-	if opts.ReadOnly {
-		err = db.View(s.checkFormat)
-	} else {
-		err = db.Update(s.init)
-	}
+	err = guard(path, func() error {
+		if err := db.View(s.check); err != nil {
+			return err
+		}
+		if opts.ReadOnly {
+			return db.View(s.readFormat)
+		}
+		return db.Update(s.init)
+	})
 	if err == nil {
 		err = db.View(s.lastSeq)
 	}
@@ -99,6 +135,44 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// guard runs f, taking a panic inside bbolt (its assertions on a damaged
+// page) as ErrCorrupt.
+func guard(path string, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = damaged(path, fmt.Errorf("%v", r))
+		}
+	}()
+	return f()
+}
+
+// damaged is ErrCorrupt for the file at path, with what to do about it.
+func damaged(path string, why error) error {
+	return fmt.Errorf("%w: %s cannot be read (%v); move it aside (serve then starts afresh, forgetting each pool's "+
+		"last change, cooldowns, gate verdict and mode set through the API) or name another with --state or state_file",
+		ErrCorrupt, path, why)
+}
+
+// check walks every page of the file, so that damage is found at Open and
+// not by a background save.
+func (s *DB) check(tx *bolt.Tx) error {
+	var first error
+	n := 0
+	for err := range tx.Check() {
+		if first == nil {
+			first = err
+		}
+		n++
+	}
+	switch {
+	case n == 1:
+		return damaged(s.path, first)
+	case n > 1:
+		return damaged(s.path, fmt.Errorf("%w, and %d more problems", first, n-1))
+	}
+	return nil
 }
 
 // lastSeq starts the save sequence above every value in the file, so
@@ -121,31 +195,73 @@ func (s *DB) lastSeq(tx *bolt.Tx) error {
 	return err
 }
 
+// init readies a file for writing: a new one gets the buckets and the
+// current format, an older layout is migrated, anything else refused.
 func (s *DB) init(tx *bolt.Tx) error {
-	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	v, err := s.version(tx)
 	if err != nil {
-		return fmt.Errorf("state file %s: %w", s.path, err)
+		return err
 	}
-	if meta.Get(keyFormat) == nil {
-		if err := meta.Put(keyFormat, []byte(formatVersion)); err != nil {
+	if v == 0 { // a new file
+		v = formatVersion
+		if _, err := tx.CreateBucketIfNotExists(bucketPools); err != nil {
 			return fmt.Errorf("state file %s: %w", s.path, err)
 		}
 	}
-	if _, err := tx.CreateBucketIfNotExists(bucketPools); err != nil {
+	if v < formatVersion {
+		if err := migrate(tx, v); err != nil {
+			return fmt.Errorf("state file %s: migrating format %d to %d: %w", s.path, v, formatVersion, err)
+		}
+		s.log.Info("state file migrated to the current format", "path", s.path, "from", v, "to", formatVersion)
+	}
+	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	if err == nil {
+		err = meta.Put(keyFormat, []byte(formatPrefix+strconv.Itoa(formatVersion)))
+	}
+	if err != nil {
 		return fmt.Errorf("state file %s: %w", s.path, err)
 	}
-	return s.checkFormat(tx)
+	return nil
 }
 
-func (s *DB) checkFormat(tx *bolt.Tx) error {
+// readFormat refuses, for a read-only open, every layout but the current
+// one (an older one is migrated by the next serve that writes it).
+func (s *DB) readFormat(tx *bolt.Tx) error {
+	v, err := s.version(tx)
+	if err != nil || v == 0 || v == formatVersion {
+		return err
+	}
+	return fmt.Errorf("%w: %s has format %d, which the next forecaster serve migrates to %d; "+
+		"a read-only open does not", ErrVersion, s.path, v, formatVersion)
+}
+
+// isEmpty reports whether tx's file holds no bucket at all.
+func isEmpty(tx *bolt.Tx) bool {
+	k, _ := tx.Cursor().First()
+	return k == nil
+}
+
+// version reads the file's format: 0 for a new file (no buckets yet).
+// A file with data but no format, or one whose format is not a prewarm
+// state's, is ErrCorrupt; a newer format is ErrVersion.
+func (s *DB) version(tx *bolt.Tx) (int, error) {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
-		return nil // a new, empty file opened read-only
+		if tx.Bucket(bucketPools) == nil && isEmpty(tx) {
+			return 0, nil
+		}
+		return 0, damaged(s.path, errors.New("it has data but no format version: not a prewarm state file"))
 	}
-	if got := string(meta.Get(keyFormat)); got != formatVersion {
-		return fmt.Errorf("state file %s: format %q, this prewarm reads %q", s.path, got, formatVersion)
+	raw := string(meta.Get(keyFormat))
+	v, err := strconv.Atoi(strings.TrimPrefix(raw, formatPrefix))
+	if !strings.HasPrefix(raw, formatPrefix) || err != nil || v < 1 {
+		return 0, damaged(s.path, fmt.Errorf("format %q is not a prewarm state file's", raw))
 	}
-	return nil
+	if v > formatVersion {
+		return 0, fmt.Errorf("%w: %s has format %d, written by a newer prewarm; this one reads formats up to %d: "+
+			"run the newer prewarm, or move the file aside to start afresh", ErrVersion, s.path, v, formatVersion)
+	}
+	return v, nil
 }
 
 // Flush waits for the saves in flight (those not waited for). Saves

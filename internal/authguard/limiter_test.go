@@ -1,4 +1,4 @@
-package releasehook
+package authguard
 
 import (
 	"fmt"
