@@ -96,9 +96,6 @@ func (b *Backtest) Policy(name string) (backtest.Result, bool) {
 // Hindsight checks the advice against the backtest's hybrid fleet over
 // the scored weeks.
 type Hindsight struct {
-	// BusyShare is the share of the time the hybrid fleet had at least the
-	// recommended baseline.
-	BusyShare float64 `json:"busy_share"`
 	// Best is the baseline that would have cost least over those weeks,
 	// with the hybrid fleet bought reserved up to it and on demand above
 	// (C(k) on the recorded fleet).
@@ -106,7 +103,7 @@ type Hindsight struct {
 }
 
 // hindsight prices the hybrid fleet of the backtest at every baseline.
-func hindsight(c planner.Config, b *Backtest, k int) *Hindsight {
+func hindsight(c planner.Config, b *Backtest) *Hindsight {
 	if len(b.capacity) == 0 {
 		return nil
 	}
@@ -123,7 +120,7 @@ func hindsight(c planner.Config, b *Backtest, k int) *Hindsight {
 	}
 	n := float64(len(billed))
 	from := func(j float64) int { i, _ := slices.BinarySearch(billed, j-1e-9); return i }
-	h := &Hindsight{BusyShare: float64(len(billed)-from(float64(k))) / n}
+	h := &Hindsight{}
 	best := math.Inf(1)
 	for j := 0; j <= int(math.Ceil(billed[len(billed)-1])); j++ {
 		i := from(float64(j))

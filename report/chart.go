@@ -182,13 +182,13 @@ func reservedChart(rep *Report) template.HTML {
 // backtestChart draws each policy's cost and SLO attainment.
 func backtestChart(rep *Report) template.HTML {
 	b := rep.Backtest
-	c := chart.New("backtest-chart", "Cost of each policy over the backtest's weeks", chartW, 44+34*float64(len(b.Policies)), chartMargins)
+	c := chart.New("backtest-chart", "Cost of each policy over the backtest's weeks ("+rep.Settings.Prices.Currency+")", chartW, 44+34*float64(len(b.Policies)), chartMargins)
 	c.Area.X0 = 110
 	top := 0.0
 	for _, p := range b.Policies {
 		top = math.Max(top, p.Cost)
 	}
-	scale := (c.Area.X1 - c.Area.X0 - 260) / math.Max(top, 1e-9)
+	scale := (c.Area.X1 - c.Area.X0 - 300) / math.Max(top, 1e-9)
 	for i, p := range b.Policies {
 		y := c.Area.Y0 + float64(i)*34
 		class := "bar burst"
@@ -197,7 +197,7 @@ func backtestChart(rep *Report) template.HTML {
 		}
 		c.Series(class, "cost", 1, chart.RectPath(c.Area.X0, y, p.Cost*scale, 22))
 		c.Text("label", c.Area.X0-8, y+15, chart.End, p.Name)
-		c.Text("tick", c.Area.X0+p.Cost*scale+6, y+15, chart.Start, fmt.Sprintf("%s · %.0f GPU-h · SLO %.2f%%", money(p.Cost), p.GPUHours, 100*p.SLOAttainment))
+		c.Text("tick", c.Area.X0+p.Cost*scale+6, y+15, chart.Start, fmt.Sprintf("%s · %s GPU-h · SLO %.2f%%", rep.Settings.Prices.cost(p.Cost), gpuHours(p.GPUHours), 100*p.SLOAttainment))
 	}
 	return inline(c)
 }

@@ -41,7 +41,9 @@
 // and the advice is its minimiser k*. C is convex in k: its slope is
 // r·T − p·Σ_t P(N_t ≥ k)·Δt, so k* is the largest k whose busy share
 // b_k = Σ_t P(N_t ≥ k)·Δt / T is at least r / p (the newsvendor's
-// critical ratio), e.g. 1.6/2.5 = 64% of the hours. The baseline is set
+// critical ratio), e.g. 1.6/2.5 = 64% of the hours. b_k is the one busy
+// share the report states: the share of the horizon's hours in which the
+// forecast expects at least k instances to be needed. The baseline is set
 // against on-demand, not spot: a reservation replaces capacity that must
 // be there, and spot capacity is neither guaranteed nor uninterrupted.
 //
@@ -68,8 +70,17 @@
 // model that loses to seasonal naive on the holdout or was demoted by the
 // gate, a forecast above max, a trend of the daily peaks that reaches max
 // within the horizon (and when), bands too wide to plan from (or too
-// narrow: the holdout's 80% coverage), and a hybrid backtest below the SLO
-// target.
+// narrow: the holdout's 95% or 80% coverage), a hybrid backtest below the
+// SLO target, and prices left at their defaults.
+//
+// # Words
+//
+// The report is written for the people who pay: every cost carries its
+// currency (Input.Currency) and, while the prices are the defaults, a
+// placeholder mark; spans and counts are words; each judgement (the model
+// against seasonal naive, the bands' coverage) is one sentence from one
+// number, used wherever it appears; the formulas are in the last appendix;
+// and the parts printed beside a total add up to it as printed.
 //
 // # Rendering
 //

@@ -21,11 +21,11 @@ type Reserved struct {
 	// BreakEven is r / p: the busy share above which a reserved instance
 	// costs less than buying its hours on demand.
 	BreakEven float64 `json:"break_even_share"`
-	// BusyShare is b_k* = Σ_t P(N_t ≥ k*)·Δt / T under the forecast.
+	// BusyShare is the busy share of the k*-th instance: the share of the
+	// horizon's hours in which the forecast expects at least k* instances
+	// to be needed, b_k* = Σ_t P(N_t ≥ k*)·Δt / T. It is the one busy
+	// share the report states.
 	BusyShare float64 `json:"busy_share"`
-	// PlanBusyShare is the share of the horizon the plan's own schedule
-	// asks for at least k* instances.
-	PlanBusyShare float64 `json:"plan_busy_share"`
 	// ExpectedNeedGPUHours is E[Σ_t N_t·Δt], the need's GPU-hours.
 	ExpectedNeedGPUHours float64 `json:"expected_need_gpu_hours"`
 	// Levels are k = 0 … the need's top, with b_k and C(k).
@@ -75,7 +75,14 @@ type Cost struct {
 	// where demand across its band needs more (the reactive rules' share).
 	GPUHours         float64 `json:"gpu_hours"`
 	ExpectedGPUHours float64 `json:"expected_gpu_hours"`
-	AllOnDemand      float64 `json:"all_on_demand"`
+	// ReservedGPUHours are the advised baseline's hours, paid whether used
+	// or not (k*·T): ReservedUsedGPUHours of them run the plan, the rest
+	// stand idle. PaidGPUHours are the reserved and the burst's hours,
+	// what the advice pays for.
+	ReservedGPUHours     float64 `json:"reserved_gpu_hours"`
+	ReservedUsedGPUHours float64 `json:"reserved_used_gpu_hours"`
+	PaidGPUHours         float64 `json:"paid_gpu_hours"`
+	AllOnDemand          float64 `json:"all_on_demand"`
 	// Current is the cost with today's baseline (Prices.ReservedInstances)
 	// and the rest on demand.
 	Current float64 `json:"current"`
@@ -198,7 +205,7 @@ type spotPlan struct {
 	why       string
 }
 
-func spotFor(c planner.Config, lambda float64, peak int) spotPlan {
+func spotFor(c planner.Config, shown Prices, lambda float64, peak int) spotPlan {
 	pr := c.Prices
 	bootH := c.Fleet.BootDelay.Hours()
 	sp := spotPlan{effective: pr.SpotPerHour * (1 + lambda*bootH)}
@@ -207,7 +214,7 @@ func spotFor(c planner.Config, lambda float64, peak int) spotPlan {
 		sp.why = "no spot price is given (--spot-price, prices.spot_per_hour), so all burst is on demand"
 		return sp
 	case sp.effective >= pr.OnDemandPerHour:
-		sp.why = fmt.Sprintf("spot costs %s an hour with its re-boots, no less than on demand, so all burst is on demand", money(sp.effective))
+		sp.why = fmt.Sprintf("spot costs %s an hour with its re-boots, no less than on demand, so all burst is on demand", shown.perHour(sp.effective))
 		return sp
 	case lambda*bootH <= 0:
 		sp.limit = peak
@@ -216,9 +223,10 @@ func spotFor(c planner.Config, lambda float64, peak int) spotPlan {
 	}
 	budget := spotBudgetShare * (1 - c.SLO.Quantile)
 	sp.limit = min(peak, int(math.Floor(budget*float64(peak)/(lambda*bootH))))
-	sp.why = fmt.Sprintf("spot is cheaper (%s an hour with its re-boots); at most %d instances run on it, so that the capacity "+
-		"re-booting after interruptions (%.3g per spot instance-hour, %v each) stays within half the SLO's miss budget at the peak of %d",
-		money(sp.effective), sp.limit, lambda, c.Fleet.BootDelay, peak)
+	sp.why = fmt.Sprintf("spot is cheaper (%s an hour with its re-boots); at most %s run on it at a time, so that the capacity "+
+		"re-booting after interruptions (%.3g per spot instance-hour, %s each) stays within half the share of requests the SLO lets "+
+		"wait longer, at the peak of %s", shown.perHour(sp.effective), countOf(sp.limit, "instance"), lambda,
+		spanWords(Duration(c.Fleet.BootDelay), true), countOf(peak, "instance"))
 	return sp
 }
 
@@ -228,8 +236,8 @@ func advise(c planner.Config, rep *Report, lambda float64) (Reserved, Burst, Cos
 	fc, plan := rep.Forecast, rep.Plan
 	m := needDistribution(c, fc)
 	pr := c.Prices
-	res := Reserved{Current: pr.ReservedInstances, Rule: "reserve the k that minimises r·k·T + p·Σ_t E[(N_t−k)⁺]·Δt " +
-		"(r reserved, p on-demand price): the largest k needed at least r/p of the hours"}
+	res := Reserved{Current: pr.ReservedInstances, Rule: "reserve the largest baseline whose busy share is at least " +
+		"the reserved price over the on-demand price: the baseline of least expected cost"}
 	if pr.OnDemandPerHour > 0 {
 		res.BreakEven = pr.ReservedPerHour / pr.OnDemandPerHour
 	}
@@ -248,8 +256,7 @@ func advise(c planner.Config, rep *Report, lambda float64) (Reserved, Burst, Cos
 		}
 	}
 	res.Change = res.Recommended - res.Current
-	res.PlanBusyShare = planBusyShare(plan, res.Recommended)
-	cost, burst := priceOnPlan(c, plan, res.Recommended, spotFor(c, lambda, plan.Peak), lambda)
+	cost, burst := priceOnPlan(c, plan, res.Recommended, spotFor(c, rep.Settings.Prices, lambda, plan.Peak), lambda)
 	cost.Horizon = Duration(plan.End.Sub(plan.Start))
 	cost.ExpectedGPUHours = expectedFleetHours(c, fc, plan)
 	// The hours the band adds above the plan are the reactive rules'
@@ -289,26 +296,6 @@ func maxDesired(s planner.Schedule, from, to time.Time) int {
 	return n
 }
 
-// planBusyShare is the share of the plan's horizon with at least k
-// instances asked for.
-func planBusyShare(p Plan, k int) float64 {
-	total := p.End.Sub(p.Start)
-	if total <= 0 {
-		return 0
-	}
-	var busy time.Duration
-	for i, st := range p.Changes {
-		next := p.End
-		if i+1 < len(p.Changes) {
-			next = p.Changes[i+1].At
-		}
-		if st.Desired >= k {
-			busy += next.Sub(st.At)
-		}
-	}
-	return busy.Seconds() / total.Seconds()
-}
-
 // priceOnPlan prices the plan's schedule: all on demand, with today's
 // baseline, and with the advice (k reserved, the burst above it on spot up
 // to sp.limit instances at a time, the rest on demand).
@@ -340,6 +327,7 @@ func priceOnPlan(c planner.Config, p Plan, k int, sp spotPlan, lambda float64) (
 	b.ExpectedInterruptions = lambda * b.SpotGPUHours
 
 	cost := Cost{GPUHours: all.GPUHours, AllOnDemand: all.Cost, Current: withCurrent.Cost,
+		ReservedGPUHours: u.ReservedHours, ReservedUsedGPUHours: u.GPUHours - u.BurstHours, PaidGPUHours: u.ReservedHours + u.BurstHours,
 		ReservedCost: u.ReservedCost, BurstCost: b.OnDemandCost + b.SpotCost}
 	cost.Recommended = cost.ReservedCost + cost.BurstCost
 	cost.Saving = cost.AllOnDemand - cost.Recommended
@@ -367,8 +355,11 @@ type Capacity struct {
 	MeanPeak int `json:"mean_peak"`
 	// PlanPeak is the most the plan asks for.
 	PlanPeak int `json:"plan_peak"`
-	// Headroom is Max − max(PlanPeak, SLOPeak), HeadroomShare that over
-	// Max.
+	// Peak is the larger of PlanPeak and SLOPeak: the most the pool may
+	// need. Peak + Headroom = Max.
+	Peak int `json:"peak"`
+	// Headroom is Max − Peak (negative when the need is above max),
+	// HeadroomShare that over Max.
 	Headroom      int     `json:"headroom"`
 	HeadroomShare float64 `json:"headroom_share"`
 }
@@ -385,7 +376,8 @@ func capacityOf(c planner.Config, rep *Report) Capacity {
 		}
 		cp.MeanPeak = max(cp.MeanPeak, unbounded.InstancesFor(p.Mean))
 	}
-	cp.Headroom = cp.Max - max(cp.PlanPeak, cp.SLOPeak)
+	cp.Peak = max(cp.PlanPeak, cp.SLOPeak)
+	cp.Headroom = cp.Max - cp.Peak
 	if cp.Max > 0 {
 		cp.HeadroomShare = float64(cp.Headroom) / float64(cp.Max)
 	}

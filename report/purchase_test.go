@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,22 +149,28 @@ func TestSpotRule(t *testing.T) {
 		boot         time.Duration
 		peak         int
 		wantLimit    int
+		wantWhy      string
 	}{
-		{"no spot price", 0, 0.05, 10 * time.Minute, 20, 0},
-		{"spot with re-boots dearer than on demand", 2.49, 1, time.Hour, 20, 0},
-		{"never interrupted: all burst", 1, 0, 10 * time.Minute, 20, 20},
+		{"no spot price", 0, 0.05, 10 * time.Minute, 20, 0, "no spot price is given"},
+		{"spot with re-boots dearer than on demand", 2.49, 1, time.Hour, 20, 0, "spot costs 4.98 EUR an hour with its re-boots"},
+		{"never interrupted: all burst", 1, 0, 10 * time.Minute, 20, 20, "all burst is on spot"},
 		// ½·0.005·20 / (0.05·1/6) = 6
-		{"capped by half the SLO's miss budget", 1, 0.05, 10 * time.Minute, 20, 6},
+		{"capped by half the SLO's miss budget", 1, 0.05, 10 * time.Minute, 20, 6,
+			"spot is cheaper (1.0083 EUR an hour with its re-boots); at most 6 instances run on it at a time"},
 		// ½·0.005·20 / (0.5·1/6) = 0.6: not one instance
-		{"frequent interruptions: none", 1, 0.5, 10 * time.Minute, 20, 0},
+		{"frequent interruptions: none", 1, 0.5, 10 * time.Minute, 20, 0, "0.5 per spot instance-hour, 10 minutes each)"},
+		{"one instance at the peak", 1, 0.05, 10 * time.Minute, 1, 0, "at the peak of 1 instance"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := flatConfig()
 			c.Prices.SpotPerHour = tc.spot
 			c.Fleet.BootDelay = tc.boot
-			sp := spotFor(c, tc.lambda, tc.peak)
+			sp := spotFor(c, Prices{Currency: "EUR"}, tc.lambda, tc.peak)
 			if sp.limit != tc.wantLimit {
 				t.Errorf("limit %d, want %d (%s)", sp.limit, tc.wantLimit, sp.why)
+			}
+			if !strings.Contains(sp.why, tc.wantWhy) {
+				t.Errorf("why %q, want %q", sp.why, tc.wantWhy)
 			}
 			if want := tc.spot * (1 + tc.lambda*tc.boot.Hours()); math.Abs(sp.effective-want) > 1e-12 {
 				t.Errorf("effective price %v, want %v", sp.effective, want)

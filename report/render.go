@@ -29,8 +29,8 @@ var Formats = []string{FormatHTML, FormatMarkdown, FormatJSON}
 var assets embed.FS
 
 var (
-	htmlTemplate = htmltemplate.Must(htmltemplate.New("report.html").Funcs(funcs(nil)).ParseFS(assets, "assets/report.html"))
-	mdTemplate   = texttemplate.Must(texttemplate.New("report.md").Funcs(funcs(nil)).ParseFS(assets, "assets/report.md"))
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("report.html").Funcs(funcs(&Report{})).ParseFS(assets, "assets/report.html"))
+	mdTemplate   = texttemplate.Must(texttemplate.New("report.md").Funcs(funcs(&Report{})).ParseFS(assets, "assets/report.md"))
 	css          = func() htmltemplate.CSS {
 		b, err := assets.ReadFile("assets/report.css")
 		if err != nil {
@@ -52,12 +52,12 @@ func Render(w io.Writer, rep *Report, format string) error {
 	case FormatHTML:
 		var t *htmltemplate.Template
 		if t, err = htmlTemplate.Clone(); err == nil {
-			err = t.Funcs(funcs(rep.zoneLoc())).Execute(&buf, newView(rep, true))
+			err = t.Funcs(funcs(rep)).Execute(&buf, newView(rep, true))
 		}
 	case FormatMarkdown:
 		var t *texttemplate.Template
 		if t, err = mdTemplate.Clone(); err == nil {
-			err = t.Funcs(funcs(rep.zoneLoc())).Execute(&buf, newView(rep, false))
+			err = t.Funcs(funcs(rep)).Execute(&buf, newView(rep, false))
 		}
 	default:
 		return fmt.Errorf("report: format %q: want one of %s", format, strings.Join(Formats, ", "))
@@ -78,6 +78,9 @@ type view struct {
 	Weeks                                                []gridWeek
 	Hybrid, Static                                       *policyView
 	Counts                                               map[string]int
+	// Fig are the advice's GPU-hours and costs rounded to add up as
+	// printed.
+	Fig figures
 }
 
 type policyView struct {
@@ -107,7 +110,7 @@ type gridCell struct {
 }
 
 func newView(rep *Report, charts bool) view {
-	v := view{Report: rep, CSS: css, Weeks: hourGrid(rep), Counts: map[string]int{}}
+	v := view{Report: rep, CSS: css, Weeks: hourGrid(rep), Counts: map[string]int{}, Fig: figuresOf(rep)}
 	if charts {
 		v.DemandChart, v.PlanChart, v.ReservedChart = demandChart(rep), planChart(rep), reservedChart(rep)
 		if rep.Backtest != nil {
@@ -183,24 +186,28 @@ func hourGrid(rep *Report) []gridWeek {
 	return weeks
 }
 
-// funcs are the templates' formatting helpers; times are shown in loc.
-func funcs(loc *time.Location) map[string]any {
-	if loc == nil {
-		loc = time.UTC
-	}
+// funcs are the templates' formatting helpers; times are shown in the
+// report's zone, costs in its currency.
+func funcs(rep *Report) map[string]any {
+	loc := rep.zoneLoc()
+	pr := rep.Settings.Prices
 	return map[string]any{
-		"money":    money,
-		"num":      num,
-		"pct":      func(v float64) string { return pct(v, 1) },
-		"pct0":     func(v float64) string { return pct(v, 0) },
-		"int":      func(v float64) string { return groupThousands(fmt.Sprintf("%.0f", v)) },
-		"f2":       func(v float64) string { return fmt.Sprintf("%.2f", v) },
-		"f3":       func(v float64) string { return fmt.Sprintf("%.3f", v) },
-		"rps":      func(v float64) string { return trimZero(fmt.Sprintf("%.3g", v)) },
-		"mul100":   func(v float64) float64 { return 100 * v },
-		"oneMinus": func(v float64) float64 { return 1 - v },
-		"mulf":     func(k int, d Duration) float64 { return float64(k) * time.Duration(d).Hours() },
-		"sub":      func(a, b int) int { return a - b },
+		"money":   money,
+		"cost":    pr.cost,
+		"perHour": pr.perHour,
+		"num":     num,
+		"gpuh":    gpuHours,
+		"pct":     func(v float64) string { return pct(v, 1) },
+		"pct0":    func(v float64) string { return pct(v, 0) },
+		"int":     func(v float64) string { return groupThousands(fmt.Sprintf("%.0f", v)) },
+		"f2":      func(v float64) string { return fmt.Sprintf("%.2f", v) },
+		"f3":      func(v float64) string { return fmt.Sprintf("%.3f", v) },
+		"rps":     func(v float64) string { return trimZero(fmt.Sprintf("%.3g", v)) },
+		"mul100":  func(v float64) float64 { return 100 * v },
+		"sub":     func(a, b int) int { return a - b },
+		"count":   countOf,
+		"span":    func(d Duration) string { return spanWords(d, true) },
+		"next":    nextSpan,
 		"abs": func(a int) int {
 			if a < 0 {
 				return -a
@@ -216,7 +223,13 @@ func funcs(loc *time.Location) map[string]any {
 		"gen":    func(t *time.Time) string { return t.Format("2006-01-02 15:04 UTC") },
 		"policy": policyLabel,
 		"upper":  strings.ToUpper,
-		"period": periodWord,
+		"mark":   func() string { return PlaceholderMark },
+		"sentence": func(s string) string {
+			if s == "" {
+				return s
+			}
+			return strings.ToUpper(s[:1]) + s[1:]
+		},
 		"perWeek": func(v, days float64) float64 {
 			if days <= 0 {
 				return 0
@@ -227,18 +240,25 @@ func funcs(loc *time.Location) map[string]any {
 }
 
 func (rep *Report) zoneLoc() *time.Location {
-	if rep.loc == nil {
+	if rep == nil || rep.loc == nil {
 		return time.UTC
 	}
 	return rep.loc
 }
 
 // money formats an amount: 12,345.68.
-func money(v float64) string {
+func money(v float64) string { return fixed(v, 2) }
+
+// gpuHours formats GPU-hours with one decimal and thousands separators,
+// so that the parts of a total add up to it as printed (to a rounding).
+func gpuHours(v float64) string { return fixed(v, 1) }
+
+// fixed formats v with digits decimals and thousands separators.
+func fixed(v float64, digits int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
-	s := fmt.Sprintf("%.2f", math.Abs(v))
+	s := fmt.Sprintf("%.*f", digits, math.Abs(v))
 	i := strings.IndexByte(s, '.')
 	s = groupThousands(s[:i]) + s[i:]
 	if v < 0 {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/spec"
 )
 
 // Input is what a report is built from.
@@ -41,6 +43,9 @@ type Input struct {
 	// SpotInterruptionsPerHour is the spot interruption rate the purchase
 	// advice assumes (the backtest's own rate is Backtest.Spot).
 	SpotInterruptionsPerHour float64
+	// Currency is the code of the prices' currency, shown beside every
+	// cost (prices.currency or --currency; "": spec.DefaultCurrency).
+	Currency string
 	// Location is the time zone the report shows times in (nil: UTC).
 	Location *time.Location
 	// PlanOnly skips the backtest and the holdout (forecaster plan).
@@ -108,8 +113,13 @@ type Settings struct {
 	Floors       []string `json:"schedule_floors,omitempty"`
 }
 
-// Prices are per instance-hour.
+// Prices are per instance-hour, in Currency.
 type Prices struct {
+	// Currency is the prices' code (USD, EUR, CNY), shown with every cost.
+	Currency string `json:"currency"`
+	// Placeholder is true while the on-demand, reserved and spot prices
+	// are all the defaults: every cost is then an example, not a bill.
+	Placeholder              bool    `json:"placeholder"`
 	OnDemandPerHour          float64 `json:"on_demand_per_hour"`
 	ReservedPerHour          float64 `json:"reserved_per_hour"`
 	SpotPerHour              float64 `json:"spot_per_hour"`
@@ -166,6 +176,11 @@ func (in Input) validate() error {
 	if r := in.SpotInterruptionsPerHour; !(r >= 0 && r <= 100) {
 		errs = append(errs, fmt.Errorf("spot interruptions per hour %v must be between 0 and 100", r))
 	}
+	if in.Currency != "" {
+		if err := spec.CheckCurrency(in.Currency); err != nil {
+			errs = append(errs, fmt.Errorf("currency: %w", err))
+		}
+	}
 	if len(in.Trace.RPS) == 0 || in.Trace.Step <= 0 {
 		errs = append(errs, fmt.Errorf("trace %q has no steps", in.Trace.Name))
 	}
@@ -213,7 +228,7 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	}
 	rep.Reserved, rep.Burst, rep.Cost = advise(cfg, rep, in.SpotInterruptionsPerHour)
 	if rep.Backtest != nil {
-		rep.Reserved.Hindsight = hindsight(cfg, rep.Backtest, rep.Reserved.Recommended)
+		rep.Reserved.Hindsight = hindsight(cfg, rep.Backtest)
 	}
 	rep.Capacity = capacityOf(cfg, rep)
 	rep.Risks = assess(cfg, rep, run.trend())
@@ -239,7 +254,8 @@ func describeSettings(in Input, r *run) Settings {
 	s := Settings{GPURPS: c.Fleet.RPS(), Slots: max(c.Fleet.Slots, 1), Sizing: c.Sizing, TargetUtil: c.TargetUtilisation,
 		BootDelay: Duration(c.Fleet.BootDelay), Min: c.Fleet.MinInstances, Max: c.Fleet.MaxInstances,
 		SLOLatency: Duration(c.SLO.Latency), SLOTarget: c.SLO.Quantile,
-		Prices: Prices{OnDemandPerHour: c.Prices.OnDemandPerHour, ReservedPerHour: c.Prices.ReservedPerHour,
+		Prices: Prices{Currency: cmp.Or(in.Currency, spec.DefaultCurrency), Placeholder: placeholderPrices(c.Prices),
+			OnDemandPerHour: c.Prices.OnDemandPerHour, ReservedPerHour: c.Prices.ReservedPerHour,
 			SpotPerHour: c.Prices.SpotPerHour, SpotInterruptionsPerHour: in.SpotInterruptionsPerHour,
 			ReservedInstances: c.Prices.ReservedInstances},
 		ForecastStep: Duration(r.settings.Step), RefitEvery: Duration(r.settings.RefitEvery),

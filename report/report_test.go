@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html"
 	"math"
 	"regexp"
 	"strings"
@@ -35,20 +36,38 @@ func syntheticInput(t testing.TB, days int) Input {
 		BacktestWeeks: 1, WarmUp: 3 * 24 * time.Hour, SpotInterruptionsPerHour: 0.05}
 }
 
-var (
-	fullOnce sync.Once
-	full     *Report
-	fullErr  error
-)
+// builtReport is one report built once for the tests that read it.
+type builtReport struct {
+	once sync.Once
+	rep  *Report
+	err  error
+}
 
-// fullReport builds one whole report for the tests that read it.
-func fullReport(t *testing.T) *Report {
+// get builds the report of 21 synthetic days, edited by edit, once.
+func (b *builtReport) get(t *testing.T, edit func(*Input)) *Report {
 	t.Helper()
-	fullOnce.Do(func() { full, fullErr = Build(context.Background(), syntheticInput(t, 21)) })
-	if fullErr != nil {
-		t.Fatal(fullErr)
+	b.once.Do(func() {
+		in := syntheticInput(t, 21)
+		edit(&in)
+		b.rep, b.err = Build(context.Background(), in)
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return full
+	return b.rep
+}
+
+var full, euro builtReport
+
+// fullReport is the whole report at the default prices.
+func fullReport(t *testing.T) *Report { return full.get(t, func(*Input) {}) }
+
+// euroReport is the full report with every price set, in euros.
+func euroReport(t *testing.T) *Report {
+	return euro.get(t, func(in *Input) {
+		in.Currency = "EUR"
+		in.Backtest.Planner.Prices = planner.Prices{OnDemandPerHour: 3.1, ReservedPerHour: 1.9, SpotPerHour: 1.2}
+	})
 }
 
 func TestBuild(t *testing.T) {
@@ -243,4 +262,98 @@ func TestBuildRefusesBadInput(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// amount is a printed figure with two decimals (a cost or a price, but
+// for the holdout's scores and a few rates).
+var amount = regexp.MustCompile(`\d[\d,]*\.\d\d\b`)
+
+// tags strips HTML tags.
+var tags = regexp.MustCompile(`<[^>]*>`)
+
+// TestRenderedWords: every cost carries its currency (and the placeholder
+// mark while the prices are the defaults); spans are words; the formulas
+// are in the appendix only; counts agree with their nouns; the holdout's
+// band coverage is stated.
+func TestRenderedWords(t *testing.T) {
+	for _, tc := range []struct {
+		name, unit string
+		build      func(*testing.T) *Report
+	}{
+		{"default prices", "USD" + PlaceholderMark, fullReport},
+		{"prices set, in euros", "EUR", euroReport},
+	} {
+		rep := tc.build(t)
+		for _, format := range []string{FormatHTML, FormatMarkdown} {
+			t.Run(tc.name+"/"+format, func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := Render(&buf, rep, format); err != nil {
+					t.Fatal(err)
+				}
+				text := html.UnescapeString(buf.String())
+				body := text
+				if i := strings.Index(body, "<body>"); i >= 0 {
+					body = body[i:] // not the stylesheet
+				}
+				prose := stripAccuracy(body[:strings.LastIndex(body, "ppendix")])
+				for _, at := range amount.FindAllStringIndex(prose, -1) {
+					after := tags.ReplaceAllString(prose[at[1]:min(at[1]+60, len(prose))], "")
+					rate := strings.HasPrefix(after, "%") || strings.HasPrefix(after, " per spot") || strings.HasPrefix(after, " interruptions") ||
+						strings.HasSuffix(prose[max(0, at[0]-12):at[0]], "a ratio of ")
+					if !rate && !strings.HasPrefix(after, " "+tc.unit) {
+						t.Errorf("%q: an amount without %q", prose[at[0]:at[1]]+after, tc.unit)
+					}
+				}
+				placeholder := tc.unit != "EUR"
+				if strings.Contains(text, PlaceholderMark) != placeholder || strings.Contains(text, "Placeholder prices") != placeholder {
+					t.Errorf("placeholder mark shown %v, want %v", !placeholder, placeholder)
+				}
+				if other := map[bool]string{true: "EUR", false: "USD"}[placeholder]; strings.Contains(body, " "+other) {
+					t.Errorf("the report shows %s", other)
+				}
+				for _, want := range []string{"Planning the next week from", "busy share " + pct(rep.Reserved.BusyShare, 0),
+					rep.Demand.Accuracy.BandCoverage(), rep.Demand.Accuracy.VersusNaive()} {
+					if !strings.Contains(text, want) {
+						t.Errorf("the report lacks %q", want)
+					}
+				}
+				if format == FormatHTML && !strings.Contains(text, "(1 slot,") {
+					t.Error("the fleet's slots are not counted in words")
+				}
+				for _, bad := range []string{"next 1w", "1w earlier", " 1 slots", " 1 instances", "0m0s", "plan_busy_share", "r/p of the hours"} {
+					if strings.Contains(text, bad) {
+						t.Errorf("the report reads %q", bad)
+					}
+				}
+				appendix := strings.LastIndex(text, "ppendix")
+				for _, formula := range []string{"C(k)", "argmin", "E[(N", "λ·b"} {
+					if i := strings.Index(text, formula); i < appendix {
+						t.Errorf("formula %q before the appendix (at %d, the appendix at %d)", formula, i, appendix)
+					}
+				}
+			})
+		}
+	}
+}
+
+// stripAccuracy drops the holdout's score table, whose two-decimal
+// figures are not amounts.
+func stripAccuracy(s string) string {
+	if i, j := strings.Index(s, `<table id="accuracy">`), strings.Index(s, "</table>"); i >= 0 {
+		for j >= 0 && j < i {
+			k := strings.Index(s[j+1:], "</table>")
+			if k < 0 {
+				return s
+			}
+			j += k + 1
+		}
+		return s[:i] + s[j:]
+	}
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(line, "| model `") && !strings.HasPrefix(line, "| profile `") && !strings.HasPrefix(line, "| seasonal naive (") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -39,14 +39,20 @@ const (
 	// RuleNaiveRatio: the model loses to seasonal naive when its holdout
 	// MASE exceeds seasonal naive's times this.
 	RuleNaiveRatio = 1.0
+	// RuleNaiveMargin: a model whose holdout MASE is within this share
+	// below seasonal naive's (a ratio from 0.95 to 1) adds little to it,
+	// a note; further below, it beats seasonal naive.
+	RuleNaiveMargin = 0.05
 	// RuleWideBand and RuleVeryWideBand: the 80% band is too wide to plan
 	// from when its median width over the horizon, (U80 − L80) / mean,
 	// exceeds these (1: the band is as wide as the forecast itself).
 	RuleWideBand     = 1.0
 	RuleVeryWideBand = 2.0
-	// RuleMinCoverage80: the bands are too narrow when fewer than this
-	// share of the holdout's values fell inside the 80% band.
+	// RuleMinCoverage80 and RuleMinCoverage95: the bands are too narrow
+	// to trust when fewer than these shares of the holdout's values fell
+	// inside the 80% or the 95% band.
 	RuleMinCoverage80 = 0.6
+	RuleMinCoverage95 = 0.9
 	// RuleTrendDays is the history the daily peaks' trend is fitted on,
 	// RuleTrendMinDays the fewest days it needs, and RuleTrendMinGrowth
 	// the least growth per week (share of the mean daily peak) counted as
@@ -166,42 +172,44 @@ func riskGate(_ planner.Config, rep *Report, _ trend) (Risk, bool) {
 
 func riskLosesToNaive(_ planner.Config, rep *Report, _ trend) (Risk, bool) {
 	a := rep.Demand.Accuracy
-	if a == nil || !(a.MASERatio > RuleNaiveRatio) {
+	if a == nil {
 		return Risk{}, false
 	}
-	return Risk{ID: "loses-to-naive", Severity: SeverityWarning, Value: a.MASERatio, Threshold: RuleNaiveRatio,
-		Rule:  fmt.Sprintf("holdout MASE above %g × seasonal naive's", RuleNaiveRatio),
-		Title: "The model lost to seasonal naive on the last days",
-		Detail: fmt.Sprintf("Forecasting the last %d days from before them, the model's error (MASE %.2f) was %.0f%% larger than "+
-			"repeating the demand %s earlier (%.2f): its forecast is no better a guide than that, and the bands and the advice built on it "+
-			"are less sure than they look.",
-			a.Origins, a.Model.MASE, 100*(a.MASERatio-1), periodWord(a.NaivePeriod), a.Naive.MASE)}, true
+	r := Risk{Value: a.MASERatio, Threshold: RuleNaiveRatio, Detail: a.VersusNaive(),
+		Rule: fmt.Sprintf("holdout MASE above %g × seasonal naive's (warning), or within %.0f%% below it (note)", RuleNaiveRatio, 100*RuleNaiveMargin)}
+	switch a.versus() {
+	case naiveWins:
+		r.ID, r.Severity, r.Title = "loses-to-naive", SeverityWarning, "The model lost to seasonal naive on the last days"
+		r.Detail += " Its forecast is no better a guide than that, and the bands and the advice built on it are less sure than they look."
+	case naiveTies:
+		r.ID, r.Severity, r.Title = "no-better-than-naive", SeverityNote, "The model is no better than seasonal naive"
+		r.Threshold = 1 - RuleNaiveMargin
+	default:
+		return Risk{}, false
+	}
+	return r, true
+}
+
+// placeholderPrices reports whether the on-demand, reserved and spot
+// prices are all still the defaults (planner.DefaultConfig's).
+func placeholderPrices(p planner.Prices) bool {
+	d := planner.DefaultConfig().Prices
+	return p.OnDemandPerHour == d.OnDemandPerHour && p.ReservedPerHour == d.ReservedPerHour && p.SpotPerHour == d.SpotPerHour
 }
 
 // riskPlaceholderPrices flags prices that are still the defaults: every
 // cost and the purchase advice are then placeholders, not the bill.
-func riskPlaceholderPrices(c planner.Config, _ *Report, _ trend) (Risk, bool) {
-	d := planner.DefaultConfig().Prices
-	p := c.Prices
-	if p.OnDemandPerHour != d.OnDemandPerHour || p.ReservedPerHour != d.ReservedPerHour || p.SpotPerHour != d.SpotPerHour {
+func riskPlaceholderPrices(c planner.Config, rep *Report, _ trend) (Risk, bool) {
+	if !placeholderPrices(c.Prices) {
 		return Risk{}, false
 	}
+	shown := rep.Settings.Prices
 	return Risk{ID: "placeholder-prices", Severity: SeverityWarning, Rule: "on-demand, reserved and spot prices all at their defaults",
 		Title: "The prices are placeholders",
-		Detail: fmt.Sprintf("Every cost here uses the default prices, %.2f an instance-hour on demand, %.2f reserved and %.2f on spot, "+
-			"in no particular currency: they are not your bill. Set the pool's prices.on_demand_per_hour, prices.reserved_per_hour "+
-			"and prices.spot_per_hour (or --price, --reserved-price and --spot-price) before reading the costs or the purchase advice.",
-			d.OnDemandPerHour, d.ReservedPerHour, d.SpotPerHour)}, true
-}
-
-func periodWord(d Duration) string {
-	switch time.Duration(d) {
-	case 24 * time.Hour:
-		return "a day"
-	case 7 * 24 * time.Hour:
-		return "a week"
-	}
-	return time.Duration(d).String()
+		Detail: fmt.Sprintf("Every cost here (marked %s) uses the default prices, %s an instance-hour on demand, %s reserved and %s on spot: "+
+			"they are examples, not your bill. Set the pool's prices.on_demand_per_hour, prices.reserved_per_hour, prices.spot_per_hour "+
+			"and prices.currency (or --price, --reserved-price, --spot-price and --currency) before reading the costs or the purchase advice.",
+			PlaceholderMark, shown.perHour(c.Prices.OnDemandPerHour), shown.perHour(c.Prices.ReservedPerHour), shown.perHour(c.Prices.SpotPerHour))}, true
 }
 
 func riskAboveMax(c planner.Config, rep *Report, _ trend) (Risk, bool) {
@@ -298,14 +306,19 @@ func riskWideBands(_ planner.Config, rep *Report, _ trend) (Risk, bool) {
 
 func riskNarrowBands(_ planner.Config, rep *Report, _ trend) (Risk, bool) {
 	a := rep.Demand.Accuracy
-	if a == nil || !(a.Model.Coverage80 < RuleMinCoverage80) {
+	if a == nil || !a.bandsTooNarrow() {
 		return Risk{}, false
 	}
-	return Risk{ID: "narrow-bands", Severity: SeverityWarning, Value: a.Model.Coverage80, Threshold: RuleMinCoverage80,
-		Rule:  fmt.Sprintf("fewer than %.0f%% of the holdout's values inside the 80%% band", 100*RuleMinCoverage80),
+	r := Risk{ID: "narrow-bands", Severity: SeverityWarning, Value: a.Model.Coverage95, Threshold: RuleMinCoverage95,
+		Rule: fmt.Sprintf("fewer than %.0f%% of the holdout's values inside the 95%% band, or %.0f%% inside the 80%% band",
+			100*RuleMinCoverage95, 100*RuleMinCoverage80),
 		Title: "The bands were too narrow on the last days",
-		Detail: fmt.Sprintf("Only %.0f%% of the last days' demand fell inside the 80%% band (95%% band: %.0f%%). The forecast is "+
-			"surer of itself than it should be, so the busy shares behind the reserved advice are too.", 100*a.Model.Coverage80, 100*a.Model.Coverage95)}, true
+		Detail: a.BandCoverage() + " The forecast is surer of itself than it should be: the busy shares behind the reserved " +
+			"advice, and the peak the SLO needs at the top of the 95% band, are too."}
+	if a.Model.Coverage95 >= RuleMinCoverage95 {
+		r.Value, r.Threshold = a.Model.Coverage80, RuleMinCoverage80
+	}
+	return r, true
 }
 
 func riskBacktestSLO(c planner.Config, rep *Report, _ trend) (Risk, bool) {

@@ -87,7 +87,10 @@ func TestRiskLosesToNaive(t *testing.T) {
 	checkRule(t, riskLosesToNaive, []riskCase{
 		{"no holdout", func(*Report, *trend) {}, ""},
 		{"better", with(0.8), ""},
-		{"equal", with(RuleNaiveRatio), ""},
+		{"just beyond the margin", with(0.94), ""},
+		{"within the margin", with(1 - RuleNaiveMargin), SeverityNote},
+		{"a hair better", with(0.998), SeverityNote},
+		{"equal", with(RuleNaiveRatio), SeverityNote},
 		{"worse", with(1.01), SeverityWarning},
 		{"NaN", with(math.NaN()), ""},
 	})
@@ -151,15 +154,68 @@ func TestRiskBands(t *testing.T) {
 		{"wider", band(1.2), SeverityWarning},
 		{"twice", band(2.2), SeverityHigh},
 	})
-	cover := func(c80 float64) func(*Report, *trend) {
-		return func(r *Report, _ *trend) { r.Demand.Accuracy = &Accuracy{Model: Scores{Coverage80: c80}} }
+	cover := func(c80, c95 float64) func(*Report, *trend) {
+		return func(r *Report, _ *trend) {
+			r.Demand.Accuracy = &Accuracy{Model: Scores{Coverage80: c80, Coverage95: c95}}
+		}
 	}
 	checkRule(t, riskNarrowBands, []riskCase{
 		{"no holdout", func(*Report, *trend) {}, ""},
-		{"well covered", cover(0.8), ""},
-		{"at the threshold", cover(RuleMinCoverage80), ""},
-		{"too narrow", cover(0.5), SeverityWarning},
+		{"well covered", cover(0.8, 0.95), ""},
+		{"at both thresholds", cover(RuleMinCoverage80, RuleMinCoverage95), ""},
+		{"80% band too narrow", cover(0.5, 0.95), SeverityWarning},
+		{"95% band too narrow", cover(0.79, 0.84), SeverityWarning},
 	})
+}
+
+// The model against seasonal naive is one statement from the MASE ratio,
+// the same in section 1 and in the risks.
+func TestVersusNaiveWords(t *testing.T) {
+	for _, tc := range []struct {
+		ratio      float64
+		want, risk string
+	}{
+		{0.8, "the model's error was 20% smaller than that of repeating the demand a week earlier (seasonal naive) " +
+			"(MASE 0.800 against 1.000, a ratio of 0.80): the model beats it.", ""},
+		{0.998, "the model's error was within 5% of that of repeating the demand a week earlier (seasonal naive) " +
+			"(MASE 0.998 against 1.000, a ratio of 1.00): at this horizon the model adds little to it.", "no-better-than-naive"},
+		{1.65, "the model's error was 65% larger than that of repeating the demand a week earlier (seasonal naive) " +
+			"(MASE 1.650 against 1.000, a ratio of 1.65): the model lost.", "loses-to-naive"},
+	} {
+		a := &Accuracy{Origins: 4, Horizon: Duration(7 * 24 * time.Hour), NaivePeriod: Duration(7 * 24 * time.Hour), MASERatio: tc.ratio,
+			Model: Scores{MASE: tc.ratio}, Naive: Scores{MASE: 1}}
+		got := a.VersusNaive()
+		if want := "In 4 holdout forecasts of a week each, made from the history before them, " + tc.want; got != want {
+			t.Errorf("ratio %v:\n got %q\nwant %q", tc.ratio, got, want)
+		}
+		rep, tr := baseReport()
+		rep.Demand.Accuracy = a
+		r, ok := riskLosesToNaive(flatConfig(), rep, tr)
+		if ok != (tc.risk != "") || r.ID != tc.risk || ok && !strings.HasPrefix(r.Detail, got) {
+			t.Errorf("ratio %v: risk %+v, want %q saying %q", tc.ratio, r, tc.risk, got)
+		}
+	}
+}
+
+// The bands' coverage on the holdout is stated with its figures, and the
+// judgement follows the coverage rule.
+func TestBandCoverageWords(t *testing.T) {
+	for _, tc := range []struct {
+		c80, c95 float64
+		want     string
+	}{
+		{0.81, 0.95, "On the holdout the 95% band held 95% of the demand and the 80% band 81%: at least the 90% and 60% asked of them, " +
+			"so the bands can be planned from."},
+		{0.79, 0.84, "On the holdout the 95% band held 84% of the demand and the 80% band 79%: under the 90% asked of the 95% band, " +
+			"so the bands are too narrow to trust; demand falls outside them more often than they say."},
+		{0.55, 0.92, "On the holdout the 95% band held 92% of the demand and the 80% band 55%: under the 60% asked of the 80% band, " +
+			"so the bands are too narrow to trust;"},
+	} {
+		a := &Accuracy{Model: Scores{Coverage80: tc.c80, Coverage95: tc.c95}}
+		if got := a.BandCoverage(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("coverage %v/%v:\n got %q\nwant %q", tc.c80, tc.c95, got, tc.want)
+		}
+	}
 }
 
 func TestRiskBacktestSLO(t *testing.T) {
@@ -215,12 +271,14 @@ func TestRiskPlaceholderPrices(t *testing.T) {
 			c := planner.DefaultConfig()
 			tc.edit(&c.Prices)
 			rep, tr := baseReport()
+			rep.Settings.Prices = Prices{Currency: "USD", Placeholder: placeholderPrices(c.Prices)}
 			r, ok := riskPlaceholderPrices(c, rep, tr)
 			if ok != tc.want {
 				t.Fatalf("fires %v, want %v", ok, tc.want)
 			}
-			if ok && (r.Severity != SeverityWarning || !strings.Contains(r.Detail, "prices.on_demand_per_hour") || !strings.Contains(r.Detail, "--price")) {
-				t.Errorf("risk %+v: want a warning naming the key and the flag", r)
+			if ok && (r.Severity != SeverityWarning || !strings.Contains(r.Detail, "prices.on_demand_per_hour") || !strings.Contains(r.Detail, "--price") ||
+				!strings.Contains(r.Detail, "prices.currency") || !strings.Contains(r.Detail, "2.50 USD"+PlaceholderMark+" an instance-hour on demand")) {
+				t.Errorf("risk %+v: want a warning naming the keys, the flags and the prices in their currency", r)
 			}
 		})
 	}

@@ -72,6 +72,9 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 		t.Errorf("file = %+v", f)
 	}
 	p := f.Pools[0]
+	if p.Currency != "EUR" {
+		t.Errorf("prices.currency = %q, want EUR", p.Currency)
+	}
 	if p.Mode != ModeActive || !p.PublishSchedule || p.ScaleInOnForecast || p.Demand.PromQL == "" || p.Demand.Measurement != "" ||
 		p.Queue.Aggregate != "last" || p.Utilisation.Match["pool"] != "sd-pool" {
 		t.Errorf("pool = %+v", p)
@@ -307,6 +310,54 @@ func TestValidateInCode(t *testing.T) {
 	f.Pools = []Pool{p}
 	if err := f.Validate(testBackends); err == nil || !strings.Contains(err.Error(), "pools[0].forecast.step") {
 		t.Errorf("file error = %v", err)
+	}
+}
+
+// prices.currency sits beside the prices, defaults to USD and takes three
+// capital letters only, reported at its key and line.
+func TestPricesCurrency(t *testing.T) {
+	const head = "pools:\n  - name: p\n    backend: dryrun\n    max: 4\n    rps_per_instance: 1\n"
+	for _, tc := range []struct {
+		name, yaml, want, wantErr string
+	}{
+		{"unset", head, "USD", ""},
+		{"prices without it", head + "    prices:\n      on_demand_per_hour: 3\n", "USD", ""},
+		{"set", head + "    prices:\n      currency: CNY\n      on_demand_per_hour: 3\n", "CNY", ""},
+		{"empty block", head + "    prices:\n", "USD", ""},
+		{"lower case", head + "    prices:\n      currency: eur\n", "", `7: pools[0].prices.currency: "eur" is not a currency code: want three capital letters`},
+		{"a symbol", head + "    prices:\n      currency: \"$\"\n", "", `"$" is not a currency code`},
+		{"four letters", head + "    prices:\n      currency: EURO\n", "", `"EURO" is not a currency code`},
+		{"empty", head + "    prices:\n      currency: \"\"\n", "", `pools[0].prices.currency: "" is not a currency code`},
+		{"not a string", head + "    prices:\n      currency: [USD]\n", "", "pools[0].prices.currency: want a string"},
+		{"at the pool's level", head + "    prices.currency: EUR\n", "", "pools[0].prices.currency: unknown key"},
+		{"a typo beside it", head + "    prices:\n      curency: EUR\n", "", "unknown key (known: currency, on_demand_per_hour,"},
+		{"twice", head + "    prices:\n      currency: EUR\n      currency: USD\n", "", "pools[0].prices.currency: defined twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse([]byte(tc.yaml), "p.yml", testBackends)
+			switch {
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error %v, want %q", err, tc.wantErr)
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("error %v", err)
+			case tc.wantErr == "" && f.Pools[0].Currency != tc.want:
+				t.Errorf("currency %q, want %q", f.Pools[0].Currency, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckCurrency(t *testing.T) {
+	for _, tc := range []struct {
+		code string
+		ok   bool
+	}{
+		{"USD", true}, {"EUR", true}, {"CNY", true}, {"JPY", true},
+		{"usd", false}, {"US", false}, {"USDT", false}, {"", false}, {"U$D", false}, {" USD", false}, {"ÉUR", false},
+	} {
+		if err := CheckCurrency(tc.code); (err == nil) != tc.ok {
+			t.Errorf("CheckCurrency(%q) = %v, want ok %v", tc.code, err, tc.ok)
+		}
 	}
 }
 

@@ -139,6 +139,9 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 		c.add(at("mode"), "%q is not a mode: want %s", p.Mode, modeList())
 	}
 	p.Config.CheckRanges(ranges{c, at})
+	if err := CheckCurrency(p.Currency); err != nil {
+		c.add(at("prices.currency"), "%v", err)
+	}
 
 	if err := p.Tune.WithDefaults().Validate(); err != nil {
 		if oe := (*tune.OptionError)(nil); errors.As(err, &oe) {

@@ -35,12 +35,14 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"needs and the headroom under max; and the risks, each a rule with its threshold (docs/report.md).\n"+
 			"HTML is one self-contained file that prints on A4; md is for tickets; json carries the same numbers.\n"+
 			"With --config the pool's settings are used (its demand from --store, or from --input); --price,\n"+
-			"--reserved-price, --reserved and --spot-price may still override its prices.", stderr)
+			"--reserved-price, --reserved, --spot-price and --currency may still override its prices. Costs are\n"+
+			"shown in --currency (prices.currency), and marked as placeholders while the prices are the defaults.", stderr)
 	var cf capacityFlags
 	cf.register(fs)
 	var rf reportFlags
 	rf.register(fs, 7*24*time.Hour)
 	rf.registerBacktest(fs)
+	rf.registerCurrency(fs)
 	format := fs.String("format", report.FormatHTML, "output format: html, md or json")
 	out := fs.String("out", "", "write the report to this file (default: standard output)")
 	weeks := fs.Int("backtest-weeks", 4, "weeks at the end of the history the backtest scores (1 to 52)")
@@ -55,6 +57,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageErrorf("--format %q: want one of %s", *format, strings.Join(report.Formats, ", "))
 	case *weeks < 1 || *weeks > report.MaxBacktestWeeks:
 		return usageErrorf("--backtest-weeks %d: must be between 1 and %d", *weeks, report.MaxBacktestWeeks)
+	case spec.CheckCurrency(rf.currency) != nil:
+		return usageErrorf("--currency: %v", spec.CheckCurrency(rf.currency))
 	}
 	in, err := rf.input(ctx, fs, &cf, *weeks, stderr)
 	if err != nil {
@@ -83,10 +87,28 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	fmt.Fprintf(stdout, "%s: %s report of %s for the next %v: reserve %d, burst up to +%d, cost %.2f (%.0f%% below all on demand), %d risks\n",
+	fmt.Fprintf(stdout, "%s: %s report of %s for the next %v: reserve %d, burst up to +%d, cost %s (%.0f%% below all on demand), %s\n",
 		*out, *format, in.Title, formatSpan(in.Horizon), rep.Reserved.Recommended, rep.Plan.Peak-rep.Reserved.Recommended,
-		rep.Cost.Recommended, 100*rep.Cost.SavingShare, len(rep.Risks))
+		summaryCost(rep.Cost.Recommended, rep.Settings.Prices), 100*rep.Cost.SavingShare, plural(len(rep.Risks), "risk"))
 	return nil
+}
+
+// summaryCost writes a cost for the one-line summary: its currency, and
+// a warning when the prices are the placeholders.
+func summaryCost(v float64, p report.Prices) string {
+	s := fmt.Sprintf("%.2f %s", v, p.Currency)
+	if p.Placeholder {
+		s += " at placeholder prices"
+	}
+	return s
+}
+
+// plural writes a count with its noun: "1 risk", "2 risks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // reportFlags are the flags 'report' and 'plan' add to capacityFlags: the
@@ -98,6 +120,8 @@ type reportFlags struct {
 	spotPrice, spotRate     float64
 	spotShare               float64
 	seed                    uint64
+	// currency is --currency ("" where the command has no such flag).
+	currency string
 }
 
 // capacityPriceFlags are the capacity flags that may override a pool's
@@ -129,6 +153,13 @@ func (f *reportFlags) register(fs *pflag.FlagSet, horizon time.Duration) {
 func (f *reportFlags) registerBacktest(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.spotShare, "spot-share", 0, "share of the backtest's instances above the reserved baseline on spot (as backtest's; the advice sets its own)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the backtest's spot interruptions and boot times")
+}
+
+// registerCurrency adds --currency ('report' only): the code the prices
+// are in, shown beside every cost.
+func (f *reportFlags) registerCurrency(fs *pflag.FlagSet) {
+	fs.StringVar(&f.currency, "currency", spec.DefaultCurrency,
+		"currency of the prices, three capital letters (USD, EUR, CNY); with --config the pool's prices.currency unless given")
 }
 
 // backtestSpotDefaults are the backtest's defaults for the spot flags, so
@@ -167,7 +198,8 @@ func (f *reportFlags) check() error {
 // input builds the report's input from the flags: the demand and the
 // pool's settings from the capacity flags, or from --config.
 func (f *reportFlags) input(ctx context.Context, fs *pflag.FlagSet, cf *capacityFlags, weeks int, stderr io.Writer) (report.Input, error) {
-	in := report.Input{Horizon: f.horizon, WarmUp: f.warmUp, SpotInterruptionsPerHour: f.spotRate, Generated: time.Now()}
+	in := report.Input{Horizon: f.horizon, WarmUp: f.warmUp, SpotInterruptionsPerHour: f.spotRate, Currency: f.currency,
+		Generated: time.Now()}
 	if err := f.check(); err != nil {
 		return in, err
 	}
@@ -224,7 +256,7 @@ func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *cap
 		}
 	}
 	if len(wrong) > 0 {
-		return usageErrorf("%s: the pool's config sets that with --config (edit %s, or override only --price, --reserved-price, --reserved, --spot-price)",
+		return usageErrorf("%s: the pool's config sets that with --config (edit %s, or override only --price, --reserved-price, --reserved, --spot-price, --currency)",
 			strings.Join(wrong, ", "), f.config())
 	}
 	file, err := loadConfig(f.config())
@@ -250,6 +282,9 @@ func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *cap
 	}
 	if fs.Changed("spot-price") {
 		cfg.Planner.Prices.SpotPerHour = f.spotPrice
+	}
+	if !fs.Changed("currency") {
+		in.Currency = pool.Currency
 	}
 	in.Tick = file.Interval
 	in.Title = pool.Name

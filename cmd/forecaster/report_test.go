@@ -51,8 +51,10 @@ type reportDoc struct {
 	Settings struct {
 		Max    int `json:"max"`
 		Prices struct {
-			OnDemand float64 `json:"on_demand_per_hour"`
-			Reserved float64 `json:"reserved_per_hour"`
+			OnDemand    float64 `json:"on_demand_per_hour"`
+			Reserved    float64 `json:"reserved_per_hour"`
+			Currency    string  `json:"currency"`
+			Placeholder bool    `json:"placeholder"`
 		} `json:"prices"`
 		ForecastStep string `json:"forecast_step"`
 	} `json:"settings"`
@@ -165,22 +167,23 @@ func TestReportConfigPool(t *testing.T) {
 		t.Fatalf("import: %s", errOut)
 	}
 	config := filepath.Join(dir, "prewarm.yaml")
-	yaml := "pools:\n  - name: sd\n    backend: dryrun\n    max: 30\n    rps_per_instance: 10\n    prices:\n      on_demand_per_hour: 3\n      reserved_per_hour: 1.5\n"
+	yaml := "pools:\n  - name: sd\n    backend: dryrun\n    max: 30\n    rps_per_instance: 10\n    prices:\n      on_demand_per_hour: 3\n      reserved_per_hour: 1.5\n      currency: EUR\n"
 	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	doc := runReportJSON(t, "--config", config, "--pool", "sd", "--store", db, "--backtest-weeks", "1", "--warm-up", "2d", "--horizon", "2d")
 	if doc.Title != "sd" || doc.Settings.Max != 30 || doc.Settings.Prices.OnDemand != 3 || doc.Settings.Prices.Reserved != 1.5 ||
+		doc.Settings.Prices.Currency != "EUR" || doc.Settings.Prices.Placeholder ||
 		doc.Settings.ForecastStep != "30m0s" || len(doc.Forecast.Points) != 96 {
 		t.Errorf("report %+v", doc)
 	}
 	if !strings.Contains(doc.Backtest.Command, "--config "+config+" --pool sd") {
 		t.Errorf("command %q", doc.Backtest.Command)
 	}
-	// A price may be overridden, the fleet may not.
-	if doc := runReportJSON(t, "--config", config, "--pool", "sd", "--store", db, "--price", "4", "--warm-up", "0", "--horizon", "6h",
-		"--backtest-weeks", "1"); doc.Settings.Prices.OnDemand != 4 {
-		t.Errorf("--price 4 with --config: %v", doc.Settings.Prices.OnDemand)
+	// A price and the currency may be overridden, the fleet may not.
+	if doc := runReportJSON(t, "--config", config, "--pool", "sd", "--store", db, "--price", "4", "--currency", "CNY", "--warm-up", "0",
+		"--horizon", "6h", "--backtest-weeks", "1"); doc.Settings.Prices.OnDemand != 4 || doc.Settings.Prices.Currency != "CNY" {
+		t.Errorf("--price 4 --currency CNY with --config: %v %s", doc.Settings.Prices.OnDemand, doc.Settings.Prices.Currency)
 	}
 	// plan reads the same pool the same way.
 	code, out, errOut := runForecaster("plan", "--config", config, "--pool", "sd", "--store", db, "--horizon", "6h", "--warm-up", "1d")
@@ -197,6 +200,31 @@ func TestReportConfigPool(t *testing.T) {
 	}
 }
 
+// TestReportSummaryLine: with --out, the one line printed names the
+// currency, says when the prices are placeholders, and counts the risks in
+// words.
+func TestReportSummaryLine(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.md")
+	base := []string{"report", "--synthetic-days", "15", "--step", "30m", "--peak-instances", "10", "--max", "20", "--backtest-weeks", "1",
+		"--warm-up", "1d", "--horizon", "1d", "--format", "md", "--out", out}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want *regexp.Regexp
+	}{
+		{"default prices", nil, regexp.MustCompile(`cost [\d.]+ USD at placeholder prices \(\d+% below all on demand\), (1 risk|\d+ risks)\n$`)},
+		{"prices and currency set", []string{"--price", "3", "--currency", "EUR"},
+			regexp.MustCompile(`cost [\d.]+ EUR \(\d+% below all on demand\), (1 risk|\d+ risks|0 risks)\n$`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, errOut := runForecaster(append(base, tc.args...)...)
+			if code != 0 || !tc.want.MatchString(stdout) {
+				t.Errorf("exit %d, %q (%s); want %v", code, stdout, errOut, tc.want)
+			}
+		})
+	}
+}
+
 func TestReportFlagRanges(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -209,6 +237,9 @@ func TestReportFlagRanges(t *testing.T) {
 		{[]string{"--warm-up", "-1h"}, `"--warm-up" flag`},
 		{[]string{"--spot-share", "1.5"}, "--spot-share 1.5: must be in [0, 1]"},
 		{[]string{"--config", "x.yaml"}, "--config needs --pool NAME"},
+		{[]string{"--currency", "usd"}, `--currency: "usd" is not a currency code: want three capital letters, e.g. USD, EUR, CNY`},
+		{[]string{"--currency", "EURO"}, `--currency: "EURO" is not a currency code`},
+		{[]string{"--currency", ""}, `--currency: "" is not a currency code`},
 		{[]string{"extra"}, "unexpected arguments"},
 	} {
 		code, _, errOut := runForecaster(append([]string{"report", "--gpu-rps", "5"}, tc.args...)...)
