@@ -92,6 +92,27 @@ type Prices struct {
 	ReservedInstances int `yaml:"reserved_instances"`
 	// SpotPerHour is the price of a spot (interruptible) instance.
 	SpotPerHour float64 `yaml:"spot_per_hour"`
+	// Currency is the code the prices are in, three capital letters as
+	// ISO 4217 writes them (USD, EUR, CNY). Reports show it beside every
+	// cost; no arithmetic depends on it.
+	Currency string `yaml:"currency"`
+}
+
+// DefaultCurrency is the prices' currency when none is set.
+const DefaultCurrency = "USD"
+
+// CheckCurrency reports whether code is a currency code prices.currency
+// (or a --currency flag) accepts: three capital letters. The message names
+// no key, so that the caller can prefix the one its user typed.
+func CheckCurrency(code string) error {
+	ok := len(code) == 3
+	for _, r := range code {
+		ok = ok && r >= 'A' && r <= 'Z'
+	}
+	if !ok {
+		return fmt.Errorf("%q is not a currency code: want three capital letters, e.g. USD, EUR, CNY", code)
+	}
+	return nil
 }
 
 // SLO is the latency objective the fleet is sized for.
@@ -355,7 +376,7 @@ func DefaultConfig() Config {
 			BootDelay: 10 * time.Minute,
 			Limits:    DefaultLimits(),
 		},
-		Prices: Prices{OnDemandPerHour: 2.5, ReservedPerHour: 1.6, SpotPerHour: 1.0},
+		Prices: Prices{OnDemandPerHour: 2.5, ReservedPerHour: 1.6, SpotPerHour: 1.0, Currency: DefaultCurrency},
 		SLO:    SLO{Latency: 10 * time.Second, Quantile: 0.995},
 		Sizing: SizingUtilisation,
 
@@ -433,6 +454,9 @@ func (c Config) Validate() error {
 		}
 	default:
 		bad("sizing %q: want %q or %q", c.Sizing, SizingUtilisation, SizingErlangC)
+	}
+	if err := CheckCurrency(c.Prices.Currency); err != nil {
+		bad("prices.currency: %v", err)
 	}
 	errs = append(errs, c.Calibration.validate(), c.Bounds.validate(), c.Reactive.validate())
 	if c.Gating.Window < 0 {

@@ -27,3 +27,18 @@ func TestSettingDefaults(t *testing.T) {
 		}
 	}
 }
+
+// A currency is three capital letters, as ISO 4217 writes them.
+func TestCheckCurrency(t *testing.T) {
+	for _, tc := range []struct {
+		code string
+		ok   bool
+	}{
+		{"USD", true}, {"EUR", true}, {"CNY", true}, {"JPY", true},
+		{"usd", false}, {"US", false}, {"USDT", false}, {"", false}, {"U$D", false}, {" USD", false}, {"ÉUR", false},
+	} {
+		if err := CheckCurrency(tc.code); (err == nil) != tc.ok {
+			t.Errorf("CheckCurrency(%q) = %v, want ok %v", tc.code, err, tc.ok)
+		}
+	}
+}

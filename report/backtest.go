@@ -28,14 +28,53 @@ type Backtest struct {
 	Policies []backtest.Result `json:"policies"`
 	// Requests is the trace's demand over the scored span.
 	Requests float64 `json:"requests"`
+	// Baseline is what the hybrid's cost is measured against: the cheaper
+	// of the reactive fleet and the best flat fleet that met the SLO
+	// target on the same demand (the closer one when neither did).
+	Baseline *Baseline `json:"baseline,omitempty"`
 
 	// capacity is the hybrid run's fleet per trace step (scored span).
 	capacity []backtest.CapacityPoint
 	step     time.Duration
 }
 
-// BacktestPolicies are the policies the report compares.
-var BacktestPolicies = []string{backtest.PolicyStatic, backtest.PolicyReactive, backtest.PolicyHybrid, backtest.PolicyOracle}
+// BacktestPolicies are the policies the report compares: the static fleet
+// for reference, the two baselines without a forecast (reactive rules and
+// the best flat fleet), the hybrid, and the oracle.
+var BacktestPolicies = []string{backtest.PolicyStatic, backtest.PolicyFlat, backtest.PolicyReactive, backtest.PolicyHybrid, backtest.PolicyOracle}
+
+// Baseline is the hybrid's saving against the baseline without a
+// forecast (backtest.BaselineOf between reactive and flat).
+type Baseline struct {
+	// Policy is reactive or flat; Instances the flat fleet's size.
+	Policy    string `json:"policy"`
+	Instances int    `json:"instances,omitempty"`
+	// Cost and SLOAttainment are the baseline's over the scored span.
+	Cost          float64 `json:"cost"`
+	SLOAttainment float64 `json:"slo_attainment"`
+	// HybridVs is the hybrid's cost over the baseline's (below 1: a saving).
+	HybridVs float64 `json:"hybrid_vs_baseline"`
+}
+
+// baselineOf finds the baseline in the backtest's results (nil when one of
+// the three policies is missing or the baseline cost nothing).
+func baselineOf(b *Backtest, sloTarget float64) *Baseline {
+	hybrid, okH := b.Policy(backtest.PolicyHybrid)
+	reactive, okR := b.Policy(backtest.PolicyReactive)
+	flat, okF := b.Policy(backtest.PolicyFlat)
+	if !okH || !okR || !okF {
+		return nil
+	}
+	base := [2]backtest.Result{reactive, flat}[backtest.BaselineOf(reactive, flat, sloTarget)]
+	if !(base.Cost > 0) {
+		return nil
+	}
+	bl := &Baseline{Policy: base.Name, Cost: base.Cost, SLOAttainment: base.SLOAttainment, HybridVs: hybrid.Cost / base.Cost}
+	if base.Name == backtest.PolicyFlat {
+		bl.Instances = base.Instances
+	}
+	return bl
+}
 
 // ScoreFrom is the start of the backtest's scored span for a trace: its
 // last weeks, or its whole length (the zero time) when that leaves less
@@ -70,6 +109,7 @@ func runBacktest(ctx context.Context, in Input) (*Backtest, error) {
 		b.ScoreFrom = in.Trace.Start
 	}
 	b.Days = b.ScoreUntil.Sub(b.ScoreFrom).Hours() / 24
+	b.Baseline = baselineOf(b, cfg.Planner.SLO.Quantile)
 	for i := range b.Policies {
 		p := &b.Policies[i]
 		if p.Name == backtest.PolicyHybrid {

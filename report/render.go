@@ -192,22 +192,23 @@ func funcs(rep *Report) map[string]any {
 	loc := rep.zoneLoc()
 	pr := rep.Settings.Prices
 	return map[string]any{
-		"money":   money,
-		"cost":    pr.cost,
-		"perHour": pr.perHour,
-		"num":     num,
-		"gpuh":    gpuHours,
-		"pct":     func(v float64) string { return pct(v, 1) },
-		"pct0":    func(v float64) string { return pct(v, 0) },
-		"int":     func(v float64) string { return groupThousands(fmt.Sprintf("%.0f", v)) },
-		"f2":      func(v float64) string { return fmt.Sprintf("%.2f", v) },
-		"f3":      func(v float64) string { return fmt.Sprintf("%.3f", v) },
-		"rps":     func(v float64) string { return trimZero(fmt.Sprintf("%.3g", v)) },
-		"mul100":  func(v float64) float64 { return 100 * v },
-		"sub":     func(a, b int) int { return a - b },
-		"count":   countOf,
-		"span":    func(d Duration) string { return spanWords(d, true) },
-		"next":    nextSpan,
+		"money":      money,
+		"cost":       pr.cost,
+		"perHour":    pr.perHour,
+		"num":        num,
+		"gpuh":       gpuHours,
+		"pct":        func(v float64) string { return pct(v, 1) },
+		"pct0":       func(v float64) string { return pct(v, 0) },
+		"costVersus": costVersus,
+		"int":        func(v float64) string { return groupThousands(fmt.Sprintf("%.0f", v)) },
+		"f2":         func(v float64) string { return fmt.Sprintf("%.2f", v) },
+		"f3":         func(v float64) string { return fmt.Sprintf("%.3f", v) },
+		"rps":        func(v float64) string { return trimZero(fmt.Sprintf("%.3g", v)) },
+		"mul100":     func(v float64) float64 { return 100 * v },
+		"sub":        func(a, b int) int { return a - b },
+		"count":      countOf,
+		"span":       func(d Duration) string { return spanWords(d, true) },
+		"next":       nextSpan,
 		"abs": func(a int) int {
 			if a < 0 {
 				return -a
@@ -321,12 +322,26 @@ func durations(ds []Duration) string {
 	return strings.Join(out, ", ")
 }
 
+// costVersus words a cost ratio against a baseline: "23% less than", "4%
+// more than", or "the same as" within half a percent.
+func costVersus(ratio float64) string {
+	switch d := math.Round(100 * (1 - ratio)); {
+	case d > 0:
+		return fmt.Sprintf("%.0f%% less than", d)
+	case d < 0:
+		return fmt.Sprintf("%.0f%% more than", -d)
+	}
+	return "the same as"
+}
+
 func policyLabel(name string) string {
 	switch name {
 	case "static":
 		return "static (the peak's fleet all the time)"
 	case "reactive":
 		return "reactive (threshold rules only)"
+	case "flat":
+		return "flat (the cheapest fixed fleet that met the SLO, in hindsight)"
 	case "hybrid":
 		return "hybrid (this plan: forecast + reactive + floors)"
 	case "oracle":

@@ -10,7 +10,6 @@ import (
 
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/planner"
-	"github.com/prewarm/prewarm/spec"
 )
 
 // Input is what a report is built from.
@@ -43,9 +42,6 @@ type Input struct {
 	// SpotInterruptionsPerHour is the spot interruption rate the purchase
 	// advice assumes (the backtest's own rate is Backtest.Spot).
 	SpotInterruptionsPerHour float64
-	// Currency is the code of the prices' currency, shown beside every
-	// cost (prices.currency or --currency; "": spec.DefaultCurrency).
-	Currency string
 	// Location is the time zone the report shows times in (nil: UTC).
 	Location *time.Location
 	// PlanOnly skips the backtest and the holdout (forecaster plan).
@@ -176,11 +172,6 @@ func (in Input) validate() error {
 	if r := in.SpotInterruptionsPerHour; !(r >= 0 && r <= 100) {
 		errs = append(errs, fmt.Errorf("spot interruptions per hour %v must be between 0 and 100", r))
 	}
-	if in.Currency != "" {
-		if err := spec.CheckCurrency(in.Currency); err != nil {
-			errs = append(errs, fmt.Errorf("currency: %w", err))
-		}
-	}
 	if len(in.Trace.RPS) == 0 || in.Trace.Step <= 0 {
 		errs = append(errs, fmt.Errorf("trace %q has no steps", in.Trace.Name))
 	}
@@ -254,7 +245,7 @@ func describeSettings(in Input, r *run) Settings {
 	s := Settings{GPURPS: c.Fleet.RPS(), Slots: max(c.Fleet.Slots, 1), Sizing: c.Sizing, TargetUtil: c.TargetUtilisation,
 		BootDelay: Duration(c.Fleet.BootDelay), Min: c.Fleet.MinInstances, Max: c.Fleet.MaxInstances,
 		SLOLatency: Duration(c.SLO.Latency), SLOTarget: c.SLO.Quantile,
-		Prices: Prices{Currency: cmp.Or(in.Currency, spec.DefaultCurrency), Placeholder: placeholderPrices(c.Prices),
+		Prices: Prices{Currency: cmp.Or(c.Prices.Currency, planner.DefaultCurrency), Placeholder: placeholderPrices(c.Prices),
 			OnDemandPerHour: c.Prices.OnDemandPerHour, ReservedPerHour: c.Prices.ReservedPerHour,
 			SpotPerHour: c.Prices.SpotPerHour, SpotInterruptionsPerHour: in.SpotInterruptionsPerHour,
 			ReservedInstances: c.Prices.ReservedInstances},

@@ -65,8 +65,7 @@ func fullReport(t *testing.T) *Report { return full.get(t, func(*Input) {}) }
 // euroReport is the full report with every price set, in euros.
 func euroReport(t *testing.T) *Report {
 	return euro.get(t, func(in *Input) {
-		in.Currency = "EUR"
-		in.Backtest.Planner.Prices = planner.Prices{OnDemandPerHour: 3.1, ReservedPerHour: 1.9, SpotPerHour: 1.2}
+		in.Backtest.Planner.Prices = planner.Prices{OnDemandPerHour: 3.1, ReservedPerHour: 1.9, SpotPerHour: 1.2, Currency: "EUR"}
 	})
 }
 
@@ -86,8 +85,11 @@ func TestBuild(t *testing.T) {
 	if rep.Demand.Accuracy == nil || rep.Demand.Accuracy.Origins != holdoutOrigins || !(rep.Demand.Accuracy.Model.MASE > 0) {
 		t.Errorf("accuracy %+v", rep.Demand.Accuracy)
 	}
-	if rep.Backtest == nil || len(rep.Backtest.Policies) != 4 || rep.Backtest.Days != 7 {
-		t.Fatalf("backtest %+v", rep.Backtest)
+	if rep.Backtest == nil || len(rep.Backtest.Policies) != len(BacktestPolicies) || rep.Backtest.Days != 7 {
+		t.Fatalf("backtest: %d policies over %v days, want %d over 7", len(rep.Backtest.Policies), rep.Backtest.Days, len(BacktestPolicies))
+	}
+	if bl := rep.Backtest.Baseline; bl == nil || (bl.Policy != "reactive" && bl.Policy != "flat") || !(bl.HybridVs > 0) {
+		t.Errorf("baseline %+v, want the cheaper of reactive and flat and the hybrid's cost over it", bl)
 	}
 	for i, name := range BacktestPolicies {
 		if rep.Backtest.Policies[i].Name != name {
@@ -312,7 +314,8 @@ func TestRenderedWords(t *testing.T) {
 					t.Errorf("the report shows %s", other)
 				}
 				for _, want := range []string{"Planning the next week from", "busy share " + pct(rep.Reserved.BusyShare, 0),
-					rep.Demand.Accuracy.BandCoverage(), rep.Demand.Accuracy.VersusNaive()} {
+					rep.Demand.Accuracy.BandCoverage(), rep.Demand.Accuracy.VersusNaive(),
+					costVersus(rep.Backtest.Baseline.HybridVs) + " the baseline without a forecast"} {
 					if !strings.Contains(text, want) {
 						t.Errorf("the report lacks %q", want)
 					}
@@ -356,4 +359,17 @@ func stripAccuracy(s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A cost ratio is worded as a saving, an excess, or a tie within half a
+// percent.
+func TestCostVersus(t *testing.T) {
+	for _, tc := range []struct {
+		ratio float64
+		want  string
+	}{{0.73, "27% less than"}, {1.04, "4% more than"}, {1.004, "the same as"}, {0.996, "the same as"}, {1, "the same as"}} {
+		if got := costVersus(tc.ratio); got != tc.want {
+			t.Errorf("costVersus(%v) = %q, want %q", tc.ratio, got, tc.want)
+		}
+	}
 }

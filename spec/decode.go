@@ -57,7 +57,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		}
 		d.decode(n, v.Elem(), path)
 	case reflect.Struct:
-		d.mapping(n, v, path, nil)
+		d.mapping(n, v, path)
 	case reflect.Map:
 		d.stringMap(n, v, path)
 	case reflect.Slice:
@@ -134,28 +134,13 @@ func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, bool) {
 }
 
 // mapping fills the struct v from a mapping node by the fields' yaml tags.
-// A field tagged with a dotted key (prices.currency) is not a key of this
-// mapping but of the block of another field (currency under prices):
-// nested are those values by their block and sub-key, which the block's
-// mapping accepts beside its own fields.
-func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, nested map[string]reflect.Value) {
+func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.MappingNode {
 		d.fail(n, path, "want a mapping of keys, got %s", kindName(n))
 		return
 	}
 	fields := yamlFields(v.Type(), nil, map[string][]int{})
-	inner := map[string]map[string]reflect.Value{}
-	for name, index := range fields {
-		if block, sub, dotted := strings.Cut(name, "."); dotted {
-			if inner[block] == nil {
-				inner[block] = map[string]reflect.Value{}
-			}
-			inner[block][sub] = v.FieldByIndex(index)
-			delete(fields, name)
-		}
-	}
 	known := slices.Collect(maps.Keys(fields))
-	known = append(known, slices.Collect(maps.Keys(nested))...)
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
@@ -166,33 +151,13 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, nested map
 		}
 		seen[key.Value] = key.Line
 		f, ok := fields[key.Value]
-		target, isNested := nested[key.Value]
-		switch {
-		case ok:
-			target = v.FieldByIndex(f)
-		case !isNested:
+		if !ok {
 			d.fail(key, kp, "unknown key (known: %s)", strings.Join(slices.Sorted(slices.Values(known)), ", "))
 			continue
 		}
 		d.lines[kp], d.values[kp] = key.Line, val
-		d.block(val, target, kp, inner[key.Value])
+		d.decode(val, v.FieldByIndex(f), kp)
 	}
-}
-
-// block decodes a field's value, a mapping that also holds the nested
-// values of dotted keys when there are some.
-func (d *decoder) block(n *yaml.Node, v reflect.Value, path string, nested map[string]reflect.Value) {
-	if len(nested) == 0 || v.Kind() != reflect.Struct {
-		d.decode(n, v, path)
-		return
-	}
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return // key: (nothing) keeps the defaults
-	}
-	d.mapping(n, v, path, nested)
 }
 
 // yamlFields adds to fields the index of each field of t by its yaml key,

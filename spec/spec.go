@@ -100,12 +100,6 @@ type Pool struct {
 	// its planner type. Its Windows are parsed from the pool's own
 	// Windows text by Planner; max has no default in a pool.
 	planner.Config `yaml:",inline"`
-	// Currency is the code the pool's prices are in, three capital
-	// letters as in ISO 4217 (USD, EUR, CNY; default USD). It is read
-	// from the prices: block beside the prices (a dotted key names a
-	// sub-key of another field's block); reports show it beside every
-	// cost, and no arithmetic depends on it.
-	Currency string `yaml:"prices.currency"`
 	// Windows are schedule floors, one per line, e.g.
 	// "weekdays 09:45-12:00 at least 6", in TimeZone (an IANA name).
 	Windows  string `yaml:"windows"`
@@ -166,24 +160,6 @@ func (r SeriesRef) String() string {
 // the pool's name (see store/schema.go).
 const DefaultDemandMeasurement = store.ServiceRequestRate
 
-// DefaultCurrency is the currency of a pool's prices when its
-// prices.currency is not set.
-const DefaultCurrency = "USD"
-
-// currencyCode is what prices.currency may be: an ISO 4217-style code.
-var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
-
-// CheckCurrency reports whether code is a currency code a pool's
-// prices.currency (or report's --currency) accepts: three capital letters,
-// as ISO 4217 writes them. The message names no key, so that the caller
-// can prefix the one its user typed.
-func CheckCurrency(code string) error {
-	if !currencyCode.MatchString(code) {
-		return fmt.Errorf("%q is not a currency code: want three capital letters, e.g. USD, EUR, CNY", code)
-	}
-	return nil
-}
-
 // DefaultFile returns the settings a file starts from.
 func DefaultFile() File {
 	return File{Interval: time.Minute, Listen: "127.0.0.1:9109", Workers: 8}
@@ -199,7 +175,6 @@ func DefaultPool() Pool {
 	return Pool{
 		Mode:     ModeForecastOnly,
 		Config:   c,
-		Currency: DefaultCurrency,
 		TimeZone: "UTC",
 		Forecast: control.DefaultSettings(),
 		Tune:     tune.Options{}.WithDefaults(),

@@ -72,8 +72,8 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 		t.Errorf("file = %+v", f)
 	}
 	p := f.Pools[0]
-	if p.Currency != "EUR" {
-		t.Errorf("prices.currency = %q, want EUR", p.Currency)
+	if p.Prices.Currency != "EUR" {
+		t.Errorf("prices.currency = %q, want EUR", p.Prices.Currency)
 	}
 	if p.Mode != ModeActive || !p.PublishSchedule || p.ScaleInOnForecast || p.Demand.PromQL == "" || p.Demand.Measurement != "" ||
 		p.Queue.Aggregate != "last" || p.Utilisation.Match["pool"] != "sd-pool" {
@@ -90,7 +90,7 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 	shanghai, _ := time.LoadLocation("Asia/Shanghai")
 	want := planner.Config{
 		Fleet:  planner.Fleet{ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, Limits: planner.Limits{MinInstances: 2, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}},
-		Prices: planner.Prices{OnDemandPerHour: 3.2, ReservedPerHour: 2.1, ReservedInstances: 4, SpotPerHour: 1.1},
+		Prices: planner.Prices{OnDemandPerHour: 3.2, ReservedPerHour: 2.1, ReservedInstances: 4, SpotPerHour: 1.1, Currency: "EUR"},
 		SLO:    planner.SLO{Latency: 5 * time.Second, Quantile: 0.95},
 		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.9, Calibration: planner.Calibration{On: true},
 		Reactive: planner.Reactive{ScaleOutUtilisation: 0.9, ScaleOutFor: 3 * time.Minute, ScaleOutQueue: 20,
@@ -340,24 +340,10 @@ func TestPricesCurrency(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.wantErr)
 			case tc.wantErr == "" && err != nil:
 				t.Errorf("error %v", err)
-			case tc.wantErr == "" && f.Pools[0].Currency != tc.want:
-				t.Errorf("currency %q, want %q", f.Pools[0].Currency, tc.want)
+			case tc.wantErr == "" && f.Pools[0].Prices.Currency != tc.want:
+				t.Errorf("currency %q, want %q", f.Pools[0].Prices.Currency, tc.want)
 			}
 		})
-	}
-}
-
-func TestCheckCurrency(t *testing.T) {
-	for _, tc := range []struct {
-		code string
-		ok   bool
-	}{
-		{"USD", true}, {"EUR", true}, {"CNY", true}, {"JPY", true},
-		{"usd", false}, {"US", false}, {"USDT", false}, {"", false}, {"U$D", false}, {" USD", false}, {"ÉUR", false},
-	} {
-		if err := CheckCurrency(tc.code); (err == nil) != tc.ok {
-			t.Errorf("CheckCurrency(%q) = %v, want ok %v", tc.code, err, tc.ok)
-		}
 	}
 }
 

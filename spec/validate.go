@@ -139,7 +139,7 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 		c.add(at("mode"), "%q is not a mode: want %s", p.Mode, modeList())
 	}
 	p.Config.CheckRanges(ranges{c, at})
-	if err := CheckCurrency(p.Currency); err != nil {
+	if err := planner.CheckCurrency(p.Prices.Currency); err != nil {
 		c.add(at("prices.currency"), "%v", err)
 	}
 

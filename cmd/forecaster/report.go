@@ -16,6 +16,7 @@ import (
 
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/internal/progress"
+	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/report"
 	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
@@ -57,8 +58,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageErrorf("--format %q: want one of %s", *format, strings.Join(report.Formats, ", "))
 	case *weeks < 1 || *weeks > report.MaxBacktestWeeks:
 		return usageErrorf("--backtest-weeks %d: must be between 1 and %d", *weeks, report.MaxBacktestWeeks)
-	case spec.CheckCurrency(rf.currency) != nil:
-		return usageErrorf("--currency: %v", spec.CheckCurrency(rf.currency))
+	case planner.CheckCurrency(rf.currency) != nil:
+		return usageErrorf("--currency: %v", planner.CheckCurrency(rf.currency))
 	}
 	in, err := rf.input(ctx, fs, &cf, *weeks, stderr)
 	if err != nil {
@@ -158,7 +159,7 @@ func (f *reportFlags) registerBacktest(fs *pflag.FlagSet) {
 // registerCurrency adds --currency ('report' only): the code the prices
 // are in, shown beside every cost.
 func (f *reportFlags) registerCurrency(fs *pflag.FlagSet) {
-	fs.StringVar(&f.currency, "currency", spec.DefaultCurrency,
+	fs.StringVar(&f.currency, "currency", planner.DefaultCurrency,
 		"currency of the prices, three capital letters (USD, EUR, CNY); with --config the pool's prices.currency unless given")
 }
 
@@ -198,7 +199,7 @@ func (f *reportFlags) check() error {
 // input builds the report's input from the flags: the demand and the
 // pool's settings from the capacity flags, or from --config.
 func (f *reportFlags) input(ctx context.Context, fs *pflag.FlagSet, cf *capacityFlags, weeks int, stderr io.Writer) (report.Input, error) {
-	in := report.Input{Horizon: f.horizon, WarmUp: f.warmUp, SpotInterruptionsPerHour: f.spotRate, Currency: f.currency,
+	in := report.Input{Horizon: f.horizon, WarmUp: f.warmUp, SpotInterruptionsPerHour: f.spotRate,
 		Generated: time.Now()}
 	if err := f.check(); err != nil {
 		return in, err
@@ -227,6 +228,9 @@ func (f *reportFlags) fromFlags(cf *capacityFlags, in *report.Input, cfg *backte
 		return err
 	}
 	cfg.Planner.Prices.SpotPerHour = f.spotPrice
+	if f.currency != "" { // report's --currency; plan has none
+		cfg.Planner.Prices.Currency = f.currency
+	}
 	in.Trace, in.Title, in.Source = tr, tr.Name, demandSource(cf)
 	if in.Location, err = time.LoadLocation(cf.timeZone); err != nil {
 		return usageErrorf("--time-zone %q: %v", cf.timeZone, err)
@@ -283,8 +287,8 @@ func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *cap
 	if fs.Changed("spot-price") {
 		cfg.Planner.Prices.SpotPerHour = f.spotPrice
 	}
-	if !fs.Changed("currency") {
-		in.Currency = pool.Currency
+	if fs.Changed("currency") {
+		cfg.Planner.Prices.Currency = f.currency
 	}
 	in.Tick = file.Interval
 	in.Title = pool.Name
