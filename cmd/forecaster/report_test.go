@@ -17,6 +17,7 @@ import (
 
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/internal/chromium"
+	"github.com/prewarm/prewarm/report"
 )
 
 // reportDoc is the part of 'report --format json' the tests read.
@@ -107,7 +108,7 @@ func checkAgainstBacktest(t *testing.T, doc reportDoc) {
 	if err := json.Unmarshal([]byte(out), &bt); err != nil {
 		t.Fatal(err)
 	}
-	if len(bt.Policies) != len(doc.Backtest.Policies) || len(bt.Policies) != 4 {
+	if len(bt.Policies) != len(doc.Backtest.Policies) || len(bt.Policies) != len(report.BacktestPolicies) {
 		t.Fatalf("backtest %d policies, report %d", len(bt.Policies), len(doc.Backtest.Policies))
 	}
 	for i, p := range bt.Policies {
