@@ -104,7 +104,7 @@ FUZZ_TARGETS = \
 	./model/holtwinters:FuzzForecaster \
 	./planner:FuzzParseWindows \
 	./redact:FuzzRedactNeverLeaksRaw \
-	./spec:FuzzParse \
+	./poolspec:FuzzParse \
 	./store:FuzzCanonicalTags \
 	./store/influx:FuzzCollect \
 	./store/influx:FuzzFluxString \

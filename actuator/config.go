@@ -12,8 +12,8 @@ import (
 // PoolConfig is what a back-end and the safety layer know about one pool:
 // its name and back-end, the limits Safe enforces, and the back-end's
 // options. It has no file format of its own: the forecaster's one pool spec
-// (package spec, the `pools:` of its configuration file) fills it, with
-// spec.Pool.Actuator, and reports bad values with their file and line.
+// (package poolspec, the `pools:` of its configuration file) fills it, with
+// poolspec.Pool.Actuator, and reports bad values with their file and line.
 type PoolConfig struct {
 	// Name identifies the pool to the back-end (a scaling group ID, the
 	// `pool` metadata of a KEDA ScaledObject, ...). Required.

@@ -18,11 +18,11 @@
 // options each declares checks the pool spec and registers the back-ends,
 // so the two cannot disagree:
 //
-//	backends := spec.Backends{ // and keda, simulated, volcengine
+//	backends := poolspec.Backends{ // and keda, simulated, volcengine
 //		dryrun.Name:    dryrun.PoolOptions,
 //		kubescale.Name: kubescale.PoolOptions,
 //	}
-//	file, err := spec.Load("forecaster.yaml", backends) // the one pool spec
+//	file, err := poolspec.Load("forecaster.yaml", backends) // the one pool spec
 //	factories := map[string]actuator.Factory{
 //		dryrun.Name:    dryrun.Factory(logger),
 //		kubescale.Name: kubescale.NewFactory(os.Getenv, logger, redactor),

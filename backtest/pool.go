@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/control"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -39,7 +39,7 @@ func offGrid(format string, args ...any) error { return gridError{fmt.Errorf(for
 // A demand fold other than max or mean, or an interval that does not
 // divide the demand's step, is an error naming the YAML key; the latter
 // matches ErrOffGrid.
-func ForPool(pool spec.Pool, interval time.Duration, tr Trace) (Config, error) {
+func ForPool(pool poolspec.Pool, interval time.Duration, tr Trace) (Config, error) {
 	cfg := DefaultConfig()
 	var err error
 	if cfg.Planner, err = pool.Planner(); err != nil {

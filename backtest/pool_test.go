@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/control"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 )
 
 // poolYAML is a pool whose every setting ForPool reads differs from
@@ -41,9 +41,9 @@ pools:
 
 // parsePool parses poolYAML with edit applied (old → new) and returns its
 // pool and the file's interval.
-func parsePool(t *testing.T, old, new string) (spec.Pool, time.Duration) {
+func parsePool(t *testing.T, old, new string) (poolspec.Pool, time.Duration) {
 	t.Helper()
-	f, err := spec.Parse([]byte(strings.Replace(poolYAML, old, new, 1)), "pool.yaml", nil)
+	f, err := poolspec.Parse([]byte(strings.Replace(poolYAML, old, new, 1)), "pool.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func minuteTrace(step time.Duration) Trace {
 }
 
 // ForPool runs the pool's planner configuration, controller settings,
-// actuator limits, demand fold and interval, each as spec.Pool derives it
+// actuator limits, demand fold and interval, each as poolspec.Pool derives it
 // for serve.
 func TestForPoolRunsThePool(t *testing.T) {
 	pool, interval := parsePool(t, "", "")

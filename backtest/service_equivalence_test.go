@@ -13,8 +13,8 @@ import (
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 )
@@ -46,14 +46,14 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC) // a Monday
 	demand := datasets.DefaultSynthetic().Generate(start, time.Minute, 4*24*60)
 
-	pool := spec.DefaultPool()
-	pool.Name, pool.Backend, pool.Mode = "gpu", simulated.Name, spec.ModeActive
+	pool := poolspec.DefaultPool()
+	pool.Name, pool.Backend, pool.Mode = "gpu", simulated.Name, poolspec.ModeActive
 	pool.Fleet.MinInstances, pool.Fleet.MaxInstances, pool.Fleet.RPSPerInstance, pool.Fleet.BootDelay = 1, 40, 20, 10*time.Minute
 	pool.Fleet.MaxStep, pool.Fleet.MinInterval = 3, 5*time.Minute
 	pool.Reactive.ScaleOutUtilisation, pool.Reactive.ScaleInUtilisation = 1, 0.01
 	pool.Reactive.ScaleOutQueue = 1e9
 	pool.Tune.Off = true
-	pool.Demand = spec.SeriesRef{Measurement: spec.DefaultDemandMeasurement, Match: map[string]string{store.TagPool: "gpu"}}
+	pool.Demand = poolspec.SeriesRef{Measurement: poolspec.DefaultDemandMeasurement, Match: map[string]string{store.TagPool: "gpu"}}
 	plan, err := pool.Planner()
 	if err != nil {
 		t.Fatal(err)
@@ -84,9 +84,9 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	defer db.Close()
 	clock := actuatortest.NewClock(start)
 	fleet := simulated.New(simulated.Options{Now: clock.Now, BootDelay: pool.Fleet.BootDelay})
-	file := spec.DefaultFile()
+	file := poolspec.DefaultFile()
 	file.Interval = time.Minute
-	file.Pools = []spec.Pool{pool}
+	file.Pools = []poolspec.Pool{pool}
 	quiet := slog.New(slog.DiscardHandler)
 	svc, err := service.New(context.Background(), &file, service.Deps{
 		Store: db,
@@ -106,7 +106,7 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 		now := demand.Time(i)
 		clock.Advance(now.Sub(clock.Now()))
 		if i > 0 { // the minute before now has passed: the collector wrote it
-			pt := store.Point{Measurement: spec.DefaultDemandMeasurement, Tags: map[string]string{store.TagPool: "gpu"},
+			pt := store.Point{Measurement: poolspec.DefaultDemandMeasurement, Tags: map[string]string{store.TagPool: "gpu"},
 				Value: demand.Values[i-1], Time: demand.Time(i - 1)}
 			if err := db.Write(ctx, []store.Point{pt}); err != nil {
 				t.Fatal(err)

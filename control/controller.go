@@ -18,7 +18,7 @@ import (
 // Settings configure a Controller's forecasts. Zero fields take the
 // defaults documented on each (DefaultSettings). The yaml tags are the
 // keys of a pool's forecast: block in the forecaster's configuration file
-// (package spec), which embeds Settings.
+// (package poolspec), which embeds Settings.
 type Settings struct {
 	// Step is the forecast grid (default 30m); history passed to Refit must
 	// be on this grid.

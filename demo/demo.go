@@ -16,8 +16,8 @@ import (
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/open"
@@ -44,7 +44,7 @@ type Options struct {
 
 const (
 	poolName    = "demo"
-	measurement = spec.DefaultDemandMeasurement
+	measurement = poolspec.DefaultDemandMeasurement
 	step        = time.Minute
 )
 
@@ -150,13 +150,13 @@ func replay(ctx context.Context, opts Options, db store.Store, demand datasets.S
 	now := func() time.Time { return clock }
 	fleet := simulated.New(simulated.Options{Now: now, BootDelay: opts.BootDelay})
 	fleet.AddPool(poolName, 4, 1, 40)
-	cfg := spec.DefaultFile()
+	cfg := poolspec.DefaultFile()
 	cfg.Interval = step
-	pool := spec.DefaultPool()
-	pool.Name, pool.Backend, pool.Mode, pool.Fleet.MinInstances, pool.Fleet.MaxInstances, pool.Fleet.MaxStep = poolName, simulated.Name, spec.ModeActive, 1, 40, 8
-	pool.Demand = spec.SeriesRef{Measurement: measurement, Match: map[string]string{"pool": poolName}}
+	pool := poolspec.DefaultPool()
+	pool.Name, pool.Backend, pool.Mode, pool.Fleet.MinInstances, pool.Fleet.MaxInstances, pool.Fleet.MaxStep = poolName, simulated.Name, poolspec.ModeActive, 1, 40, 8
+	pool.Demand = poolspec.SeriesRef{Measurement: measurement, Match: map[string]string{"pool": poolName}}
 	pool.Fleet.RPSPerInstance, pool.Fleet.BootDelay = rpsPerInstance, opts.BootDelay
-	cfg.Pools = []spec.Pool{pool}
+	cfg.Pools = []poolspec.Pool{pool}
 	svc, err := service.New(ctx, &cfg, service.Deps{Store: db,
 		Backend: func(context.Context, actuator.PoolConfig) (actuator.Actuator, error) { return fleet, nil },
 		Now:     now, Logger: opts.Logger})

@@ -22,7 +22,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	collectorconfig "github.com/prewarm/prewarm/collector/config"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/store/prometheus"
 )
 
@@ -158,7 +158,7 @@ func TestKubernetesManifests(t *testing.T) {
 		// The config it mounts is what `forecaster serve` accepts.
 		cfgPath := args["config"]
 		cm := mountedConfigMap(t, m, dep.Namespace, dep.Spec.Template.Spec, c, cfgPath)
-		cfg, err := spec.Parse([]byte(cm), "ConfigMap prewarm-forecaster", nil)
+		cfg, err := poolspec.Parse([]byte(cm), "ConfigMap prewarm-forecaster", nil)
 		if err != nil {
 			t.Fatalf("the forecaster's ConfigMap: %v", err)
 		}
@@ -311,7 +311,7 @@ func mountedConfigMap(t *testing.T, m manifests, ns string, pod corev1.PodSpec, 
 // checkScaleRBAC checks that the forecaster's service account may get and
 // patch the scale subresource of exactly the workloads its kubescale pools
 // name (the API calls of actuator/kubescale), and nothing more.
-func checkScaleRBAC(t *testing.T, m manifests, dep appsv1.Deployment, cfg *spec.File) {
+func checkScaleRBAC(t *testing.T, m manifests, dep appsv1.Deployment, cfg *poolspec.File) {
 	sa := dep.Spec.Template.Spec.ServiceAccountName
 	if _, ok := m.accounts[key(dep.Namespace, sa)]; !ok {
 		t.Fatalf("service account %s/%s is not defined", dep.Namespace, sa)

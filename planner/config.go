@@ -22,7 +22,7 @@ const (
 // the range of each number and [Config.Validate] names every bad setting.
 //
 // Its yaml tags are a pool's keys in the forecaster's configuration file
-// (package spec), which embeds it: each setting is declared, defaulted,
+// (package poolspec), which embeds it: each setting is declared, defaulted,
 // ranged and documented here once.
 type Config struct {
 	Fleet  Fleet  `yaml:",inline"`

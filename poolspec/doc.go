@@ -1,4 +1,4 @@
-// Package spec is the forecaster's configuration file and the one
+// Package poolspec is the forecaster's configuration file and the one
 // description of a pool that every part of prewarm reads: `forecaster
 // serve`, and `backtest`, `plan` and `release` with --config FILE --pool
 // NAME, so that they run exactly what the service runs.
@@ -19,4 +19,4 @@
 // Backends), every number has a range, and durations accept Prometheus'
 // units (1d, 1w) as well as Go's. testdata/ holds good and bad files with
 // the errors each must produce.
-package spec
+package poolspec

@@ -19,8 +19,8 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/simulated"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service/state"
-	"github.com/prewarm/prewarm/spec"
 )
 
 // noisyDaily is daily demand with a non-periodic wobble of ±10%, so that
@@ -388,7 +388,7 @@ func jsonNumber(n uint64) string {
 // ready the shortfall's duration grows, and the capacity-short alert fires
 // once it outlasts the pool's boot_delay by the rule's minute.
 func TestReadyBootingAndCapacityShort(t *testing.T) {
-	r := newRig(t, 2, func(p *spec.Pool) { p.Backend = simulated.Name })
+	r := newRig(t, 2, func(p *poolspec.Pool) { p.Backend = simulated.Name })
 	// The fleet boots in 20 minutes, twice the pool's boot_delay: the
 	// instances come up late.
 	fleet := simulated.New(simulated.Options{Now: r.clock.Now, BootDelay: 20 * time.Minute})
@@ -397,8 +397,8 @@ func TestReadyBootingAndCapacityShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := spec.DefaultFile()
-	cfg.Pools = []spec.Pool{testSpec(testPool, func(p *spec.Pool) { p.Backend = simulated.Name })}
+	cfg := poolspec.DefaultFile()
+	cfg.Pools = []poolspec.Pool{testSpec(testPool, func(p *poolspec.Pool) { p.Backend = simulated.Name })}
 	svc, err := New(context.Background(), &cfg, Deps{Store: r.store, Now: r.clock.Now, Metrics: m, Logger: quietLogger(),
 		Backend: func(_ context.Context, c actuator.PoolConfig) (actuator.Actuator, error) {
 			fleet.AddPool(c.Name, 2, c.MinInstances, c.MaxInstances)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service/state"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 )
@@ -45,7 +45,7 @@ func benchService(b *testing.B) (*Service, *actuatortest.Clock, *actuatortest.Fa
 	now := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
 	clock := actuatortest.NewClock(now)
 	fake := actuatortest.New("fake")
-	file := spec.DefaultFile()
+	file := poolspec.DefaultFile()
 	for i := range benchPools {
 		name := fmt.Sprintf("pool-%04d", i)
 		scale := 0.5 + float64(i%7)/4 // pools of different sizes
@@ -62,7 +62,7 @@ func benchService(b *testing.B) (*Service, *actuatortest.Clock, *actuatortest.Fa
 		if err := db.Write(context.Background(), pts); err != nil {
 			b.Fatal(err)
 		}
-		file.Pools = append(file.Pools, testSpec(name, func(p *spec.Pool) { p.Fleet.MaxStep, p.Fleet.MinInterval = 4, 5*time.Minute }))
+		file.Pools = append(file.Pools, testSpec(name, func(p *poolspec.Pool) { p.Fleet.MaxStep, p.Fleet.MinInterval = 4, 5*time.Minute }))
 		fake.AddPool(name, 5, 0, 0)
 	}
 	st, err := state.Open(filepath.Join(dir, "state.db"), state.Options{})

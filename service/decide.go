@@ -10,7 +10,7 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -27,7 +27,7 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	s.mu.Lock()
 	mode := p.mode
 	s.mu.Unlock()
-	apply := mode == spec.ModeActive && !s.deps.Preview
+	apply := mode == poolspec.ModeActive && !s.deps.Preview
 
 	reads, cancel := context.WithTimeout(ctx, interval/2)
 	defer cancel()
@@ -52,10 +52,10 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	if current == 0 {
 		current = capa.Current
 	}
-	if mode != spec.ModePaused && p.paused {
+	if mode != poolspec.ModePaused && p.paused {
 		s.resume(p)
 	}
-	p.paused = mode == spec.ModePaused
+	p.paused = mode == poolspec.ModePaused
 
 	obs, err := s.observe(reads, p, now, capa.Current, interval)
 	holding := err != nil
@@ -64,7 +64,7 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	}
 	var step planner.Step
 	switch {
-	case mode == spec.ModePaused:
+	case mode == poolspec.ModePaused:
 		step = planner.Step{At: now, Desired: current, Reason: fmt.Sprintf("paused: holding %d; the policy is not consulted", current)}
 	case holding:
 		step = p.tuner.Hold(now, current, "live signals unavailable")
@@ -75,7 +75,7 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	var res actuator.Result
 	outcome := OutcomeNotApplied
 	switch {
-	case (holding || mode == spec.ModePaused) && step.Desired <= max(current, p.plan.Fleet.MinInstances):
+	case (holding || mode == poolspec.ModePaused) && step.Desired <= max(current, p.plan.Fleet.MinInstances):
 		// Holding is leaving the pool alone unless the plan or a floor
 		// raises it: a back-end that cannot report its size reads as 0
 		// here and must not be set to 0, or to min.
@@ -177,7 +177,7 @@ func (s *Service) saveController(p *pool, at time.Time, refitted, changed bool) 
 // decision is what record publishes.
 type decision struct {
 	now     time.Time
-	mode    spec.Mode
+	mode    poolspec.Mode
 	capa    actuator.Capacity
 	known   bool
 	step    planner.Step
@@ -433,7 +433,7 @@ func (s *Service) observe(ctx context.Context, p *pool, now time.Time, instances
 // latest reads ref over [now−span, now]: each tag set's raw points folded by
 // ref.Aggregate (default mean, store.Fold: the stores' own fold), summed
 // over the n tag sets that had points.
-func (s *Service) latest(ctx context.Context, ref spec.SeriesRef, now time.Time, span time.Duration) (total float64, n int, err error) {
+func (s *Service) latest(ctx context.Context, ref poolspec.SeriesRef, now time.Time, span time.Duration) (total float64, n int, err error) {
 	series, err := s.deps.Store.Query(ctx, ref.Query(now.Add(-span), now.Add(time.Nanosecond), 0, ""))
 	if err != nil {
 		return 0, 0, err
@@ -455,7 +455,7 @@ func (s *Service) latest(ctx context.Context, ref spec.SeriesRef, now time.Time,
 // end on the epoch-aligned grid) and sums the tag sets per window; a window
 // no tag set had a point in is NaN (missing). agg is the default when ref
 // sets no aggregate.
-func (s *Service) readSeries(ctx context.Context, ref spec.SeriesRef, start, end time.Time, step time.Duration, agg store.Aggregate) ([]float64, error) {
+func (s *Service) readSeries(ctx context.Context, ref poolspec.SeriesRef, start, end time.Time, step time.Duration, agg store.Aggregate) ([]float64, error) {
 	n := int(end.Sub(start) / step)
 	series, err := s.deps.Store.Query(ctx, ref.Query(start, end, step, agg))
 	if err != nil {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service/state"
-	"github.com/prewarm/prewarm/spec"
 )
 
 // A pool's decision history is kept in the state file (service/state), so
@@ -30,10 +30,10 @@ type Decision struct {
 	// Mode and Gate are the mode in force and the forecast level followed;
 	// Candidate the tuner's candidate in force and CandidateWhy why it
 	// was chosen.
-	Mode         spec.Mode `json:"mode"`
-	Gate         string    `json:"gate,omitempty"`
-	Candidate    string    `json:"candidate,omitempty"`
-	CandidateWhy string    `json:"candidate_why,omitempty"`
+	Mode         poolspec.Mode `json:"mode"`
+	Gate         string        `json:"gate,omitempty"`
+	Candidate    string        `json:"candidate,omitempty"`
+	CandidateWhy string        `json:"candidate_why,omitempty"`
 	// Current, Ready: the capacity read; Wished what the policy wanted;
 	// Desired what was (or would be) applied within the limits.
 	Current int `json:"current"`

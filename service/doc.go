@@ -1,5 +1,5 @@
 // Package service is prewarm's long-running scaling loop. Every interval,
-// for every pool of the configuration (package spec), it reads the pool's
+// for every pool of the configuration (package poolspec), it reads the pool's
 // demand from the store, refits the forecast when due, decides the capacity
 // with the hybrid policy (package control) and, for a pool in mode active,
 // applies it through the pool's back-end wrapped in actuator.Safe. A pool

@@ -8,7 +8,7 @@ import (
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/model"
 	"github.com/prewarm/prewarm/planner"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 )
 
 // constant forecasts v for every step.
@@ -26,7 +26,7 @@ func (c constant) Forecast(history []float64, horizon int, level float64) (model
 
 // hourlyGate is a pool refitting every hour on a one-day season, its gate
 // measured over a day, so a model can lose the gate within a test.
-func hourlyGate(p *spec.Pool) {
+func hourlyGate(p *poolspec.Pool) {
 	p.Forecast = control.Settings{Step: time.Hour, RefitEvery: time.Hour, Horizon: 3 * time.Hour, History: 10 * 24 * time.Hour,
 		Periods: []time.Duration{24 * time.Hour}}
 	p.Gating.Window = 24 * time.Hour

@@ -17,9 +17,9 @@ import (
 
 	"github.com/prewarm/prewarm/internal/authguard"
 	"github.com/prewarm/prewarm/internal/buildinfo"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/service/ui"
-	"github.com/prewarm/prewarm/spec"
 )
 
 // EnvAPIToken is the environment variable holding the bearer token of the
@@ -256,7 +256,7 @@ const maxModeBodyBytes = 4096
 
 // modeRequest is the body of POST /api/v1/pools/NAME/mode.
 type modeRequest struct {
-	Mode spec.Mode `json:"mode"`
+	Mode poolspec.Mode `json:"mode"`
 }
 
 // modeHandler serves POST /api/v1/pools/NAME/mode behind the bearer token,
@@ -280,7 +280,7 @@ func (s *Service) modeHandler(token string) http.Handler {
 			return
 		}
 		if !req.Mode.Valid() {
-			s.writeError(w, http.StatusBadRequest, fmt.Errorf("mode %q: want one of %v", req.Mode, spec.Modes))
+			s.writeError(w, http.StatusBadRequest, fmt.Errorf("mode %q: want one of %v", req.Mode, poolspec.Modes))
 			return
 		}
 		st, err := s.SetMode(r.PathValue("name"), req.Mode, "api "+r.RemoteAddr)

@@ -14,7 +14,7 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
 	"github.com/prewarm/prewarm/actuator/kubescale"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/remote"
@@ -103,15 +103,15 @@ func isolationRig(t *testing.T, stuck *actuatortest.Fake) (*Service, *actuatorte
 		t.Fatal(err)
 	}
 	hungAPI := hungListener(t)
-	file := spec.DefaultFile()
+	file := poolspec.DefaultFile()
 	file.Interval = time.Second
 	names := []string{"hung", "kube", "fine"}
 	if stuck != nil {
 		names = append(names, "stuck")
 	}
 	for _, name := range names {
-		file.Pools = append(file.Pools, testSpec(name, func(p *spec.Pool) {
-			p.Demand = spec.SeriesRef{Measurement: name + "_rps", Match: map[string]string{"pool": "x"}}
+		file.Pools = append(file.Pools, testSpec(name, func(p *poolspec.Pool) {
+			p.Demand = poolspec.SeriesRef{Measurement: name + "_rps", Match: map[string]string{"pool": "x"}}
 			p.Windows = "daily 00:00-24:00 at least 3"
 			if name == "kube" {
 				p.Backend, p.Options = kubescale.Name, map[string]string{"api_server": hungAPI, "namespace": "ns", "workload": "w", "token_file": ""}
@@ -211,11 +211,11 @@ func TestStuckBackendIsSkipped(t *testing.T) {
 func TestStopFinishesDecisionsInFlight(t *testing.T) {
 	gate := make(chan struct{})
 	fake := actuatortest.New("fake")
-	file := spec.DefaultFile()
+	file := poolspec.DefaultFile()
 	file.Workers = 2
 	for _, name := range []string{"a", "b", "c", "d"} {
 		fake.AddPool(name, 1, 0, 0)
-		file.Pools = append(file.Pools, testSpec(name, func(p *spec.Pool) { p.Windows = "daily 00:00-24:00 at least 3" }))
+		file.Pools = append(file.Pools, testSpec(name, func(p *poolspec.Pool) { p.Windows = "daily 00:00-24:00 at least 3" }))
 	}
 	var calls sync.WaitGroup
 	calls.Add(2)
@@ -266,11 +266,11 @@ func TestStopFinishesDecisionsInFlight(t *testing.T) {
 // other pools decide.
 func TestPanicInOnePoolIsAnInternalErrorOfThatPool(t *testing.T) {
 	fake := actuatortest.New("fake")
-	file := spec.DefaultFile()
+	file := poolspec.DefaultFile()
 	for _, name := range []string{"broken", "fine"} {
 		fake.AddPool(name, 1, 0, 0)
-		file.Pools = append(file.Pools, testSpec(name, func(p *spec.Pool) {
-			p.Mode = spec.ModeActive
+		file.Pools = append(file.Pools, testSpec(name, func(p *poolspec.Pool) {
+			p.Mode = poolspec.ModeActive
 			p.Windows = "daily 00:00-24:00 at least 3"
 		}))
 	}

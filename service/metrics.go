@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/prewarm/prewarm/planner"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/tune"
 )
 
@@ -145,11 +145,11 @@ func (m *Metrics) tuning(pool string, ch tune.Choice) {
 	}
 }
 
-func (m *Metrics) mode(pool string, mode spec.Mode) {
+func (m *Metrics) mode(pool string, mode poolspec.Mode) {
 	if m == nil {
 		return
 	}
-	for _, md := range spec.Modes {
+	for _, md := range poolspec.Modes {
 		v := 0.0
 		if md == mode {
 			v = 1

@@ -14,15 +14,15 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/internal/authguard"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service/state"
-	"github.com/prewarm/prewarm/spec"
 )
 
 // floor30 is a pool with a schedule floor: 1 replica, min 1, max 40, max_step 4,
 // min_interval 10m, a floor of 30 all day.
-func floor30(mode spec.Mode) func(*spec.Pool) {
-	return func(p *spec.Pool) {
+func floor30(mode poolspec.Mode) func(*poolspec.Pool) {
+	return func(p *poolspec.Pool) {
 		p.Mode, p.Fleet.MinInstances, p.Fleet.MaxInstances, p.Fleet.MaxStep, p.Fleet.MinInterval = mode, 1, 40, 4, 10*time.Minute
 		p.Windows = "daily 00:00-24:00 at least 30"
 	}
@@ -38,18 +38,18 @@ func (r *rig) tickWithDemand(t *testing.T, rps float64) {
 
 func TestModes(t *testing.T) {
 	tests := []struct {
-		mode        spec.Mode
+		mode        poolspec.Mode
 		preview     bool
 		wantChanges int
 		wantStatus  decided
 	}{
-		{spec.ModeActive, false, 1, decided{30, 5, "max_step", OutcomeLimited}},
+		{poolspec.ModeActive, false, 1, decided{30, 5, "max_step", OutcomeLimited}},
 		// It reads the real fleet (1), computes the 30 and the first step
 		// the limits allow, and applies nothing.
-		{spec.ModeForecastOnly, false, 0, decided{30, 5, "max_step", OutcomeNotApplied}},
-		{spec.ModePaused, false, 0, decided{1, 1, "", OutcomeNotApplied}},
+		{poolspec.ModeForecastOnly, false, 0, decided{30, 5, "max_step", OutcomeNotApplied}},
+		{poolspec.ModePaused, false, 0, decided{1, 1, "", OutcomeNotApplied}},
 		// serve --once without --apply: even an active pool applies nothing.
-		{spec.ModeActive, true, 0, decided{30, 5, "max_step", OutcomeNotApplied}},
+		{poolspec.ModeActive, true, 0, decided{30, 5, "max_step", OutcomeNotApplied}},
 	}
 	for _, tt := range tests {
 		name := string(tt.mode)
@@ -70,7 +70,7 @@ func TestModes(t *testing.T) {
 			if got != tt.wantStatus || st.Mode != tt.mode || st.Current != 1 || !st.CurrentKnown {
 				t.Errorf("status %+v, want %+v in mode %s at 1 current", st, tt.wantStatus, tt.mode)
 			}
-			if tt.mode == spec.ModePaused && !strings.HasPrefix(st.Reason, "paused: holding 1") {
+			if tt.mode == poolspec.ModePaused && !strings.HasPrefix(st.Reason, "paused: holding 1") {
 				t.Errorf("reason %q, want the hold said", st.Reason)
 			}
 		})
@@ -80,7 +80,7 @@ func TestModes(t *testing.T) {
 // The pool's status as JSON: snake_case keys with the wished and the
 // applied capacity, for the status page.
 func TestStatusJSON(t *testing.T) {
-	r := newRig(t, 1, floor30(spec.ModeActive))
+	r := newRig(t, 1, floor30(poolspec.ModeActive))
 	r.tickWithDemand(t, 5)
 	b, err := json.Marshal(r.svc.Status()[0])
 	if err != nil {
@@ -113,7 +113,7 @@ func TestRestartKeepsTheMemory(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		d.State = st
 	}
-	r := newRigWith(t, 1, floor30(spec.ModeActive), withState)
+	r := newRigWith(t, 1, floor30(poolspec.ModeActive), withState)
 	r.writeDemand(t, r.clock.Now().Add(-3*24*time.Hour), r.clock.Now(), daily)
 	r.tickWithDemand(t, 5)
 	before := r.svc.Status()[0]
@@ -124,7 +124,7 @@ func TestRestartKeepsTheMemory(t *testing.T) {
 
 	// The process dies; another starts a minute later on the same file
 	// and back-end (at 5 replicas now).
-	r2 := newRigWith(t, 5, floor30(spec.ModeActive), withState)
+	r2 := newRigWith(t, 5, floor30(poolspec.ModeActive), withState)
 	r2.clock.Advance(time.Minute)
 	r2.db = r.db
 	r2.store.Querier = r.db
@@ -150,7 +150,7 @@ func TestModeAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	r := newRigWith(t, 1, floor30(spec.ModeForecastOnly), func(d *Deps) { d.State = st; d.Redactor = nil })
+	r := newRigWith(t, 1, floor30(poolspec.ModeForecastOnly), func(d *Deps) { d.State = st; d.Redactor = nil })
 	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{APIToken: "s3cret-token"}))
 	defer srv.Close()
 	post := func(path, token, body string) (int, string) {
@@ -224,14 +224,14 @@ func TestModeOverrideAcrossRestarts(t *testing.T) {
 		return st
 	}
 	st := open()
-	r := newRigWith(t, 1, floor30(spec.ModeForecastOnly), func(d *Deps) { d.State = st })
-	if _, err := r.svc.SetMode(testPool, spec.ModePaused, "test"); err != nil {
+	r := newRigWith(t, 1, floor30(poolspec.ModeForecastOnly), func(d *Deps) { d.State = st })
+	if _, err := r.svc.SetMode(testPool, poolspec.ModePaused, "test"); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
 	for _, tt := range []struct {
-		fileMode, want spec.Mode
-	}{{spec.ModeForecastOnly, spec.ModePaused}, {spec.ModeActive, spec.ModeActive}} {
+		fileMode, want poolspec.Mode
+	}{{poolspec.ModeForecastOnly, poolspec.ModePaused}, {poolspec.ModeActive, poolspec.ModeActive}} {
 		st := open()
 		r := newRigWith(t, 1, floor30(tt.fileMode), func(d *Deps) { d.State = st })
 		if got := r.svc.Status()[0]; got.Mode != tt.want {
@@ -251,7 +251,7 @@ type decided struct {
 // status nor the API: both go through the service's redactor.
 func TestSecretsAreMaskedInStatusAndAPI(t *testing.T) {
 	const secret = "AKLT-very-secret-key-0123456789"
-	r := newRigWith(t, 1, floor30(spec.ModeActive), func(d *Deps) { d.Redactor = redact.New(secret) })
+	r := newRigWith(t, 1, floor30(poolspec.ModeActive), func(d *Deps) { d.Redactor = redact.New(secret) })
 	r.fake.OnScale = func(string, int, int) error {
 		return fmt.Errorf("proxy said: bad signature for key %s: %w", secret, actuator.ErrRejected)
 	}
@@ -275,7 +275,7 @@ func TestSecretsAreMaskedInStatusAndAPI(t *testing.T) {
 // are: past the per-address burst they get 429 with Retry-After, while
 // the right token, from the same address, still changes the mode.
 func TestModeAPIWrongTokensAreLimited(t *testing.T) {
-	r := newRig(t, 1, floor30(spec.ModeForecastOnly))
+	r := newRig(t, 1, floor30(poolspec.ModeForecastOnly))
 	h := r.svc.Handler(HTTPOptions{APIToken: "s3cret-token"})
 	post := func(auth string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/api/v1/pools/gpu/mode", strings.NewReader(`{"mode":"paused"}`))

@@ -13,9 +13,9 @@ import (
 	"github.com/prewarm/prewarm/actuator/actuatortest"
 	"github.com/prewarm/prewarm/actuator/dryrun"
 	"github.com/prewarm/prewarm/internal/chromium"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/service/ui/uitest"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 )
@@ -43,10 +43,10 @@ func TestStatusPageInChromium(t *testing.T) {
 	clock := actuatortest.NewClock(time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC))
 	pools := []struct {
 		name  string
-		mode  spec.Mode
+		mode  poolspec.Mode
 		scale float64
-	}{{"sd-xl", spec.ModeActive, 1}, {"llm-chat", spec.ModeForecastOnly, 0.6}, {"batch-embed", spec.ModePaused, 0.3}, {"broken", spec.ModeActive, 0.5}}
-	cfg := spec.DefaultFile()
+	}{{"sd-xl", poolspec.ModeActive, 1}, {"llm-chat", poolspec.ModeForecastOnly, 0.6}, {"batch-embed", poolspec.ModePaused, 0.3}, {"broken", poolspec.ModeActive, 0.5}}
+	cfg := poolspec.DefaultFile()
 	fake := actuatortest.New("fake")
 	write := func(from, to time.Time) {
 		var pts []store.Point
@@ -60,7 +60,7 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 	}
 	for _, p := range pools {
-		cfg.Pools = append(cfg.Pools, testSpec(p.name, func(ps *spec.Pool) { ps.Mode, ps.Fleet.MaxStep = p.mode, 4 }))
+		cfg.Pools = append(cfg.Pools, testSpec(p.name, func(ps *poolspec.Pool) { ps.Mode, ps.Fleet.MaxStep = p.mode, 4 }))
 		fake.AddPool(p.name, 3, 1, 50)
 	}
 	write(clock.Now().Add(-15*24*time.Hour), clock.Now())
@@ -143,8 +143,8 @@ func TestDryRunForecastOnlyPoolAtColdStart(t *testing.T) {
 		}
 	}
 	write(clock.Now().Add(-14*24*time.Hour), clock.Now(), func(ts time.Time) float64 { return daily(ts) / 3 })
-	cfg := spec.DefaultFile()
-	cfg.Pools = append(cfg.Pools, testSpec("api", func(p *spec.Pool) { p.Mode, p.Backend = spec.ModeForecastOnly, dryrun.Name }))
+	cfg := poolspec.DefaultFile()
+	cfg.Pools = append(cfg.Pools, testSpec("api", func(p *poolspec.Pool) { p.Mode, p.Backend = poolspec.ModeForecastOnly, dryrun.Name }))
 	svc, err := New(context.Background(), &cfg, Deps{Store: db, Now: clock.Now, Logger: quietLogger(),
 		Backend: func(ctx context.Context, pc actuator.PoolConfig) (actuator.Actuator, error) {
 			return dryrun.Factory(quietLogger())(ctx, pc, actuator.OptionValues{})

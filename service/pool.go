@@ -9,15 +9,15 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service/state"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/tune"
 )
 
 // pool is one pool's live state. The decision goroutine owns tuner, act,
 // nextRefit and saved; the fields marked s.mu are shared with the API.
 type pool struct {
-	spec spec.Pool
+	spec poolspec.Pool
 	plan planner.Config
 	// tuner replays the pool's candidate policies and picks one (its
 	// live controller: ctl).
@@ -37,7 +37,7 @@ type pool struct {
 	decisions       decisionLog    // the history recorded in the state file
 
 	// Guarded by s.mu.
-	mode      spec.Mode
+	mode      poolspec.Mode
 	override  *state.ModeOverride // the API's mode, nil: the file's
 	busySince time.Time           // a decision in flight started at its tick's now
 	pending   *pool               // a reloaded configuration, taken at the next decision
@@ -65,7 +65,7 @@ func (a controllerMark) reactiveEqual(b controllerMark) bool {
 
 // newController builds a pool's planner configuration and its tuner
 // around the live controller.
-func (s *Service) newController(ps spec.Pool) (planner.Config, *tune.Tuner, error) {
+func (s *Service) newController(ps poolspec.Pool) (planner.Config, *tune.Tuner, error) {
 	plan, err := ps.Planner()
 	if err != nil {
 		return plan, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
@@ -84,7 +84,7 @@ func (s *Service) newController(ps spec.Pool) (planner.Config, *tune.Tuner, erro
 }
 
 // newPool builds a pool's planner, controller and back-end.
-func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
+func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) {
 	plan, tuner, err := s.newController(ps)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (s *Service) newPool(ctx context.Context, ps spec.Pool) (*pool, error) {
 
 // newSafe builds the pool's back-end wrapped in actuator.Safe, persisting
 // its memory to the state file before every change.
-func (s *Service) newSafe(ctx context.Context, ps spec.Pool) (*actuator.Safe, error) {
+func (s *Service) newSafe(ctx context.Context, ps poolspec.Pool) (*actuator.Safe, error) {
 	cfg := ps.Actuator()
 	inner, err := s.deps.Backend(ctx, cfg)
 	if err != nil {
@@ -121,7 +121,7 @@ func (s *Service) newSafe(ctx context.Context, ps spec.Pool) (*actuator.Safe, er
 
 // rebuild prepares a changed pool: a new controller (restored at the swap)
 // and, when the back-end or its limits changed, a new back-end.
-func (s *Service) rebuild(ctx context.Context, was, ps spec.Pool) (*pool, error) {
+func (s *Service) rebuild(ctx context.Context, was, ps poolspec.Pool) (*pool, error) {
 	plan, tuner, err := s.newController(ps)
 	if err != nil {
 		return nil, err
@@ -209,8 +209,8 @@ func (s *Service) restore(p *pool) {
 			s.applyRefitStatus(p, time.Time{})
 		}
 	}
-	if o := saved.Mode; o != nil && o.ConfigMode == string(p.spec.Mode) && spec.Mode(o.Mode).Valid() {
-		p.setMode(spec.Mode(o.Mode), o)
+	if o := saved.Mode; o != nil && o.ConfigMode == string(p.spec.Mode) && poolspec.Mode(o.Mode).Valid() {
+		p.setMode(poolspec.Mode(o.Mode), o)
 	}
 	s.deps.Metrics.mode(name, p.mode)
 	next := "at the first decision"
@@ -231,11 +231,11 @@ func markOf(st tune.State) controllerMark {
 }
 
 // configMode is the mode the configuration file gives the pool.
-func (p *pool) configMode() spec.Mode { return p.spec.Mode }
+func (p *pool) configMode() poolspec.Mode { return p.spec.Mode }
 
 // setMode puts mode in force; o is the API's override (nil: the file's).
 // s.mu held (or the pool not yet shared).
-func (p *pool) setMode(mode spec.Mode, o *state.ModeOverride) {
+func (p *pool) setMode(mode poolspec.Mode, o *state.ModeOverride) {
 	p.mode, p.override = mode, o
 	p.status.Mode, p.status.ModeSource, p.status.ModeSetAt = mode, "config", time.Time{}
 	if o != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -16,15 +16,19 @@ import (
 // its next decision, keeping its memory: min_interval still counts from
 // the change made before the reload.
 func TestReload(t *testing.T) {
-	r := newRig(t, 1, floor30(spec.ModeActive))
+	r := newRig(t, 1, floor30(poolspec.ModeActive))
 	r.fake.AddPool("new", 2, 0, 0)
 	r.tickWithDemand(t, 5)
 	if got := r.fake.Pool(testPool).Desired; got != 5 {
 		t.Fatalf("before the reload: %d, want 5", got)
 	}
-	file := spec.DefaultFile()
-	file.Pools = []spec.Pool{
-		testSpec(testPool, func(p *spec.Pool) { floor30(spec.ModeActive)(p); p.Fleet.MaxStep = 10; p.Fleet.MaxInstances = 45 }),
+	file := poolspec.DefaultFile()
+	file.Pools = []poolspec.Pool{
+		testSpec(testPool, func(p *poolspec.Pool) {
+			floor30(poolspec.ModeActive)(p)
+			p.Fleet.MaxStep = 10
+			p.Fleet.MaxInstances = 45
+		}),
 		testSpec("new", nil),
 	}
 	if err := r.svc.Reload(context.Background(), &file); err != nil {
@@ -55,16 +59,16 @@ func TestReload(t *testing.T) {
 
 // A reload whose pool cannot be built changes nothing.
 func TestReloadRefusesWhatCannotBeBuilt(t *testing.T) {
-	r := newRig(t, 1, floor30(spec.ModeActive))
+	r := newRig(t, 1, floor30(poolspec.ModeActive))
 	r.svc.deps.Backend = func(_ context.Context, pc actuator.PoolConfig) (actuator.Actuator, error) {
 		if pc.Name == "broken" {
 			return nil, errors.New("options.region: required")
 		}
 		return r.fake, nil
 	}
-	file := spec.DefaultFile()
+	file := poolspec.DefaultFile()
 	file.Interval = 5 * time.Minute
-	file.Pools = []spec.Pool{testSpec(testPool, nil), testSpec("broken", nil)}
+	file.Pools = []poolspec.Pool{testSpec(testPool, nil), testSpec("broken", nil)}
 	err := r.svc.Reload(context.Background(), &file)
 	if err == nil || !strings.Contains(err.Error(), `pool "broken": options.region: required`) {
 		t.Fatalf("Reload = %v", err)
@@ -103,8 +107,8 @@ func TestReloadRefitsEveryPool(t *testing.T) {
 	if got := tick(step + time.Minute); !got.Equal(first) {
 		t.Fatalf("setup: refit again at %s a step later, want the next refit hours ahead", got)
 	}
-	file := spec.DefaultFile()
-	file.Pools = []spec.Pool{testSpec(testPool, nil)}
+	file := poolspec.DefaultFile()
+	file.Pools = []poolspec.Pool{testSpec(testPool, nil)}
 	if err := r.svc.Reload(t.Context(), &file); err != nil {
 		t.Fatal(err)
 	}

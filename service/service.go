@@ -12,9 +12,9 @@ import (
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service/state"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 )
 
@@ -60,14 +60,14 @@ type Service struct {
 	tickMu sync.Mutex // one tick or reload at a time
 
 	mu     sync.Mutex // guards what follows and every pool's status
-	file   *spec.File
+	file   *poolspec.File
 	pools  []*pool
 	lastOK time.Time // the last tick in which every pool decided
 }
 
-// New builds the service over a checked configuration (spec.Parse), building
+// New builds the service over a checked configuration (poolspec.Parse), building
 // each pool's back-end and restoring what deps.State remembers of it.
-func New(ctx context.Context, file *spec.File, deps Deps) (*Service, error) {
+func New(ctx context.Context, file *poolspec.File, deps Deps) (*Service, error) {
 	if deps.Store == nil {
 		return nil, errors.New("service: no store")
 	}
@@ -293,7 +293,7 @@ func (s *Service) fail(p *pool, now time.Time, err error) {
 }
 
 // Reload replaces the configuration with file (already checked by
-// spec.Parse) without a restart: new pools are built, removed pools are
+// poolspec.Parse) without a restart: new pools are built, removed pools are
 // dropped, and a changed pool keeps its memory (the controller's, when its
 // forecast grid allows, and the actuator's), taking the new settings at
 // its next decision. When a new or changed pool cannot be built (a
@@ -301,7 +301,7 @@ func (s *Service) fail(p *pool, now time.Time, err error) {
 // says why. Every pool refits at its next decision, so that history
 // written to the store since (an import) is used at once. The listen
 // address, audit log and state file take effect only at a restart.
-func (s *Service) Reload(ctx context.Context, file *spec.File) error {
+func (s *Service) Reload(ctx context.Context, file *poolspec.File) error {
 	if err := file.Validate(nil); err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func (s *Service) Reload(ctx context.Context, file *spec.File) error {
 	defer s.tickMu.Unlock()
 	s.mu.Lock()
 	old := map[string]*pool{}
-	specs := map[*pool]spec.Pool{}
+	specs := map[*pool]poolspec.Pool{}
 	for _, p := range s.pools {
 		old[p.spec.Name], specs[p] = p, p.spec
 	}
@@ -383,9 +383,9 @@ var ErrUnknownPool = errors.New("no such pool")
 // recording it in the state file first, so that it survives restarts while
 // the configuration still says what it said. by names who set it, for the
 // log and the status.
-func (s *Service) SetMode(name string, mode spec.Mode, by string) (PoolStatus, error) {
+func (s *Service) SetMode(name string, mode poolspec.Mode, by string) (PoolStatus, error) {
 	if !mode.Valid() {
-		return PoolStatus{}, fmt.Errorf("mode %q: want one of %v", mode, spec.Modes)
+		return PoolStatus{}, fmt.Errorf("mode %q: want one of %v", mode, poolspec.Modes)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

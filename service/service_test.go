@@ -18,8 +18,8 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service/state"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 )
@@ -37,10 +37,10 @@ type rig struct {
 const testPool = "gpu"
 
 // testSpec is the rig's pool: active, 1 to 50 instances of 10 req/s.
-func testSpec(name string, mutate func(*spec.Pool)) spec.Pool {
-	p := spec.DefaultPool()
-	p.Name, p.Backend, p.Mode, p.Fleet.MinInstances, p.Fleet.MaxInstances = name, "fake", spec.ModeActive, 1, 50
-	p.Demand = spec.SeriesRef{Measurement: "requests_rps", Match: map[string]string{"pool": name}}
+func testSpec(name string, mutate func(*poolspec.Pool)) poolspec.Pool {
+	p := poolspec.DefaultPool()
+	p.Name, p.Backend, p.Mode, p.Fleet.MinInstances, p.Fleet.MaxInstances = name, "fake", poolspec.ModeActive, 1, 50
+	p.Demand = poolspec.SeriesRef{Measurement: "requests_rps", Match: map[string]string{"pool": name}}
 	p.Fleet.RPSPerInstance, p.Fleet.BootDelay = 10, 10*time.Minute
 	if mutate != nil {
 		mutate(&p)
@@ -53,12 +53,12 @@ func fakeBackend(fake *actuatortest.Fake) func(context.Context, actuator.PoolCon
 	return func(context.Context, actuator.PoolConfig) (actuator.Actuator, error) { return fake, nil }
 }
 
-func newRig(t *testing.T, initial int, mutate func(*spec.Pool)) *rig {
+func newRig(t *testing.T, initial int, mutate func(*poolspec.Pool)) *rig {
 	t.Helper()
 	return newRigWith(t, initial, mutate, func(*Deps) {})
 }
 
-func newRigWith(t *testing.T, initial int, mutate func(*spec.Pool), deps func(*Deps)) *rig {
+func newRigWith(t *testing.T, initial int, mutate func(*poolspec.Pool), deps func(*Deps)) *rig {
 	t.Helper()
 	db, err := embedded.Open(filepath.Join(t.TempDir(), "test.db"), embedded.Options{NoSync: true})
 	if err != nil {
@@ -66,8 +66,8 @@ func newRigWith(t *testing.T, initial int, mutate func(*spec.Pool), deps func(*D
 	}
 	t.Cleanup(func() { db.Close() })
 	clock := actuatortest.NewClock(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
-	cfg := spec.DefaultFile()
-	cfg.Pools = []spec.Pool{testSpec(testPool, mutate)}
+	cfg := poolspec.DefaultFile()
+	cfg.Pools = []poolspec.Pool{testSpec(testPool, mutate)}
 	fake := actuatortest.New("fake").AddPool(testPool, initial, 1, 50)
 	reg := prometheus.NewRegistry()
 	m, err := NewMetrics(reg)
@@ -347,11 +347,11 @@ func TestFailingPoolDoesNotStopOthers(t *testing.T) {
 	if err := db.Write(context.Background(), pts); err != nil {
 		t.Fatal(err)
 	}
-	cfg := spec.DefaultFile()
+	cfg := poolspec.DefaultFile()
 	fake := actuatortest.New("fake").AddPool("broken", 3, 1, 50).AddPool("fine", 3, 1, 50)
 	for _, name := range []string{"broken", "fine"} {
-		cfg.Pools = append(cfg.Pools, testSpec(name, func(p *spec.Pool) {
-			p.Demand = spec.SeriesRef{Measurement: name + "_rps", Match: map[string]string{"pool": "x"}}
+		cfg.Pools = append(cfg.Pools, testSpec(name, func(p *poolspec.Pool) {
+			p.Demand = poolspec.SeriesRef{Measurement: name + "_rps", Match: map[string]string{"pool": "x"}}
 		}))
 	}
 	flaky := &flakyStore{Querier: db}
@@ -390,9 +390,9 @@ func TestObserve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t, 2, func(pc *spec.Pool) {
-				pc.Utilisation = &spec.SeriesRef{Measurement: "gpu_util", Match: map[string]string{"pool": testPool}}
-				pc.Queue = &spec.SeriesRef{Measurement: "queue", Match: map[string]string{"pool": testPool}, Aggregate: store.Last}
+			r := newRig(t, 2, func(pc *poolspec.Pool) {
+				pc.Utilisation = &poolspec.SeriesRef{Measurement: "gpu_util", Match: map[string]string{"pool": testPool}}
+				pc.Queue = &poolspec.SeriesRef{Measurement: "queue", Match: map[string]string{"pool": testPool}, Aggregate: store.Last}
 			})
 			at := r.clock.Now().Add(-30 * time.Second)
 			pts := []store.Point{
@@ -473,7 +473,7 @@ func TestActuatorRefusals(t *testing.T) {
 	t.Run("rate limited", func(t *testing.T) {
 		// Floors of 5 from 00:00 and 9 from 00:03 (boot 1m): the second
 		// change falls within min_interval.
-		r := newRig(t, 2, func(pc *spec.Pool) {
+		r := newRig(t, 2, func(pc *poolspec.Pool) {
 			pc.Fleet.MinInterval, pc.Fleet.BootDelay = time.Hour, time.Minute
 			pc.Windows = "daily 00:00-00:03 at least 5\ndaily 00:03-01:00 at least 9"
 		})
@@ -492,7 +492,7 @@ func TestActuatorRefusals(t *testing.T) {
 		}
 	})
 	t.Run("breaker open", func(t *testing.T) {
-		r := newRig(t, 2, func(pc *spec.Pool) { pc.Windows = "daily 00:00-23:00 at least 6" })
+		r := newRig(t, 2, func(pc *poolspec.Pool) { pc.Windows = "daily 00:00-23:00 at least 6" })
 		r.fake.OnScale = func(string, int, int) error { return fmt.Errorf("provider down: %w", actuator.ErrTransient) }
 		var err error
 		for i := range 8 {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/planner"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/tune"
 )
 
@@ -33,9 +33,9 @@ type PoolStatus struct {
 	planner.Limits
 	// Mode is the mode in force: forecast-only, active or paused.
 	// ModeSource is "config" (the file) or "api" (set at ModeSetAt).
-	Mode       spec.Mode `json:"mode"`
-	ModeSource string    `json:"mode_source"`
-	ModeSetAt  time.Time `json:"mode_set_at,omitzero"`
+	Mode       poolspec.Mode `json:"mode"`
+	ModeSource string        `json:"mode_source"`
+	ModeSetAt  time.Time     `json:"mode_set_at,omitzero"`
 	// At is the time of the last decision.
 	At time.Time `json:"at"`
 	// DecidedIn is how long the last decision took.

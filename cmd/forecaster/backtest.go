@@ -13,7 +13,7 @@ import (
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/internal/progress"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/spf13/pflag"
 )
 
@@ -58,7 +58,7 @@ var backtestOverrides = map[string]string{
 func (b *backtestFlags) register(fs *pflag.FlagSet) {
 	b.capacity.register(fs)
 	b.capacity.registerPool(fs)
-	def, pool := control.DefaultSettings(), spec.DefaultPool()
+	def, pool := control.DefaultSettings(), poolspec.DefaultPool()
 	fs.StringSliceVar(&b.policies, "policies", backtest.Policies(), "policies to compare")
 	fs.StringVar(&b.format, "format", "table", "output format: table or json")
 	fs.StringVar(&b.out, "out", "", "directory for capacity-<policy>.csv files and plots")

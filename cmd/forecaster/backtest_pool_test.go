@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/backtest"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 )
 
 // poolYAML is a pool whose every setting the backtest reads differs from
@@ -88,11 +88,11 @@ func backtestConfigOf(t *testing.T, args ...string) (backtest.Config, backtest.T
 
 // With --config/--pool the backtest runs the pool's planner configuration
 // (windows in its time zone), controller settings, actuator limits,
-// decision interval and demand fold: each as spec.Pool derives it for
+// decision interval and demand fold: each as poolspec.Pool derives it for
 // serve.
 func TestBacktestRunsThePoolSpec(t *testing.T) {
 	path := writePoolConfig(t)
-	file, err := spec.Load(path, backendOptions())
+	file, err := poolspec.Load(path, backendOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestBacktestPoolRefusesOverrides(t *testing.T) {
 }
 
 // The plain flags start from a pool's defaults: every setting a pool
-// spec also sets is spec.DefaultPool's, but for the two the flags keep
+// spec also sets is poolspec.DefaultPool's, but for the two the flags keep
 // (flagSizing, flagMaxInstances), so --config F --pool P and the flags
 // differ only where a flag or the file says so.
 func TestBacktestFlagsDefaultToAPool(t *testing.T) {
@@ -219,12 +219,12 @@ func TestBacktestFlagsDefaultToAPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := spec.DefaultPool().Config
+	want := poolspec.DefaultPool().Config
 	want.Sizing, want.Fleet.MaxInstances, want.Fleet.RPSPerInstance = flagSizing, flagMaxInstances, 5
 	if got := bf.capacity.flagConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("the flags' defaults\n%+v\nwant a pool's\n%+v", got, want)
 	}
-	d := spec.DefaultPool()
+	d := poolspec.DefaultPool()
 	got := []any{bf.capacity.limits.MaxStep, bf.capacity.limits.MinInterval, bf.spotPrice}
 	if w := []any{d.Fleet.MaxStep, d.Fleet.MinInterval, d.Prices.SpotPerHour}; !reflect.DeepEqual(got, w) {
 		t.Errorf("--max-step, --min-interval, --spot-price = %v, want a pool's %v", got, w)

@@ -12,7 +12,7 @@ import (
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/planner"
-	"github.com/prewarm/prewarm/spec"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/spf13/pflag"
 )
 
@@ -57,8 +57,8 @@ type capacityFlags struct {
 	// fs is the flag set register added the flags to: which were given.
 	fs *pflag.FlagSet
 	// file and pool are the loaded configuration (loadPool), nil before.
-	file *spec.File
-	pool *spec.Pool
+	file *poolspec.File
+	pool *poolspec.Pool
 }
 
 // The ranges of the capacity flags a pool has no key for (and of the
@@ -112,11 +112,11 @@ const (
 )
 
 // registerFleet adds the fleet, SLO, sizing and plan flags. Their
-// defaults are a pool's (spec.DefaultPool), but for flagSizing and
+// defaults are a pool's (poolspec.DefaultPool), but for flagSizing and
 // flagMaxInstances.
 func (f *capacityFlags) registerFleet(fs *pflag.FlagSet) {
 	f.fs = fs
-	d := spec.DefaultPool()
+	d := poolspec.DefaultPool()
 	fs.Float64Var(&f.gpuRPS, "gpu-rps", 0, "requests/s one instance serves flat out, 1e-9 to 1e9 (each of its --slots takes slots/gpu-rps seconds a request)")
 	fs.IntVar(&f.peakInstances, "peak-instances", 0, fmt.Sprintf("instead of --gpu-rps: size instances so the demand's peak needs this many, 1 to %d (under --sizing, at --slo-target)", maxFleet))
 	fs.Float64Var(&f.targetUtil, "target-util", d.TargetUtilisation, "share of an instance's throughput the plan aims to use, in (0, 1]")
@@ -167,26 +167,26 @@ func (f *capacityFlags) fromPool() bool { return f.config != "" || f.poolName !=
 // calls return the same). extra maps the command's own flags that the pool
 // spec also sets to their YAML keys: giving one of them, or a capacity
 // flag the spec sets, is a usage error naming both.
-func (f *capacityFlags) loadPool(extra map[string]string) (*spec.File, spec.Pool, error) {
+func (f *capacityFlags) loadPool(extra map[string]string) (*poolspec.File, poolspec.Pool, error) {
 	if f.pool != nil {
 		return f.file, *f.pool, nil
 	}
 	switch {
 	case f.config == "":
-		return nil, spec.Pool{}, usageErrorf("--pool %q needs --config FILE", f.poolName)
+		return nil, poolspec.Pool{}, usageErrorf("--pool %q needs --config FILE", f.poolName)
 	case f.poolName == "":
-		return nil, spec.Pool{}, usageErrorf("--config %s needs --pool NAME: the pool whose settings to run", f.config)
+		return nil, poolspec.Pool{}, usageErrorf("--config %s needs --pool NAME: the pool whose settings to run", f.config)
 	}
 	if err := f.poolOverrides(extra); err != nil {
-		return nil, spec.Pool{}, err
+		return nil, poolspec.Pool{}, err
 	}
 	file, err := loadConfig(f.config)
 	if err != nil {
-		return nil, spec.Pool{}, err
+		return nil, poolspec.Pool{}, err
 	}
 	p, err := file.Pool(f.poolName)
 	if err != nil {
-		return nil, spec.Pool{}, usageErrorf("--pool: %v in %s", err, f.config)
+		return nil, poolspec.Pool{}, usageErrorf("--pool: %v in %s", err, f.config)
 	}
 	f.file, f.pool = file, &p
 	return file, p, nil
@@ -341,9 +341,9 @@ func (f *capacityFlags) plannerConfig(tr backtest.Trace) (planner.Config, error)
 
 // flagConfig is the planner configuration as the flags give it, before
 // an instance's throughput is derived: a pool's defaults
-// (spec.DefaultPool) with each flag's value.
+// (poolspec.DefaultPool) with each flag's value.
 func (f *capacityFlags) flagConfig() planner.Config {
-	c := spec.DefaultPool().Config
+	c := poolspec.DefaultPool().Config
 	c.TargetUtilisation = f.targetUtil
 	c.Sizing = f.sizing
 	c.Fleet.RPSPerInstance = f.gpuRPS

@@ -14,8 +14,8 @@ import (
 	"github.com/prewarm/prewarm/actuator/dryrun"
 	"github.com/prewarm/prewarm/actuator/kubescale"
 	"github.com/prewarm/prewarm/actuator/volcengine"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/redact"
-	"github.com/prewarm/prewarm/spec"
 )
 
 // FuzzServeConfig parses any configuration file with the back-end table
@@ -47,9 +47,9 @@ func FuzzServeConfig(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		file, err := spec.Parse(raw, "fuzz.yaml", backendOptions())
+		file, err := poolspec.Parse(raw, "fuzz.yaml", backendOptions())
 		if err != nil {
-			var problems spec.Errors
+			var problems poolspec.Errors
 			if !errors.As(err, &problems) || len(problems) == 0 {
 				t.Fatalf("error %v is not a list of problems", err)
 			}

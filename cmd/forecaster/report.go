@@ -17,8 +17,8 @@ import (
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/internal/progress"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/report"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/influx"
 )
@@ -313,7 +313,7 @@ func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *cap
 // readDemand reads the pool's demand over the last span from the store, on
 // its forecast step, each step the busiest value (as serve's refits read
 // it), the tag sets summed.
-func (f *reportFlags) readDemand(ctx context.Context, pool spec.Pool, span time.Duration) (backtest.Trace, error) {
+func (f *reportFlags) readDemand(ctx context.Context, pool poolspec.Pool, span time.Duration) (backtest.Trace, error) {
 	f.influx.Token = os.Getenv("INFLUX_TOKEN")
 	db, err := openStore(ctx, f.storeSpec(), f.influx)
 	if err != nil {

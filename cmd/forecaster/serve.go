@@ -28,10 +28,10 @@ import (
 	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/internal/httpserve"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/redact"
 	"github.com/prewarm/prewarm/service"
 	"github.com/prewarm/prewarm/service/state"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/influx"
@@ -96,9 +96,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // backendOptions are the back-ends this binary ships and the pool options
 // each declares: the table the pool spec checks `options:` against
-// (spec.Load(path, backendOptions())) and the registry registers.
-func backendOptions() spec.Backends {
-	return spec.Backends{
+// (poolspec.Load(path, backendOptions())) and the registry registers.
+func backendOptions() poolspec.Backends {
+	return poolspec.Backends{
 		dryrun.Name:     dryrun.PoolOptions,
 		simulated.Name:  simulated.PoolOptions,
 		keda.Name:       keda.PoolOptions,
@@ -108,9 +108,9 @@ func backendOptions() spec.Backends {
 }
 
 // loadConfig reads the configuration; its problems exit 2.
-func loadConfig(path string) (*spec.File, error) {
-	file, err := spec.Load(path, backendOptions())
-	var problems spec.Errors
+func loadConfig(path string) (*poolspec.File, error) {
+	file, err := poolspec.Load(path, backendOptions())
+	var problems poolspec.Errors
 	if errors.As(err, &problems) {
 		return nil, &exitError{code: 2, err: fmt.Errorf("invalid configuration:\n%w", err)}
 	}
@@ -241,11 +241,11 @@ func reloadOnHUP(ctx context.Context, path string, svc *service.Service, log *sl
 				return
 			case <-hup:
 			}
-			file, err := spec.Load(path, backendOptions())
+			file, err := poolspec.Load(path, backendOptions())
 			if err == nil {
 				err = svc.Reload(ctx, file)
 			}
-			var problems spec.Errors
+			var problems poolspec.Errors
 			switch {
 			case errors.As(err, &problems):
 				for _, p := range problems {
@@ -320,7 +320,7 @@ func readToken(env, file, flag string) (string, error) {
 
 // addVolcengineKeys adds the keys of the volcengine pools' credentials
 // files to the redactor (the environment's are there already).
-func addVolcengineKeys(r *redact.Redactor, file *spec.File) {
+func addVolcengineKeys(r *redact.Redactor, file *poolspec.File) {
 	for _, p := range file.Pools {
 		if p.Backend != volcengine.Name {
 			continue
@@ -343,7 +343,7 @@ type backends struct {
 
 // newBackends registers the back-ends and opens the audit log. Safe's logs
 // and audit lines go through redactor.
-func newBackends(file *spec.File, reg prometheus.Registerer, log *slog.Logger, redactor *redact.Redactor) (*backends, error) {
+func newBackends(file *poolspec.File, reg prometheus.Registerer, log *slog.Logger, redactor *redact.Redactor) (*backends, error) {
 	audit := io.Discard
 	closeAudit := func() {}
 	if file.AuditLog != "" {
@@ -395,7 +395,7 @@ func (b *backends) build(ctx context.Context, pool actuator.PoolConfig) (actuato
 // first volcengine pool's when there is one; volcengine pools also get the
 // membership check. Its pools are those at start: a reload does not
 // change them.
-func releaseHandler(file *spec.File, b *backends, token string, log *slog.Logger) (http.Handler, error) {
+func releaseHandler(file *poolspec.File, b *backends, token string, log *slog.Logger) (http.Handler, error) {
 	if token == "" {
 		log.Info("release hook disabled: no token", "hint", "set "+releasehook.EnvToken+" or --release-token-file")
 		return nil, nil
@@ -455,7 +455,7 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, loop func(conte
 // simulatedBootDelay is the boot time of the simulated fleet: the longest
 // boot_delay among the pools that use it (one fleet serves them all), or
 // the planner's default.
-func simulatedBootDelay(file *spec.File) time.Duration {
+func simulatedBootDelay(file *poolspec.File) time.Duration {
 	boot := time.Duration(0)
 	for _, p := range file.Pools {
 		if p.Backend == simulated.Name {

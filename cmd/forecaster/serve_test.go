@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/remote"
@@ -175,24 +175,24 @@ pools:
 }
 
 func TestSimulatedBootDelay(t *testing.T) {
-	pool := func(backend string, boot time.Duration) spec.Pool {
-		p := spec.DefaultPool()
+	pool := func(backend string, boot time.Duration) poolspec.Pool {
+		p := poolspec.DefaultPool()
 		p.Name, p.Backend, p.Fleet.MaxInstances, p.Fleet.RPSPerInstance, p.Fleet.BootDelay = backend+boot.String(), backend, 4, 1, boot
 		return p
 	}
 	tests := []struct {
 		name  string
-		pools []spec.Pool
+		pools []poolspec.Pool
 		want  time.Duration
 	}{
-		{"the simulated pool's boot delay", []spec.Pool{pool("simulated", 3*time.Minute)}, 3 * time.Minute},
-		{"the longest of several", []spec.Pool{pool("simulated", 3*time.Minute), pool("simulated", 7*time.Minute)}, 7 * time.Minute},
-		{"other back-ends do not count", []spec.Pool{pool("dryrun", 30*time.Minute), pool("simulated", 2*time.Minute)}, 2 * time.Minute},
-		{"default without a simulated pool", []spec.Pool{pool("dryrun", time.Minute)}, 10 * time.Minute},
+		{"the simulated pool's boot delay", []poolspec.Pool{pool("simulated", 3*time.Minute)}, 3 * time.Minute},
+		{"the longest of several", []poolspec.Pool{pool("simulated", 3*time.Minute), pool("simulated", 7*time.Minute)}, 7 * time.Minute},
+		{"other back-ends do not count", []poolspec.Pool{pool("dryrun", 30*time.Minute), pool("simulated", 2*time.Minute)}, 2 * time.Minute},
+		{"default without a simulated pool", []poolspec.Pool{pool("dryrun", time.Minute)}, 10 * time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := simulatedBootDelay(&spec.File{Pools: tt.pools}); got != tt.want {
+			if got := simulatedBootDelay(&poolspec.File{Pools: tt.pools}); got != tt.want {
 				t.Errorf("boot delay = %v, want %v", got, tt.want)
 			}
 		})

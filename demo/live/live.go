@@ -36,9 +36,9 @@ import (
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/internal/buildinfo"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service"
 	"github.com/prewarm/prewarm/service/state"
-	"github.com/prewarm/prewarm/spec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/open"
@@ -311,7 +311,7 @@ func writeDemand(ctx context.Context, db store.Writer, demand datasets.Series, f
 	tags := map[string]string{"pool": PoolName}
 	for i := from; i < to; i++ {
 		if v := demand.Values[i]; !math.IsNaN(v) {
-			points = append(points, store.Point{Measurement: spec.DefaultDemandMeasurement, Tags: tags, Value: v, Time: demand.Time(i)})
+			points = append(points, store.Point{Measurement: poolspec.DefaultDemandMeasurement, Tags: tags, Value: v, Time: demand.Time(i)})
 		}
 		if len(points) == batch || (i == to-1 && len(points) > 0) {
 			if err := db.Write(ctx, points); err != nil {
@@ -331,7 +331,7 @@ type rig struct {
 	fleet *simulated.Fleet
 	svc   *service.Service
 	reg   *prometheus.Registry
-	pool  spec.Pool
+	pool  poolspec.Pool
 	peak  float64
 	close func()
 	// from is the first replayed minute of the demand.
@@ -341,19 +341,19 @@ type rig struct {
 // poolSpec sizes the demo pool for the demand: one instance serves a
 // twentieth of the history's 99th percentile, and max leaves a fifth of
 // headroom over what that percentile needs at the target utilisation.
-func poolSpec(demand datasets.Series, history int, boot time.Duration) (spec.Pool, float64) {
+func poolSpec(demand datasets.Series, history int, boot time.Duration) (poolspec.Pool, float64) {
 	vals := slices.DeleteFunc(slices.Clone(demand.Values[:history]), func(v float64) bool { return math.IsNaN(v) })
 	slices.Sort(vals)
 	p99 := 1.0
 	if len(vals) > 0 {
 		p99 = max(vals[int(0.99*float64(len(vals)-1))], 1)
 	}
-	p := spec.DefaultPool()
-	p.Name, p.Backend, p.Mode = PoolName, simulated.Name, spec.ModeActive
+	p := poolspec.DefaultPool()
+	p.Name, p.Backend, p.Mode = PoolName, simulated.Name, poolspec.ModeActive
 	p.Fleet.RPSPerInstance = math.Ceil(p99 / 20)
 	p.Fleet.MinInstances, p.Fleet.MaxInstances, p.Fleet.MaxStep = 1, int(math.Ceil(1.2*p99/(p.Fleet.RPSPerInstance*p.TargetUtilisation))), 8
 	p.Fleet.BootDelay = boot
-	p.Demand = spec.SeriesRef{Measurement: spec.DefaultDemandMeasurement, Match: map[string]string{"pool": PoolName}}
+	p.Demand = poolspec.SeriesRef{Measurement: poolspec.DefaultDemandMeasurement, Match: map[string]string{"pool": PoolName}}
 	return p, p99
 }
 
@@ -361,9 +361,9 @@ func newRig(ctx context.Context, opts Options, dir string, db store.Store, deman
 	pool, p99 := poolSpec(demand, from, opts.BootDelay)
 	clk := newClock(demand.Time(from))
 	fleet := simulated.New(simulated.Options{Now: clk.Now, BootDelay: opts.BootDelay})
-	file := spec.DefaultFile()
+	file := poolspec.DefaultFile()
 	file.Interval = step
-	file.Pools = []spec.Pool{pool}
+	file.Pools = []poolspec.Pool{pool}
 	file.AuditLog = filepath.Join(dir, "audit.jsonl")
 
 	reg := prometheus.NewRegistry()
