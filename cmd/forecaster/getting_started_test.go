@@ -79,6 +79,18 @@ pools:
 		st, ok = poolStatus(addr)
 		return ok && !st.At.IsZero()
 	})
+	first := st
+	// The serve and the collector start together: the first decision may
+	// come before the collector has scraped twice (a rate needs two
+	// samples) and say so. The next one reads live demand.
+	waitFor(t, 30*time.Second, "a decision that reads live demand", func() bool {
+		var ok bool
+		st, ok = poolStatus(addr)
+		return ok && st.Error == ""
+	})
+	if first.Error != "" && !strings.Contains(first.Error, "is the collector writing it?") {
+		t.Errorf("first decision failed with %q, want no error or the collector's hint", first.Error)
+	}
 
 	// 5. The first decision follows the model, computes and applies nothing.
 	if st.Gate != planner.GateModel || st.Mode != "forecast-only" || st.Outcome != service.OutcomeNotApplied {
