@@ -25,6 +25,11 @@ type planJSON struct {
 	Schedule planner.Schedule `json:"schedule"`
 	Hours    []report.Hour    `json:"hours"`
 
+	// Currency is the prices' code; PlaceholderPrices is true while they
+	// are the defaults (examples, not anyone's bill).
+	Currency          string `json:"currency"`
+	PlaceholderPrices bool   `json:"placeholder_prices"`
+
 	ExpectedRequests float64 `json:"expected_requests"`
 	GPUHours         float64 `json:"gpu_hours"`
 	ExpectedGPUHours float64 `json:"expected_gpu_hours"`
@@ -122,7 +127,7 @@ func newPlanJSON(rep *report.Report) planJSON {
 		GPURPS: s.GPURPS, ForecastQuantile: rep.Demand.ForecastQuantile, BootDelay: time.Duration(s.BootDelay).String(),
 		ForecastStep: time.Duration(s.ForecastStep).String(), History: formatSpan(time.Duration(s.History)),
 		WarmUp: formatSpan(time.Duration(s.WarmUp)), Peak: p.Peak, Max: rep.Capacity.Max, SLOPeak: rep.Capacity.SLOPeak,
-		Risks: rep.Risks}
+		Currency: s.Prices.Currency, PlaceholderPrices: s.Prices.Placeholder, Risks: rep.Risks}
 }
 
 func writePlanTable(w io.Writer, r planJSON) error {
@@ -141,12 +146,20 @@ func writePlanTable(w io.Writer, r planJSON) error {
 	}
 	fmt.Fprintf(w, "\nexpected requests:  %.0f\n", r.ExpectedRequests)
 	fmt.Fprintf(w, "GPU-hours:          %.1f as planned, %.1f expected with demand across its band\n", r.GPUHours, r.ExpectedGPUHours)
-	fmt.Fprintf(w, "peak:               %d of max %d (the SLO at the 95%% band needs %d)\n", r.Peak, r.Max, r.SLOPeak)
-	fmt.Fprintf(w, "all on demand:      %.2f at %.2f/h (%.4f per 1,000 requests)\n", r.OnDemandCost, r.OnDemandPricePerH, r.CostPer1000)
+	fmt.Fprintf(w, "peak:               %s as planned (the SLO at the top of the 95%% band needs %d), max %d\n",
+		plural(r.Peak, "instance"), r.SLOPeak, r.Max)
+	money := func(v float64) string { return fmt.Sprintf("%.2f %s", v, r.Currency) }
+	if r.PlaceholderPrices {
+		money = func(v float64) string { return fmt.Sprintf("%.2f %s†", v, r.Currency) }
+	}
+	fmt.Fprintf(w, "all on demand:      %s at %s an hour (%s per 1,000 requests)\n", money(r.OnDemandCost), money(r.OnDemandPricePerH), money(r.CostPer1000))
 	fmt.Fprintf(w, "reserved baseline:  %d (needed %.0f%% of the hours; a reservation pays above %.0f%%; today %d)\n",
 		r.ReservedBaseline, 100*r.ReservedBusyShare, 100*r.BreakEvenShare, r.ReservedCurrent)
-	fmt.Fprintf(w, "with the baseline:  %.2f reserved at %.2f/h + %.2f burst (up to %d on spot) = %.2f (%.4f per 1,000 requests)\n",
-		r.ReservedCost, r.ReservedPricePerH, r.BurstCost, r.SpotLimit, r.BaselineCost, r.BaselineCostPer1000)
+	fmt.Fprintf(w, "with the baseline:  %s reserved at %s an hour + %s burst (up to %d on spot) = %s (%s per 1,000 requests)\n",
+		money(r.ReservedCost), money(r.ReservedPricePerH), money(r.BurstCost), r.SpotLimit, money(r.BaselineCost), money(r.BaselineCostPer1000))
+	if r.PlaceholderPrices {
+		fmt.Fprintln(w, "† at the placeholder prices: set prices.on_demand_per_hour, prices.reserved_per_hour and prices.spot_per_hour (or --price, --reserved-price, --spot-price)")
+	}
 	for _, risk := range r.Risks {
 		fmt.Fprintf(w, "%-20s%s\n", "risk ("+risk.Severity+"):", risk.Title)
 	}

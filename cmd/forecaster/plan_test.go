@@ -101,10 +101,16 @@ func TestPlanTableAndShortHistory(t *testing.T) {
 	}
 	for _, want := range []string{"Capacity plan for synthetic", "gate:     profile: stepped back to seasonal profile: history 1d < the 2d the model needs (2 seasons of 1d)",
 		"hour (UTC)", "desired", "need at mean", "reason", "GPU-hours:", "per 1,000 requests", "reserved baseline:",
-		"risk (high):        History too short to trust a forecast"} {
+		"risk (high):        History too short to trust a forecast", "USD† at 2.50 USD† an hour", "† at the placeholder prices"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+	// With prices set, the money carries its currency and no mark.
+	code, out, errOut = runForecaster("plan", "--synthetic-days", "1", "--step", "1h", "--gpu-rps", "20", "--horizon", "6h",
+		"--price", "3", "--reserved-price", "2", "--spot-price", "1.2")
+	if code != 0 || !strings.Contains(out, "USD at 3.00 USD an hour") || strings.Contains(out, "†") {
+		t.Errorf("with prices set: exit %d, want costs in USD without the placeholder mark:\n%s%s", code, out, errOut)
 	}
 }
 
