@@ -49,6 +49,11 @@ type CSVOptions struct {
 	// median, listing them in Report.Outliers, instead of refusing their
 	// rows (--allow-outliers).
 	AllowOutliers bool
+	// MaxRows and MaxBytes bound what one file may hold (0: MaxCSVRows and
+	// MaxCSVBytes); a larger file is refused as soon as the bound is
+	// passed, before it is all read, with the bound named.
+	MaxRows  int
+	MaxBytes int64
 }
 
 // DefaultIndexUnit is the duration of one index unit in a file indexed
@@ -56,6 +61,19 @@ type CSVOptions struct {
 // epoch + k·DefaultIndexUnit, so a caller turns a step's time back into its
 // index by dividing by this unit.
 const DefaultIndexUnit = time.Minute
+
+// MaxCSVRows and MaxCSVBytes are the most data rows and bytes a demand
+// file may hold by default: a year per minute (525,600 rows, about 16 MB)
+// nearly four times over. Each accepted row is kept until the series is
+// built (about 40 bytes), so the bounds keep a load within a few hundred
+// MB; a longer or finer export is resampled to a coarser step first.
+const (
+	MaxCSVRows  = 2_000_000
+	MaxCSVBytes = 128 << 20
+)
+
+// ErrTooLarge is returned for a file past MaxRows or MaxBytes.
+var ErrTooLarge = errors.New("file too large")
 
 // maxSparseSteps bounds the series length built from few rows: a series may
 // have more than this many steps only if at most 99% of them are gaps. It
@@ -84,7 +102,48 @@ func LoadCSVReport(path string, opts CSVOptions) (Series, Report, error) {
 		return Series{}, Report{File: path}, fmt.Errorf("load time series: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > opts.maxBytes() {
+		return Series{}, Report{File: path}, tooLarge(path, fmt.Sprintf("is %d MiB, above the limit of %d MiB", fi.Size()>>20, opts.maxBytes()>>20))
+	}
 	return ReadCSV(f, path, opts)
+}
+
+func (o CSVOptions) maxRows() int    { return cmp.Or(o.MaxRows, MaxCSVRows) }
+func (o CSVOptions) maxBytes() int64 { return cmp.Or(o.MaxBytes, MaxCSVBytes) }
+
+// tooLarge is the error for a file past a bound: what was passed, and
+// what to do.
+func tooLarge(name, what string) error {
+	return fmt.Errorf("%s: %w: it %s; resample it to a coarser step (one row a minute or fewer) and load that", name, ErrTooLarge, what)
+}
+
+// limitedReader fails a read past limit bytes with ErrTooLarge, so that a
+// pipe is bounded as a file is. The failure sticks: a reader above it that
+// drops one error (a peek) gets it again.
+type limitedReader struct {
+	r           io.Reader
+	read, limit int64
+	name        string
+	err         error
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	if l.read >= l.limit {
+		// One byte more tells a file of exactly limit bytes from a longer one.
+		var one [1]byte
+		if k, err := l.r.Read(one[:]); k == 0 {
+			l.err = cmp.Or(err, io.EOF)
+			return 0, l.err
+		}
+		l.err = tooLarge(l.name, fmt.Sprintf("holds more than the limit of %d MiB", l.limit>>20))
+		return 0, l.err
+	}
+	k, err := l.r.Read(p[:min(int64(len(p)), l.limit-l.read)])
+	l.read += int64(k)
+	return k, err
 }
 
 // ReadCSV reads a time-series CSV with a header line from r; name (usually
@@ -111,10 +170,12 @@ func ReadCSV(r io.Reader, name string, opts CSVOptions) (Series, Report, error) 
 		return Series{}, rep, fmt.Errorf("%s: --step %v must not be negative", name, opts.Step)
 	}
 
+	r = &limitedReader{r: r, limit: opts.maxBytes(), name: name}
 	rr, err := newRowReader(r, name, "timestamp,value", &rep)
 	if err != nil {
 		return Series{}, rep, err
 	}
+	rr.maxRows = opts.maxRows()
 	ti, vi, err := pickColumns(rr.header, opts)
 	if err != nil {
 		return Series{}, rep, fmt.Errorf("%s:1: %w", name, err)

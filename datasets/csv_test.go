@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -402,5 +403,54 @@ func TestReportListsThreeExamples(t *testing.T) {
 	r := Report{File: "f.csv", Duplicates: []Duplicate{{Line: 3, FirstLine: 2}, {Line: 5, FirstLine: 4}, {Line: 7, FirstLine: 6}, {Line: 9, FirstLine: 8}}}
 	if got, want := r.String(), "lines 3 (first 2) 5 (first 4) 7 (first 6), ..."; !strings.Contains(got, want) {
 		t.Errorf("report %q does not list %q", got, want)
+	}
+}
+
+// A file past the row or byte bound is refused with ErrTooLarge, naming
+// the bound, as soon as the bound is passed; one at the bound loads.
+func TestCSVBounds(t *testing.T) {
+	rows := func(n int, bad bool) string {
+		var b strings.Builder
+		b.WriteString("timestamp,value\n")
+		for i := range n {
+			v := fmt.Sprint(i % 7)
+			if bad {
+				v = "x"
+			}
+			fmt.Fprintf(&b, "%s,%s\n", time.Date(2026, 1, 1, 0, i, 0, 0, time.UTC).Format(time.RFC3339), v)
+		}
+		return b.String()
+	}
+	ten := rows(10, false)
+	tests := []struct {
+		name    string
+		data    string
+		opts    CSVOptions
+		wantErr string
+	}{
+		{"at the row bound", ten, CSVOptions{MaxRows: 10}, ""},
+		{"one row past it", rows(11, false), CSVOptions{MaxRows: 10}, "more than the limit of 10 data rows (line 12)"},
+		{"bad rows count too", rows(11, true), CSVOptions{MaxRows: 10, SkipBad: true}, "more than the limit of 10 data rows"},
+		{"at the byte bound", ten, CSVOptions{MaxBytes: int64(len(ten))}, ""},
+		{"one byte past it", ten, CSVOptions{MaxBytes: int64(len(ten) - 1)}, "holds more than the limit"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := ReadCSV(strings.NewReader(tc.data), "demand.csv", tc.opts)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("ReadCSV: %v, want the series", err)
+			case tc.wantErr != "" && (!errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("ReadCSV: %v, want ErrTooLarge saying %q", err, tc.wantErr)
+			}
+		})
+	}
+	// A file larger than the byte bound is refused from its size alone.
+	path := filepath.Join(t.TempDir(), "big.csv")
+	if err := os.WriteFile(path, []byte(ten), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadCSVReport(path, CSVOptions{MaxBytes: 10}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "big.csv") {
+		t.Errorf("LoadCSVReport of a file over the bound: %v, want ErrTooLarge naming the file", err)
 	}
 }

@@ -17,6 +17,9 @@ type rowReader struct {
 	cr     *csv.Reader
 	header []string
 	rep    *Report
+	// maxRows, when positive, refuses a file with more data rows, good or
+	// bad (ErrTooLarge): every row read is kept or listed until the end.
+	maxRows int
 }
 
 // newRowReader reads the header line; example names a typical header for
@@ -56,14 +59,21 @@ func (rr *rowReader) next() ([]string, int, error) {
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			rr.rep.Rows++
+			if err := rr.count(pe.StartLine); err != nil {
+				return nil, 0, err
+			}
 			rr.bad(pe.StartLine, "", pe.Err.Error())
 			continue
+		}
+		if errors.Is(err, ErrTooLarge) {
+			return nil, 0, err
 		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", rr.name, err)
 		}
-		rr.rep.Rows++
+		if err := rr.count(0); err != nil {
+			return nil, 0, err
+		}
 		line, _ := rr.cr.FieldPos(0)
 		if len(rec) != len(rr.header) {
 			rr.bad(line, "", fmt.Sprintf("row has %d columns, the header has %d", len(rec), len(rr.header)))
@@ -71,6 +81,19 @@ func (rr *rowReader) next() ([]string, int, error) {
 		}
 		return rec, line, nil
 	}
+}
+
+// count counts one more data row, refusing it past maxRows; line is the
+// row's line, or 0 for the reader's current one.
+func (rr *rowReader) count(line int) error {
+	rr.rep.Rows++
+	if rr.maxRows <= 0 || rr.rep.Rows <= rr.maxRows {
+		return nil
+	}
+	if line == 0 {
+		line, _ = rr.cr.FieldPos(0)
+	}
+	return tooLarge(rr.name, fmt.Sprintf("has more than the limit of %d data rows (line %d)", rr.maxRows, line))
 }
 
 // bad lists a rejected row.

@@ -188,7 +188,7 @@ func TestReportConfigPool(t *testing.T) {
 	}
 	// plan reads the same pool the same way.
 	code, out, errOut := runForecaster("plan", "--config", config, "--pool", "sd", "--store", db, "--horizon", "6h", "--warm-up", "1d")
-	if code != 0 || !strings.Contains(out, "Capacity plan for sd: 6h from") || !strings.Contains(out, "at 3.00/h") {
+	if code != 0 || !strings.Contains(out, "Capacity plan for sd: 6h from") || !strings.Contains(out, "at 3.00 EUR an hour") {
 		t.Errorf("plan --config: exit %d, %s\n%s", code, errOut, out)
 	}
 	code, _, errOut = runForecaster("report", "--config", config, "--pool", "sd", "--store", db, "--max", "5", "--gpu-rps", "3")
