@@ -95,11 +95,28 @@ type Config struct {
 	RejectRetries int
 	// FlushTimeout bounds the final flush when Run stops; zero means 5s.
 	FlushTimeout time.Duration
+	// MaxSeries bounds the distinct series the collector tracks (and so
+	// writes) at once, over all sources, and MaxSeriesPerSource those of
+	// one source; zeros mean DefaultMaxSeries and DefaultMaxSeriesPerSource.
+	// A point of a new series past either bound is rejected (reasons
+	// series_limit and source_series_limit), so that a source whose label
+	// values churn (a request ID, a pod name per request) cannot grow the
+	// collector's and the store's memory without bound. A series unseen for
+	// an hour is forgotten and frees its place.
+	MaxSeries, MaxSeriesPerSource int
 	// UnreadyAfter is how many Intervals points may wait in the buffer
 	// without any write reaching the store before Ready reports false;
 	// zero means DefaultUnreadyAfter.
 	UnreadyAfter int
 }
+
+// The series bounds' defaults (Config.MaxSeries, MaxSeriesPerSource): a
+// GPU fleet exports tens of series per device, so 10,000 a source covers
+// a few hundred devices behind one exporter.
+const (
+	DefaultMaxSeries          = 100_000
+	DefaultMaxSeriesPerSource = 10_000
+)
 
 // DefaultUnreadyAfter is Config.UnreadyAfter's default: three intervals
 // (30 s at the default interval) ride out a store restart.
@@ -114,7 +131,8 @@ type Collector struct {
 	mu         sync.Mutex // guards the validation state below
 	lastWall   time.Time
 	lastMono   time.Duration
-	lastSeen   map[string]time.Time // series key -> newest accepted time
+	lastSeen   map[string]seriesSeen // series key -> newest accepted time and its source
+	perSource  map[string]int        // source -> series in lastSeen
 	lastPrune  time.Time
 	loggedOnce map[string]bool // source+reason already logged
 	sourceUp   map[string]bool
@@ -176,6 +194,12 @@ func New(cfg Config) (*Collector, error) {
 	if cfg.UnreadyAfter <= 0 {
 		cfg.UnreadyAfter = DefaultUnreadyAfter
 	}
+	if cfg.MaxSeries <= 0 {
+		cfg.MaxSeries = DefaultMaxSeries
+	}
+	if cfg.MaxSeriesPerSource <= 0 {
+		cfg.MaxSeriesPerSource = DefaultMaxSeriesPerSource
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -184,7 +208,7 @@ func New(cfg Config) (*Collector, error) {
 	}
 	return &Collector{
 		cfg: cfg, log: cfg.Logger, started: cfg.Clock.Now(),
-		lastSeen: map[string]time.Time{}, loggedOnce: map[string]bool{}, sourceUp: map[string]bool{},
+		lastSeen: map[string]seriesSeen{}, perSource: map[string]int{}, loggedOnce: map[string]bool{}, sourceUp: map[string]bool{},
 		gathering: make([]atomic.Bool, len(cfg.Inputs)),
 	}, nil
 }
@@ -408,8 +432,9 @@ func (c *Collector) pruneSeries(now time.Time) {
 	}
 	c.lastPrune = now
 	for k, last := range c.lastSeen {
-		if now.Sub(last) > seriesMemory {
+		if now.Sub(last.at) > seriesMemory {
 			delete(c.lastSeen, k)
+			c.perSource[last.source]--
 		}
 	}
 }
@@ -480,11 +505,21 @@ func (c *Collector) acceptInput(in Input, g gathered, now time.Time, jumped bool
 			reject("invalid", 1, p.Validate().Error())
 		default:
 			key := seriesKey(p)
-			if last, ok := c.lastSeen[key]; ok && !p.Time.After(last) {
-				reject("out_of_order", 1, describe(p)+" not after "+last.Format(time.RFC3339Nano))
+			last, known := c.lastSeen[key]
+			switch {
+			case known && !p.Time.After(last.at):
+				reject("out_of_order", 1, describe(p)+" not after "+last.at.Format(time.RFC3339Nano))
 				continue
+			case !known && c.perSource[name] >= c.cfg.MaxSeriesPerSource:
+				reject("source_series_limit", 1, fmt.Sprintf("%s: the source already has %d series, its limit", describe(p), c.cfg.MaxSeriesPerSource))
+				continue
+			case !known && len(c.lastSeen) >= c.cfg.MaxSeries:
+				reject("series_limit", 1, fmt.Sprintf("%s: the collector already tracks %d series, its limit", describe(p), c.cfg.MaxSeries))
+				continue
+			case !known:
+				c.perSource[name]++
 			}
-			c.lastSeen[key] = p.Time
+			c.lastSeen[key] = seriesSeen{at: p.Time, source: name}
 			accepted = append(accepted, p)
 		}
 	}
@@ -508,6 +543,12 @@ func (c *Collector) tagsFor(own, input map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// seriesSeen is a tracked series: its newest accepted time and its source.
+type seriesSeen struct {
+	at     time.Time
+	source string
 }
 
 // seriesKey is a point's series as every store sees it: the measurement
@@ -592,6 +633,12 @@ func (c *Collector) writeOnce(ctx context.Context) (int, error) {
 	}
 	err = c.cfg.Store.Write(ctx, points)
 	m := c.cfg.Metrics
+	if refused, ok := errors.AsType[*store.SeriesLimitError](err); ok {
+		// The store wrote the rest: the batch is done, its refused points
+		// counted as rejected.
+		c.rejectedByStore(refused)
+		err = nil
+	}
 	if err == nil {
 		at := c.cfg.Clock.Now()
 		c.lastWrite.Store(at.UnixNano())
@@ -651,6 +698,21 @@ func (c *Collector) writeOnce(ctx context.Context) (int, error) {
 		m.dropped.WithLabelValues("rejected").Add(float64(len(points)))
 	}
 	return len(points), c.cfg.Buffer.Ack(n)
+}
+
+// rejectedByStore counts the points the store refused past its series
+// limit (source "store", reason store_series_limit), logging the first.
+func (c *Collector) rejectedByStore(e *store.SeriesLimitError) {
+	if m := c.cfg.Metrics; m != nil {
+		m.rejected.WithLabelValues("store", "store_series_limit").Add(float64(e.Refused))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.totals.rejected += e.Refused
+	if key := "store\x00store_series_limit"; !c.loggedOnce[key] {
+		c.loggedOnce[key] = true
+		c.log.Warn("store refused points of new series past its limit (logged once; see prewarm_collector_rejected_samples_total)", "err", e)
+	}
 }
 
 // markStore logs the store going down or coming back, once per change.

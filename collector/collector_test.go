@@ -587,3 +587,95 @@ func TestSpoolCorruptionCounted(t *testing.T) {
 		t.Errorf("loss not logged:\n%s", h.logs.String())
 	}
 }
+
+// A source whose label values churn (a new request ID every sample) gets
+// its first series in and the rest rejected at its bound, while the
+// series of other sources and the series already known keep flowing; a
+// total bound caps all sources together. Series unseen for an hour free
+// their places.
+func TestSeriesLimits(t *testing.T) {
+	churn := 0
+	churny := &fakeSource{name: "churny", gather: func() ([]store.Point, error) {
+		pts := make([]store.Point, 5)
+		for i := range pts {
+			churn++
+			pts[i] = store.Point{Measurement: "requests", Tags: map[string]string{"request_id": fmt.Sprint(churn)}, Value: 1}
+		}
+		return append(pts, store.Point{Measurement: "requests_total", Tags: map[string]string{"job": "churny"}, Value: 1}), nil
+	}}
+	steady := &fakeSource{name: "steady", gather: func() ([]store.Point, error) { return []store.Point{gpuPoint("0", 40)}, nil }}
+	// Each cycle churny offers 5 new series and its steady total.
+	tests := []struct {
+		name                 string
+		maxSeries, perSource int
+		wantSeries           int
+		wantReason           string
+		wantRejected         int
+	}{
+		// 8 of churny's and steady's 1; churny's cycle 2 fits 2 of 5.
+		{"per source", 1000, 8, 9, "source_series_limit", 3 + 4*5},
+		// steady's, then 3 of churny's first cycle; its total never fits.
+		{"in total", 4, 1000, 4, "series_limit", 3 + 5*6},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			churn = 0
+			h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: steady}, {Source: churny}},
+				MaxSeries: tc.maxSeries, MaxSeriesPerSource: tc.perSource}, buffer.Options{})
+			rejected := 0
+			for range 6 {
+				h.clock.step(10*time.Second, 10*time.Second)
+				res := h.c.Cycle(context.Background())
+				rejected += res.Rejected[tc.wantReason]
+			}
+			h.c.Flush(context.Background())
+			series := map[string]bool{}
+			steadyPoints := 0
+			for _, p := range h.store.Points() {
+				series[p.Measurement+store.CanonicalTags(p.Tags)] = true
+				if p.Measurement == "gpu_util" {
+					steadyPoints++
+				}
+			}
+			if len(series) != tc.wantSeries || rejected != tc.wantRejected {
+				t.Errorf("%d series written, %d points rejected as %s; want %d and %d", len(series), rejected, tc.wantReason, tc.wantSeries, tc.wantRejected)
+			}
+			if steadyPoints != 6 {
+				t.Errorf("the steady source wrote %d of its 6 points, want all", steadyPoints)
+			}
+			// An hour later the churned series are forgotten: new ones fit again.
+			h.clock.step(2*time.Hour, 2*time.Hour)
+			before := h.c.Cycle(context.Background()).Rejected[tc.wantReason]
+			h.clock.step(11*time.Minute, 11*time.Minute)
+			after := h.c.Cycle(context.Background()).Rejected[tc.wantReason]
+			if min(before, after) >= 5 {
+				t.Errorf("after an hour unseen: %d then %d rejected a cycle, want the forgotten series' places free", before, after)
+			}
+		})
+	}
+}
+
+// A write the store did past its series limit is done: the batch leaves
+// the buffer without a retry, and the points the store refused are counted
+// as rejected by the store.
+func TestStoreSeriesLimitIsNotRetried(t *testing.T) {
+	src := &fakeSource{name: "s", gather: func() ([]store.Point, error) { return []store.Point{gpuPoint("0", 40), gpuPoint("1", 40)}, nil }}
+	h := newHarness(t, collector.Config{Inputs: []collector.Input{{Source: src}}}, buffer.Options{})
+	h.store.OnWrite = func(points []store.Point) error {
+		return &store.SeriesLimitError{Store: "test store", Refused: 1, Limit: 1}
+	}
+	for range 3 {
+		h.clock.step(10*time.Second, 10*time.Second)
+		h.c.Cycle(context.Background())
+		h.c.Flush(context.Background())
+	}
+	if st := h.buf.Stats(); st.MemoryPoints+st.SpoolPoints != 0 {
+		t.Errorf("buffer holds %+v after the writes, want them done", st)
+	}
+	if got := testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_rejected_samples_total", "store", "store_series_limit")); got != 3 {
+		t.Errorf("rejected by the store: %v, want 1 a write, 3", got)
+	}
+	if got := testutil.ToFloat64(metric(t, h.reg, "prewarm_collector_dropped_points_total", "rejected")); got != 0 {
+		t.Errorf("dropped as rejected: %v, want none", got)
+	}
+}

@@ -153,3 +153,23 @@ var ErrUnavailable = errors.New("store unavailable")
 // then every batch can. A writer keeps its points and retries, as for
 // ErrUnavailable, instead of dropping batch after batch.
 var ErrMisconfigured = errors.New("store misconfigured")
+
+// ErrSeriesLimit is matched by a *SeriesLimitError.
+var ErrSeriesLimit = errors.New("series limit reached")
+
+// SeriesLimitError reports a write that stored every point of the series
+// the store already had (and of new ones up to its limit) and refused the
+// points of the new series past it. The write is done: retrying it stores
+// nothing more until series expire.
+type SeriesLimitError struct {
+	Store   string // which store, for the message
+	Refused int    // points refused
+	Limit   int    // the store's series limit
+}
+
+func (e *SeriesLimitError) Error() string {
+	return fmt.Sprintf("%s: %d points of new series refused: the store holds %d series, its limit", e.Store, e.Refused, e.Limit)
+}
+
+// Unwrap makes errors.Is(err, ErrSeriesLimit) hold.
+func (e *SeriesLimitError) Unwrap() error { return ErrSeriesLimit }

@@ -40,7 +40,19 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock retention measures against; nil means time.Now.
 	Now func() time.Time
+	// MaxSeries bounds the series the file holds; zero means
+	// DefaultMaxSeries. A write's points of new series past it are refused
+	// (the rest is written, and Write returns a *store.SeriesLimitError),
+	// so that label churn cannot grow the file and its in-memory index
+	// without bound. Series whose points all expired free their places.
+	MaxSeries int
 }
+
+// DefaultMaxSeries is Options.MaxSeries' default: ten times what 1,000
+// pools with 20 series each need. Each series costs about 575 bytes of
+// memory in the index and the id cache (measured over 100,000), so the
+// default bounds them near 115 MB.
+const DefaultMaxSeries = 200_000
 
 // Store is the embedded time-series store. It is safe for concurrent use:
 // writes are serialised, reads run in parallel with them.
@@ -176,11 +188,13 @@ func (s *Store) Write(ctx context.Context, points []store.Point) error {
 	defer s.writeMu.Unlock()
 
 	created := make(map[string]uint64)
+	refused := 0
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		entries, err := s.encode(tx, points, created)
+		entries, n, err := s.encode(tx, points, created)
 		if err != nil {
 			return err
 		}
+		refused = n
 		// Sorted puts fill bbolt's pages sequentially instead of splitting
 		// them at random; the stable sort keeps the last of duplicates last.
 		slices.SortStableFunc(entries, func(a, b entry) int {
@@ -206,8 +220,13 @@ func (s *Store) Write(ctx context.Context, points []store.Point) error {
 			return fmt.Errorf("embedded store %s: %w", s.path, err)
 		}
 	}
+	if refused > 0 {
+		return &store.SeriesLimitError{Store: "embedded store " + s.path, Refused: refused, Limit: s.maxSeries()}
+	}
 	return nil
 }
+
+func (s *Store) maxSeries() int { return cmp.Or(s.opts.MaxSeries, DefaultMaxSeries) }
 
 // refusesData reports whether a failed write was bbolt refusing the points
 // themselves (a measurement or tag set too large for a key), which no retry
@@ -223,58 +242,71 @@ func refusesData(err error) bool {
 }
 
 // encode resolves each point's series id (creating new series in tx and
-// recording them in created) and encodes its key and value.
-func (s *Store) encode(tx *bolt.Tx, points []store.Point, created map[string]uint64) ([]entry, error) {
+// recording them in created) and encodes its key and value. The points of
+// new series past the series limit are left out and counted (refused).
+func (s *Store) encode(tx *bolt.Tx, points []store.Point, created map[string]uint64) (entries []entry, refused int, err error) {
 	keys := make([]byte, len(points)*keyLen)
 	values := make([]byte, len(points)*8)
-	entries := make([]entry, len(points))
+	entries = make([]entry, 0, len(points))
+	room := s.maxSeries() - s.index.len()
 	for i, p := range points {
 		canon := store.CanonicalTags(p.Tags)
-		id, err := s.seriesID(tx, p.Measurement, canon, created)
+		id, ok, err := s.seriesID(tx, p.Measurement, canon, created, room-len(created) > 0)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
+		}
+		if !ok {
+			refused++
+			continue
 		}
 		k := keys[i*keyLen : (i+1)*keyLen : (i+1)*keyLen]
 		putID(k, id)
 		encodeTime(k[idLen:], p.Time)
 		v := values[i*8 : (i+1)*8 : (i+1)*8]
 		putValue(v, p.Value)
-		entries[i] = entry{measurement: p.Measurement, key: k, value: v}
+		entries = append(entries, entry{measurement: p.Measurement, key: k, value: v})
 	}
-	return entries, nil
+	return entries, refused, nil
 }
 
-// seriesID returns the id of a series, creating it in tx when new.
-func (s *Store) seriesID(tx *bolt.Tx, measurement, canon string, created map[string]uint64) (uint64, error) {
+// seriesID returns the id of a series, creating it in tx when new and
+// room allows (ok false: a new series with no room).
+func (s *Store) seriesID(tx *bolt.Tx, measurement, canon string, created map[string]uint64, room bool) (id uint64, ok bool, err error) {
 	cacheKey := measurement + "\x00" + canon
 	if id, ok := s.ids[cacheKey]; ok {
-		return id, nil
+		return id, true, nil
 	}
 	if id, ok := created[cacheKey]; ok {
-		return id, nil
+		return id, true, nil
+	}
+	if m := tx.Bucket(bucketMeasurements).Bucket([]byte(measurement)); m != nil {
+		if series := m.Bucket(bucketSeries); series != nil {
+			if v := series.Get([]byte(canon)); v != nil {
+				id := decodeID(v)
+				s.ids[cacheKey] = id // committed earlier, so safe to cache now
+				return id, true, nil
+			}
+		}
+	}
+	if !room {
+		return 0, false, nil
 	}
 	m, err := tx.Bucket(bucketMeasurements).CreateBucketIfNotExists([]byte(measurement))
 	if err != nil {
-		return 0, fmt.Errorf("measurement %q: %w", measurement, err)
+		return 0, false, fmt.Errorf("measurement %q: %w", measurement, err)
 	}
 	series, err := m.CreateBucketIfNotExists(bucketSeries)
 	if err != nil {
-		return 0, fmt.Errorf("measurement %q: %w", measurement, err)
+		return 0, false, fmt.Errorf("measurement %q: %w", measurement, err)
 	}
-	if v := series.Get([]byte(canon)); v != nil {
-		id := decodeID(v)
-		s.ids[cacheKey] = id // committed earlier, so safe to cache now
-		return id, nil
-	}
-	id, err := series.NextSequence()
-	if err != nil {
-		return 0, fmt.Errorf("measurement %q: new series: %w", measurement, err)
+	if id, err = series.NextSequence(); err != nil {
+		return 0, false, fmt.Errorf("measurement %q: new series: %w", measurement, err)
 	}
 	if err := series.Put([]byte(canon), encodeID(id)); err != nil {
-		return 0, fmt.Errorf("measurement %q: new series %s: %w", measurement, canon, err)
+		return 0, false, fmt.Errorf("measurement %q: new series %s: %w", measurement, canon, err)
 	}
 	created[cacheKey] = id
-	return id, nil
+	return id, true, nil
 }
 
 func (s *Store) put(tx *bolt.Tx, entries []entry) error {

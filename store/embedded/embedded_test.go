@@ -313,3 +313,46 @@ func TestWriteErrorClassification(t *testing.T) {
 		t.Errorf("Write to a closed store = %v, want store.ErrUnavailable", err)
 	}
 }
+
+// Past its series limit the store writes the points of the series it has
+// and refuses those of new ones, saying how many; a series whose points
+// expire frees its place, also after a reopen.
+func TestSeriesLimit(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	s, path := openTemp(t, embedded.Options{MaxSeries: 3})
+	pt := func(id int, at time.Time) store.Point {
+		return store.Point{Measurement: "requests", Tags: map[string]string{"request_id": fmt.Sprint(id)}, Value: 1, Time: at}
+	}
+	batch := []store.Point{pt(1, t0), pt(2, t0), pt(3, t0), pt(4, t0), pt(5, t0)}
+	var limit *store.SeriesLimitError
+	if err := s.Write(ctx, batch); !errors.As(err, &limit) || limit.Refused != 2 || limit.Limit != 3 || !errors.Is(err, store.ErrSeriesLimit) {
+		t.Fatalf("write of 5 series into a limit of 3: %v, want 2 refused", err)
+	}
+	// Known series still take points; a new one does not.
+	if err := s.Write(ctx, []store.Point{pt(1, t0.Add(time.Minute)), pt(3, t0.Add(time.Minute))}); err != nil {
+		t.Errorf("points of known series: %v", err)
+	}
+	if err := s.Write(ctx, []store.Point{pt(6, t0.Add(time.Minute))}); !errors.As(err, &limit) || limit.Refused != 1 {
+		t.Errorf("a sixth series: %v, want it refused", err)
+	}
+	series, err := s.Query(ctx, store.Query{Measurement: "requests", Start: t0.Add(-time.Hour), End: t0.Add(time.Hour)})
+	if err != nil || len(series) != 3 {
+		t.Fatalf("query: %d series, %v; want 3", len(series), err)
+	}
+	// Series 2 has only its first point: expiring it frees one place.
+	if _, err := s.DeleteBefore(ctx, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = embedded.Open(path, embedded.Options{MaxSeries: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Write(ctx, []store.Point{pt(7, t0.Add(2*time.Minute)), pt(8, t0.Add(2*time.Minute))}); !errors.As(err, &limit) || limit.Refused != 1 {
+		t.Errorf("after series 2 expired and a reopen: %v, want one of two new series in", err)
+	}
+}

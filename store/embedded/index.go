@@ -25,6 +25,14 @@ import (
 type seriesIndex struct {
 	mu sync.RWMutex
 	m  map[string]*measurementIndex
+	n  int // series indexed, over every measurement
+}
+
+// len is how many series the index holds.
+func (ix *seriesIndex) len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.n
 }
 
 // measurementIndex indexes the series of one measurement.
@@ -74,6 +82,7 @@ func (ix *seriesIndex) add(measurement, canon string, id uint64) error {
 	if mi.all, found = insertSorted(mi.all, s); found {
 		return nil
 	}
+	ix.n++
 	for k, v := range tags {
 		byValue := mi.postings[k]
 		if byValue == nil {
@@ -99,6 +108,7 @@ func (ix *seriesIndex) remove(measurement, canon string) {
 	}
 	s := mi.all[i]
 	mi.all = slices.Delete(mi.all, i, i+1)
+	ix.n--
 	for k, v := range s.tags {
 		list := mi.postings[k][v]
 		if j, ok := slices.BinarySearchFunc(list, canon, byCanon); ok {
