@@ -112,18 +112,57 @@ func TestStandbyTakesOverWithinOneLeaseDuration(t *testing.T) {
 }
 
 func TestLeaderThatCannotRenewStopsBeforeTakeOver(t *testing.T) {
-	srv := newServer(t)
-	p := startPair(t, srv)
-	lead := p.leader()
-	leaderID := []string{"a", "b"}[lead]
-	srv.SetFault(func(verb, resource, name string, body []byte) bool {
-		var lease coordinationv1.Lease
-		_ = json.Unmarshal(body, &lease)
-		// The leader's renewals fail, and so does its release (no holder),
-		// so the standby has to wait the lease out.
-		return verb == kubetest.VerbUpdate && lease.Spec.HolderIdentity != nil &&
-			(*lease.Spec.HolderIdentity == leaderID || *lease.Spec.HolderIdentity == "")
+	cases := []struct {
+		name string
+		// fail is the leader's fate once its renewal is picked: an error,
+		// or a request that hangs until the test ends.
+		fail func(unblock <-chan struct{}) bool
+	}{
+		{"renewals fail", func(<-chan struct{}) bool { return true }},
+		{"renewals hang", func(unblock <-chan struct{}) bool {
+			<-unblock
+			return true
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t)
+			unblock := make(chan struct{})
+			t.Cleanup(func() { close(unblock) }) // runs before the server closes
+			p := startPair(t, srv)
+			lead := p.leader()
+			leaderID := []string{"a", "b"}[lead]
+			// Late in a second, the renewals made earlier in it have the
+			// same renewTime to a second's precision as the latest one:
+			// the standby must still count the lease from the latest.
+			lateInASecond(t)
+			srv.SetFault(func(verb, resource, name string, body []byte) bool {
+				var lease coordinationv1.Lease
+				_ = json.Unmarshal(body, &lease)
+				// The leader's renewals fail, and so does its release (no
+				// holder), so the standby has to wait the lease out.
+				picked := verb == kubetest.VerbUpdate && lease.Spec.HolderIdentity != nil &&
+					(*lease.Spec.HolderIdentity == leaderID || *lease.Spec.HolderIdentity == "")
+				return picked && tc.fail(unblock)
+			})
+			assertStopsFirst(t, p, lead)
+		})
+	}
+}
+
+// lateInASecond waits until the clock is 0.8s to 0.9s into a second.
+func lateInASecond(t *testing.T) {
+	t.Helper()
+	waitFor(t, 2*time.Second, "the clock 0.8s into a second", func() bool {
+		frac := time.Duration(time.Now().Nanosecond())
+		return frac >= 800*time.Millisecond && frac < 900*time.Millisecond
 	})
+}
+
+// assertStopsFirst watches a leader whose renewals no longer land: it must
+// stop within the renew deadline, and before the standby takes over.
+func assertStopsFirst(t *testing.T, p *pair, lead int) {
+	t.Helper()
 	faultAt := time.Now()
 	var stoppedAt time.Time
 	limit := faultAt.Add(fastTimings.LeaseDuration + fastTimings.RenewDeadline + 5*fastTimings.RetryPeriod)
@@ -143,7 +182,7 @@ func TestLeaderThatCannotRenewStopsBeforeTakeOver(t *testing.T) {
 	if late := stoppedAt.Sub(faultAt); late > fastTimings.RenewDeadline+20*time.Millisecond {
 		t.Errorf("the leader stopped %s after its renewals began failing, want within the renew deadline %s", late, fastTimings.RenewDeadline)
 	}
-	if wait := takenAt.Sub(faultAt); wait < fastTimings.LeaseDuration-fastTimings.RetryPeriod {
+	if wait := takenAt.Sub(faultAt); wait < fastTimings.LeaseDuration-2*fastTimings.RetryPeriod {
 		t.Errorf("the standby took over %s after the fault, before the lease could expire", wait)
 	}
 	t.Logf("leader stopped after %s, standby took over after %s", stoppedAt.Sub(faultAt).Round(time.Millisecond), takenAt.Sub(faultAt).Round(time.Millisecond))

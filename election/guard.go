@@ -34,6 +34,7 @@ type guard struct {
 
 	mu        sync.Mutex
 	holding   bool
+	reserved  bool      // holds a slot of the quota: while holding, and while acquiring
 	holder    string    // the holder identity last read or written
 	renewedAt time.Time // when the last successful renewal was sent
 	expiry    *time.Timer
@@ -45,11 +46,19 @@ func newGuard(inner resourcelock.Interface, renewDeadline time.Duration, q quota
 }
 
 // Get reads the Lease; a holder other than this replica ends its hold.
+//
+// client-go restarts a standby's wait only when the raw record it returns
+// changes, and LeaseLock's record keeps renewTime to the second: renewals
+// less than a second apart would look alike, and a standby would count the
+// lease from the first renewal of a second instead of the last, up to a
+// second early. The renewTime to the microsecond, as the Lease stores it, is
+// added to the raw record so that every renewal counts.
 func (g *guard) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	rec, raw, err := g.inner.Get(ctx)
 	if err != nil {
 		return rec, raw, err
 	}
+	raw = append(raw, rec.RenewTime.UTC().Format(time.RFC3339Nano)...)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.holder = rec.HolderIdentity
@@ -88,18 +97,15 @@ func (g *guard) write(ctx context.Context, rec resourcelock.LeaderElectionRecord
 		}
 		return err
 	}
-	acquiring := !g.isHolding()
-	if acquiring && g.quota != nil && !g.quota.take() {
+	if !g.reserve() {
 		return errDeclined
 	}
 	sentAt := time.Now()
 	if err := send(ctx, rec); err != nil {
-		if acquiring && g.quota != nil {
-			g.quota.give()
-		}
+		g.unreserveIdle()
 		return err
 	}
-	g.renewed(sentAt, acquiring)
+	g.renewed(sentAt)
 	return nil
 }
 
@@ -110,22 +116,56 @@ func (g *guard) setHolder(holder string) {
 	g.holder = holder
 }
 
-// isHolding reports the hold, deadline aside.
-func (g *guard) isHolding() bool {
+// reserve makes sure this Lease has a slot of the quota, taking one when it
+// has none; false when the quota is spent.
+func (g *guard) reserve() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.holding
+	return g.reserveLocked()
+}
+
+// reserveLocked is reserve with g.mu held.
+func (g *guard) reserveLocked() bool {
+	if g.reserved {
+		return true
+	}
+	if g.quota != nil && !g.quota.take() {
+		return false
+	}
+	g.reserved = true
+	return true
+}
+
+// unreserveIdle gives the slot back after a failed write unless the Lease
+// is still held.
+func (g *guard) unreserveIdle() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.holding {
+		g.unreserveLocked()
+	}
+}
+
+// unreserveLocked gives the slot back; g.mu is held.
+func (g *guard) unreserveLocked() {
+	if g.reserved && g.quota != nil {
+		g.quota.give()
+	}
+	g.reserved = false
 }
 
 // renewed records a successful write sent at sentAt and arms the deadline.
-func (g *guard) renewed(sentAt time.Time, acquired bool) {
+// A hold that ended while the write was in flight resumes only if a slot
+// of the quota is still free.
+func (g *guard) renewed(sentAt time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if acquired && g.holding && g.quota != nil {
-		g.quota.give() // a concurrent write took the hold first
-	}
-	g.holding = true
 	g.holder = g.Identity()
+	if !g.reserveLocked() {
+		return
+	}
+	started := !g.holding
+	g.holding = true
 	g.renewedAt = sentAt
 	wait := time.Until(sentAt.Add(g.renewDeadline))
 	if g.expiry == nil {
@@ -133,7 +173,7 @@ func (g *guard) renewed(sentAt time.Time, acquired bool) {
 	} else {
 		g.expiry.Reset(wait)
 	}
-	if acquired {
+	if started {
 		g.signal()
 	}
 }
@@ -163,9 +203,7 @@ func (g *guard) endLocked() {
 	if g.expiry != nil {
 		g.expiry.Stop()
 	}
-	if g.quota != nil {
-		g.quota.give()
-	}
+	g.unreserveLocked()
 	g.signal()
 }
 
