@@ -2,6 +2,7 @@ package election
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/go-logr/logr"
@@ -12,6 +13,9 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 )
+
+// errNoClient is returned for a nil Kubernetes client.
+var errNoClient = errors.New("election: no Kubernetes client")
 
 // Config names one Lease and the replica that campaigns for it.
 type Config struct {
@@ -62,6 +66,9 @@ type Elector struct {
 // NewElector checks cfg and prepares an election on the Lease it names;
 // Run campaigns.
 func NewElector(leases coordinationv1client.LeasesGetter, cfg Config) (*Elector, error) {
+	if leases == nil {
+		return nil, errNoClient
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,4 +107,30 @@ func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) t
 		time.Sleep(5 * time.Millisecond)
 	}
 	return time.Since(start)
+}
+
+// configCase is an edit that spoils a valid config, and the YAML key its
+// error must name.
+type configCase[C any] struct {
+	name string
+	edit func(c *C)
+	want string
+}
+
+// assertConfigErrors checks that check accepts good and refuses each edit
+// of it with an error naming the case's YAML key.
+func assertConfigErrors[C any](t *testing.T, good C, check func(C) error, cases []configCase[C]) {
+	t.Helper()
+	if err := check(good); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := good
+			tc.edit(&c)
+			if err := check(c); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one naming %s", err, tc.want)
+			}
+		})
+	}
 }

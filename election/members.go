@@ -12,6 +12,10 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 )
 
+// forgetMembersAfter is how many lease durations a member Lease may stay
+// unchanged before a replica deletes it.
+const forgetMembersAfter = 10
+
 // groupLabel marks the member Leases of one set of shards; its value is the
 // shard prefix.
 const groupLabel = "prewarm.io/shard-group"
@@ -21,13 +25,17 @@ const groupLabel = "prewarm.io/shard-group"
 // alive and can take its share of the buckets. A member is alive while its
 // Lease has changed within its lease duration, as measured on this
 // replica's clock, the way client-go judges bucket Leases, so clocks need
-// not agree.
+// not agree. A member Lease unchanged for forgetAfter is deleted, so that
+// pods replaced under new names leave no Leases behind.
 type membership struct {
 	leases   coordinationv1client.LeaseInterface
 	name     string // this replica's member Lease
 	identity string
 	group    string
 	duration time.Duration
+	// forgetAfter is how long a member Lease stays unchanged before it is
+	// deleted.
+	forgetAfter time.Duration
 
 	own  *coordinationv1.Lease     // last written, nil to read it again
 	seen map[string]memberSighting // by Lease name
@@ -44,12 +52,13 @@ type memberSighting struct {
 // newMembership prepares the member Lease of identity in group prefix.
 func newMembership(leases coordinationv1client.LeaseInterface, prefix, identity string, duration time.Duration) *membership {
 	return &membership{
-		leases:   leases,
-		name:     memberName(prefix, identity),
-		identity: identity,
-		group:    prefix,
-		duration: duration,
-		seen:     map[string]memberSighting{},
+		leases:      leases,
+		name:        memberName(prefix, identity),
+		identity:    identity,
+		group:       prefix,
+		duration:    duration,
+		forgetAfter: forgetMembersAfter * duration,
+		seen:        map[string]memberSighting{},
 	}
 }
 
@@ -73,6 +82,9 @@ func (m *membership) heartbeat(ctx context.Context, holder string) error {
 	}
 	m.own.Spec = m.spec(holder)
 	updated, err := m.leases.Update(ctx, m.own, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) { // forgotten by the others while away
+		return m.create(ctx, holder)
+	}
 	if err != nil {
 		m.own = nil
 		return fmt.Errorf("election: member lease %s: %w", m.name, err)
@@ -119,6 +131,9 @@ func (m *membership) alive(ctx context.Context) ([]string, error) {
 		if s.holder != "" && now.Before(s.at.Add(s.duration)) {
 			ids[s.holder] = true
 		}
+		if lease.Name != m.name && now.After(s.at.Add(m.forgetAfter)) {
+			m.forget(ctx, lease.Name, s.version)
+		}
 	}
 	m.seen = seen
 	out := make([]string, 0, len(ids))
@@ -127,6 +142,12 @@ func (m *membership) alive(ctx context.Context) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// forget deletes a member Lease long left unchanged, unless it changed
+// since it was read at version; a failure is tried again next round.
+func (m *membership) forget(ctx context.Context, name, version string) {
+	_ = m.leases.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &version}})
 }
 
 // sighting updates what this replica knows of one member Lease.

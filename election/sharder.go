@@ -84,6 +84,9 @@ type Sharder struct {
 // NewSharder checks cfg and prepares the bucket and member Leases; Run
 // campaigns.
 func NewSharder(leases coordinationv1client.LeasesGetter, cfg ShardConfig) (*Sharder, error) {
+	if leases == nil {
+		return nil, errNoClient
+	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = defaultPrefix
 	}
@@ -109,7 +112,7 @@ func NewSharder(leases coordinationv1client.LeasesGetter, cfg ShardConfig) (*Sha
 
 // Run campaigns until ctx ends, then releases every bucket and this
 // replica's membership so that the others take over at once. It returns
-// ctx's error.
+// ctx's error. Call it once per Sharder.
 func (s *Sharder) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for b := range s.electors {

@@ -39,6 +39,9 @@ type Store struct {
 // NewStore keeps shard state in namespace, in ConfigMaps named after prefix
 // (election.shard_prefix).
 func NewStore(maps corev1client.ConfigMapsGetter, namespace, prefix string) (*Store, error) {
+	if maps == nil {
+		return nil, errNoClient
+	}
 	if err := validName("election.namespace", namespace, validation.IsDNS1123Label); err != nil {
 		return nil, err
 	}

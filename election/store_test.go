@@ -105,8 +105,12 @@ func TestNewStoreNamesTheYAMLKey(t *testing.T) {
 		{"", "prewarm-shard", "election.namespace"},
 		{"ns", "Bad_Prefix", "election.shard_prefix"},
 	}
+	if _, err := NewStore(nil, "ns", "prewarm-shard"); err == nil {
+		t.Error("a store without a client was accepted")
+	}
+	maps := newReplica(t, newServer(t)).client.CoreV1()
 	for _, tc := range cases {
-		if _, err := NewStore(nil, tc.namespace, tc.prefix); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := NewStore(maps, tc.namespace, tc.prefix); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewStore(%q, %q): %v, want an error naming %s", tc.namespace, tc.prefix, err, tc.want)
 		}
 	}

@@ -13,9 +13,9 @@ import (
 // acting while its renewals fail (it must be shorter, so the holder stops
 // first); RetryPeriod is the time between tries, and so between renewals.
 type Timings struct {
-	LeaseDuration time.Duration `yaml:"lease_duration"`
-	RenewDeadline time.Duration `yaml:"renew_deadline"`
-	RetryPeriod   time.Duration `yaml:"retry_period"`
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
 }
 
 // DefaultTimings are client-go's usual periods: 15s, 10s and 2s.

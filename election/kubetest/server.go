@@ -1,9 +1,10 @@
 // Package kubetest is a loopback stand-in for the part of the Kubernetes API
 // that package election uses: coordination.k8s.io/v1 Leases and v1
-// ConfigMaps, with get, list, create and update (PUT). It keeps
+// ConfigMaps, with get, list, create, update (PUT) and delete. It keeps
 // resourceVersion as the API server does, so an update carrying a stale one
 // fails with 409 Conflict, an update or get of a missing object with 404
-// NotFound and a create of an existing one with 409 AlreadyExists, each with
+// NotFound, a create of an existing one with 409 AlreadyExists and a delete
+// whose resourceVersion precondition is stale with 409 Conflict, each with
 // the metav1.Status body that client-go decodes into its typed errors. It
 // counts requests per verb, and a test can make chosen requests fail, to
 // measure API cost and to cut a replica off without a cluster.
@@ -31,6 +32,7 @@ const (
 	VerbList   = "list"
 	VerbCreate = "create"
 	VerbUpdate = "update"
+	VerbDelete = "delete"
 )
 
 // Fault decides whether a request fails with 500 InternalError before it
@@ -110,7 +112,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body []byte
-	if req.verb == VerbCreate || req.verb == VerbUpdate {
+	if req.verb == VerbCreate || req.verb == VerbUpdate || req.verb == VerbDelete {
 		b, err := readJSON(r.Body)
 		if err != nil {
 			writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "the body is not an object: "+err.Error(), nil)
@@ -133,6 +135,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.create(w, req, body)
 	case VerbUpdate:
 		s.update(w, req, body)
+	case VerbDelete:
+		s.delete(w, req, body)
 	}
 }
 
@@ -187,6 +191,8 @@ func verbOf(method string, item bool) string {
 		return VerbCreate
 	case method == http.MethodPut && item:
 		return VerbUpdate
+	case method == http.MethodDelete && item:
+		return VerbDelete
 	}
 	return ""
 }
@@ -318,6 +324,35 @@ func (s *Server) update(w http.ResponseWriter, req request, body []byte) {
 	s.store(w, req, k, obj, meta, http.StatusOK)
 }
 
+// delete removes an object, honouring a resourceVersion precondition in
+// the DeleteOptions body: 409 Conflict when it is stale, 404 when there is
+// no object.
+func (s *Server) delete(w http.ResponseWriter, req request, body []byte) {
+	k := key(req.resource, req.namespace, req.name)
+	old, exists := s.objects[k]
+	if !exists {
+		notFound(w, req)
+		return
+	}
+	var opts metav1.DeleteOptions
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, &opts); err != nil {
+			writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "the body is not DeleteOptions: "+err.Error(), nil)
+			return
+		}
+	}
+	oldMeta, _ := old["metadata"].(map[string]any)
+	if p := opts.Preconditions; p != nil && p.ResourceVersion != nil && *p.ResourceVersion != oldMeta["resourceVersion"] {
+		writeStatus(w, http.StatusConflict, metav1.StatusReasonConflict,
+			fmt.Sprintf("Operation cannot be fulfilled on %s %q: the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%v). The object might have been modified",
+				qualified(req), req.name, *p.ResourceVersion, oldMeta["resourceVersion"]), details(req))
+		return
+	}
+	delete(s.objects, k)
+	writeJSON(w, http.StatusOK, metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status: metav1.StatusSuccess, Details: details(req)})
+}
+
 // store saves an object with the server's fields set and writes it back.
 func (s *Server) store(w http.ResponseWriter, req request, k string, obj, meta map[string]any, code int) {
 	meta["namespace"] = req.namespace
@@ -344,10 +379,11 @@ func decode(w http.ResponseWriter, body []byte) (obj, meta map[string]any, ok bo
 }
 
 // readJSON reads a request body in any encoding client-go sends (JSON, or
-// Kubernetes protobuf for built-in types) and returns it as JSON.
+// Kubernetes protobuf for built-in types) and returns it as JSON; nil for an
+// empty body.
 func readJSON(r io.Reader) ([]byte, error) {
 	raw, err := io.ReadAll(r)
-	if err != nil {
+	if err != nil || len(raw) == 0 {
 		return nil, err
 	}
 	typed, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw, nil, nil)

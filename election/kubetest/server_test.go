@@ -136,6 +136,31 @@ func TestFaultFailsChosenRequests(t *testing.T) {
 	}
 }
 
+func TestDeleteHonoursItsPrecondition(t *testing.T) {
+	_, cs := clientset(t)
+	ctx := context.Background()
+	leases := cs.CoordinationV1().Leases("ns")
+	created, err := leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := "0"
+	err = leases.Delete(ctx, "a", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &stale}})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("delete with a stale precondition: %v, want Conflict", err)
+	}
+	err = leases.Delete(ctx, "a", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &created.ResourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leases.Delete(ctx, "a", metav1.DeleteOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("second delete: %v, want NotFound", err)
+	}
+	if _, err := leases.Get(ctx, "a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("get after delete: %v, want NotFound", err)
+	}
+}
+
 func TestUnservedPathsAreNotFound(t *testing.T) {
 	_, cs := clientset(t)
 	_, err := cs.CoreV1().Secrets("ns").Get(context.Background(), "s", metav1.GetOptions{})
