@@ -1,0 +1,52 @@
+package election
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/tools/leaderelection"
+)
+
+// Timings are the leader-election periods every Lease of a replica uses.
+// LeaseDuration is how long other replicas wait without seeing a renewal
+// before they take a Lease over; RenewDeadline is how long the holder keeps
+// acting while its renewals fail (it must be shorter, so the holder stops
+// first); RetryPeriod is the time between tries, and so between renewals.
+type Timings struct {
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
+}
+
+// DefaultTimings are client-go's usual periods: 15s, 10s and 2s.
+func DefaultTimings() Timings {
+	return Timings{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
+}
+
+// Bounds of the timings, wide enough for tests and for slow clusters.
+const (
+	minRetryPeriod   = 10 * time.Millisecond
+	maxLeaseDuration = 10 * time.Minute
+)
+
+// Validate checks the timings against each other and their ranges, naming
+// the YAML keys under election: in its errors. The lease duration is whole
+// seconds because a Lease stores leaseDurationSeconds: a fraction would be
+// cut off and the other replicas would wait less than the holder assumes.
+func (t Timings) Validate() error {
+	switch {
+	case t.LeaseDuration < time.Second || t.LeaseDuration > maxLeaseDuration:
+		return fmt.Errorf("election.lease_duration %s: must be from 1s to %s", t.LeaseDuration, maxLeaseDuration)
+	case t.LeaseDuration%time.Second != 0:
+		return fmt.Errorf("election.lease_duration %s: must be whole seconds (a Lease stores leaseDurationSeconds)", t.LeaseDuration)
+	case t.RetryPeriod < minRetryPeriod:
+		return fmt.Errorf("election.retry_period %s: must be at least %s", t.RetryPeriod, minRetryPeriod)
+	case t.RenewDeadline >= t.LeaseDuration:
+		return fmt.Errorf("election.renew_deadline %s: must be shorter than election.lease_duration %s, so a leader stops before another can take over",
+			t.RenewDeadline, t.LeaseDuration)
+	case float64(t.RenewDeadline) <= leaderelection.JitterFactor*float64(t.RetryPeriod):
+		return fmt.Errorf("election.renew_deadline %s: must be longer than %.1f x election.retry_period %s, so a renewal can be retried",
+			t.RenewDeadline, leaderelection.JitterFactor, t.RetryPeriod)
+	}
+	return nil
+}
