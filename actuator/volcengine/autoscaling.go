@@ -77,7 +77,8 @@ func (a *Actuator) describeGroup(ctx context.Context, id string) (*autoscaling.S
 		RequestID: requestID, HTTPStatus: 200, Kind: actuator.ErrRejected}
 }
 
-// SetDesired sets the group's DesireInstanceNumber with ModifyScalingGroup.
+// SetDesired sets the group's DesireInstanceNumber with ModifyScalingGroup,
+// and its InstancesDistribution when Options.Distribution is set.
 // The API has no reason field nor ClientToken; the reason goes to the log
 // (and Safe's audit log). Setting the same value twice is harmless.
 func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, reason string) error {
@@ -87,10 +88,17 @@ func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, rea
 	if desired < 0 || desired > math.MaxInt32 {
 		return fmt.Errorf("volcengine: %w: desired %d out of range", actuator.ErrRejected, desired)
 	}
-	req, _ := a.as.ModifyScalingGroupRequest(&autoscaling.ModifyScalingGroupInput{
+	in := &autoscaling.ModifyScalingGroupInput{
 		ScalingGroupId:       volcengine.String(pool),
 		DesireInstanceNumber: volcengine.Int32(int32(desired)),
-	})
+	}
+	if d := a.opts.Distribution; d != nil {
+		in.InstancesDistribution = &autoscaling.InstancesDistributionForModifyScalingGroupInput{
+			OnDemandBaseCapacity: d.OnDemandBase, OnDemandPercentageAboveBaseCapacity: d.OnDemandPercentage,
+			SpotInstanceRemedy: d.SpotRemedy, CompensateWithOnDemand: d.CompensateWithOnDemand,
+		}
+	}
+	req, _ := a.as.ModifyScalingGroupRequest(in)
 	requestID, err := a.send(ctx, "ModifyScalingGroup", req)
 	report(ctx, requestID)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,10 @@ import (
 	"github.com/prewarm/prewarm/actuator/volcengine"
 	"github.com/prewarm/prewarm/actuator/volcengine/volcenginetest"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
+	sdk "github.com/volcengine/volcengine-go-sdk/volcengine"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/credentials"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/session"
 )
 
 const secret = volcenginetest.DefaultSecretKey
@@ -252,3 +257,63 @@ func FuzzParseCredentials(f *testing.F) {
 
 // keyNameRE mirrors the package's rule for echoing an unknown key.
 var keyNameRE = regexp.MustCompile(`^[A-Za-z_]{1,32}$`)
+
+// The spot-mix options set the group's InstancesDistribution with each
+// resize, as DescribeScalingGroups then shows it to any client; without
+// them the group's own distribution is not touched; a value out of the
+// API's range is refused at the option's key.
+func TestSpotMixOptions(t *testing.T) {
+	srv := volcenginetest.New()
+	t.Cleanup(srv.Close)
+	srv.AddGroup(volcenginetest.Group{ID: "scg-mixed", Min: 0, Max: 40, Desired: 2, InstanceIDs: []string{"i-1", "i-2"}})
+	srv.AddGroup(volcenginetest.Group{ID: "scg-plain", Min: 0, Max: 40, Desired: 2, InstanceIDs: []string{"i-3", "i-4"}})
+	getenv := env(map[string]string{"VOLCENGINE_ACCESS_KEY": volcenginetest.DefaultAccessKey, "VOLCENGINE_SECRET_KEY": secret})
+	reg := actuator.NewRegistry()
+	if err := reg.Register(volcengine.Name, volcengine.NewFactory(getenv, nil), volcengine.PoolOptions); err != nil {
+		t.Fatal(err)
+	}
+	pool := func(group string, extra map[string]string) actuator.PoolConfig {
+		opts := map[string]string{"region": volcenginetest.DefaultRegion, "endpoint": srv.URL, "scaling_group": group}
+		maps.Copy(opts, extra)
+		return actuator.PoolConfig{Name: group, Backend: volcengine.Name, Limits: planner.Limits{MaxInstances: 40}, Options: opts}
+	}
+	mixed := pool("scg-mixed", map[string]string{"on_demand_base": "4", "on_demand_percentage": "25", "spot_remedy": "true", "compensate_with_on_demand": "true"})
+	for _, p := range []actuator.PoolConfig{mixed, pool("scg-plain", nil)} {
+		a, err := reg.New(context.Background(), volcengine.Name, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.SetDesired(context.Background(), p.Name, 12, "forecast"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sess, err := session.NewSession(sdk.NewConfig().WithRegion(volcenginetest.DefaultRegion).
+		WithCredentials(credentials.NewStaticCredentials(volcenginetest.DefaultAccessKey, secret, "")).
+		WithEndpoint(srv.URL).WithDisableSSL(true).WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := autoscaling.New(sess).DescribeScalingGroups(&autoscaling.DescribeScalingGroupsInput{ScalingGroupIds: sdk.StringSlice([]string{"scg-mixed", "scg-plain"})})
+	if err != nil || len(out.ScalingGroups) != 2 {
+		t.Fatalf("DescribeScalingGroups: %v, %v", out, err)
+	}
+	for _, g := range out.ScalingGroups {
+		d := g.InstancesDistribution
+		switch sdk.StringValue(g.ScalingGroupId) {
+		case "scg-mixed":
+			if d == nil || sdk.Int32Value(d.OnDemandBaseCapacity) != 4 || sdk.Int32Value(d.OnDemandPercentageAboveBaseCapacity) != 25 ||
+				!sdk.BoolValue(d.SpotInstanceRemedy) || !sdk.BoolValue(d.CompensateWithOnDemand) || sdk.Int32Value(g.DesireInstanceNumber) != 12 {
+				t.Errorf("scg-mixed: desired %d, distribution %v; want 12 with base 4, 25%% on demand above it, remedy and compensation",
+					sdk.Int32Value(g.DesireInstanceNumber), d)
+			}
+		case "scg-plain":
+			if d != nil {
+				t.Errorf("scg-plain: distribution %v, want the group's own (none set)", d)
+			}
+		}
+	}
+	bad := pool("scg-mixed", map[string]string{"on_demand_percentage": "150"})
+	if _, err := reg.New(context.Background(), volcengine.Name, bad); err == nil || !strings.Contains(err.Error(), "options.on_demand_percentage") {
+		t.Errorf("a percentage of 150: %v, want it refused at options.on_demand_percentage", err)
+	}
+}

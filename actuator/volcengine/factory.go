@@ -7,6 +7,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/volcengine/volcengine-go-sdk/volcengine"
 )
 
 // Pool options (actuator.PoolConfig.Options) the factory reads. Secrets
@@ -27,6 +28,16 @@ const (
 	OptPolicyPrefix = "policy_prefix"
 	// OptTimeout is the per-call HTTP timeout (a Go duration).
 	OptTimeout = "timeout"
+	// The group's spot mix (its InstancesDistribution), set with every
+	// resize when any of them is given: OptOnDemandBase instances always
+	// on demand, OptOnDemandPercentage of those above the base on demand
+	// (the rest on spot), OptSpotRemedy to replace a spot instance the
+	// cloud is about to reclaim, OptCompensateWithOnDemand to launch on
+	// demand when spot is out of stock.
+	OptOnDemandBase           = "on_demand_base"
+	OptOnDemandPercentage     = "on_demand_percentage"
+	OptSpotRemedy             = "spot_remedy"
+	OptCompensateWithOnDemand = "compensate_with_on_demand"
 )
 
 // PoolOptions are the pool options the factory reads; register them with
@@ -40,6 +51,32 @@ var PoolOptions = actuator.OptionSet{
 	{Name: OptInstances, Kind: actuator.KindList, Help: "instance IDs the release hook may stop besides the group's members"},
 	{Name: OptPolicyPrefix, Kind: actuator.KindString, Default: DefaultPolicyPrefix, Help: "the name prefix of prewarm's scheduled policies"},
 	{Name: OptTimeout, Kind: actuator.KindDuration, Default: DefaultTimeout.String(), Min: "1ns", Help: "the per-call HTTP timeout"},
+	{Name: OptOnDemandBase, Kind: actuator.KindInt, Min: "0", Max: "2000", Help: "instances of the group always on demand (InstancesDistribution.OnDemandBaseCapacity)"},
+	{Name: OptOnDemandPercentage, Kind: actuator.KindInt, Min: "0", Max: "100", Help: "percent of the instances above the base on demand, the rest on spot (OnDemandPercentageAboveBaseCapacity)"},
+	{Name: OptSpotRemedy, Kind: actuator.KindString, OneOf: []string{"true", "false"}, Help: "replace a spot instance before the cloud reclaims it (SpotInstanceRemedy)"},
+	{Name: OptCompensateWithOnDemand, Kind: actuator.KindString, OneOf: []string{"true", "false"}, Help: "launch on demand when spot is out of stock (CompensateWithOnDemand)"},
+}
+
+// distributionOf reads the spot-mix options; nil when none is set, which
+// leaves the group's own InstancesDistribution alone.
+func distributionOf(opts actuator.OptionValues) *Distribution {
+	if !opts.Set(OptOnDemandBase) && !opts.Set(OptOnDemandPercentage) && !opts.Set(OptSpotRemedy) && !opts.Set(OptCompensateWithOnDemand) {
+		return nil
+	}
+	d := &Distribution{}
+	if opts.Set(OptOnDemandBase) {
+		d.OnDemandBase = volcengine.Int32(int32(opts.Int(OptOnDemandBase)))
+	}
+	if opts.Set(OptOnDemandPercentage) {
+		d.OnDemandPercentage = volcengine.Int32(int32(opts.Int(OptOnDemandPercentage)))
+	}
+	if opts.Set(OptSpotRemedy) {
+		d.SpotRemedy = volcengine.Bool(opts.String(OptSpotRemedy) == "true")
+	}
+	if opts.Set(OptCompensateWithOnDemand) {
+		d.CompensateWithOnDemand = volcengine.Bool(opts.String(OptCompensateWithOnDemand) == "true")
+	}
+	return d
 }
 
 // ConfigForPool builds the Config of one pool: the environment (getenv),
@@ -86,7 +123,7 @@ func NewFactory(getenv func(string) string, logger *slog.Logger) actuator.Factor
 		if err != nil {
 			return nil, err
 		}
-		a, err := New(cfg, Options{Logger: logger, PolicyPrefix: opts.String(OptPolicyPrefix)})
+		a, err := New(cfg, Options{Logger: logger, PolicyPrefix: opts.String(OptPolicyPrefix), Distribution: distributionOf(opts)})
 		if err != nil {
 			return nil, err
 		}

@@ -53,6 +53,20 @@ type Options struct {
 	// HTTPClient replaces the HTTP client (its Timeout is kept). Default:
 	// a client with Config.Timeout and proxies from the environment.
 	HTTPClient *http.Client
+	// Distribution, when set, is the spot mix every resize sets on the
+	// group with its size (nil: the group's own stays).
+	Distribution *Distribution
+}
+
+// Distribution is a scaling group's spot mix (the API's
+// InstancesDistribution); a nil field is left as the group has it.
+type Distribution struct {
+	// OnDemandBase instances are always on demand; OnDemandPercentage of
+	// those above the base are on demand, the rest on spot.
+	OnDemandBase, OnDemandPercentage *int32
+	// SpotRemedy replaces a spot instance before the cloud reclaims it;
+	// CompensateWithOnDemand launches on demand when spot is out of stock.
+	SpotRemedy, CompensateWithOnDemand *bool
 }
 
 // Actuator drives Volcengine: a pool is an Auto Scaling group ID, sized

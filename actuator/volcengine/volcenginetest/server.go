@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,15 @@ type Group struct {
 	LifecycleState     string
 	InstanceIDs        []string
 	DesiredWasModified int // how many times ModifyScalingGroup changed Desired
+	// Distribution is the group's InstancesDistribution, as
+	// ModifyScalingGroup last set it (nil: never set).
+	Distribution *Distribution
+}
+
+// Distribution is a group's InstancesDistribution.
+type Distribution struct {
+	OnDemandBaseCapacity, OnDemandPercentageAboveBaseCapacity int
+	SpotInstanceRemedy, CompensateWithOnDemand                bool
 }
 
 // Policy is a scaling policy of the model.
@@ -604,6 +614,12 @@ func (s *Server) describeScalingGroups(p url.Values) (any, *apiFailure) {
 			"StoppedInstanceCount": s.stoppedIn(g),
 			"LifecycleState":       g.LifecycleState,
 		})
+		if d := g.Distribution; d != nil {
+			out[len(out)-1]["InstancesDistribution"] = map[string]any{
+				"OnDemandBaseCapacity": d.OnDemandBaseCapacity, "OnDemandPercentageAboveBaseCapacity": d.OnDemandPercentageAboveBaseCapacity,
+				"SpotInstanceRemedy": d.SpotInstanceRemedy, "CompensateWithOnDemand": d.CompensateWithOnDemand,
+			}
+		}
 	}
 	return map[string]any{"ScalingGroups": out, "TotalCount": len(groups), "PageNumber": number, "PageSize": size}, nil
 }
@@ -636,6 +652,9 @@ func (s *Server) modifyScalingGroup(p url.Values) (any, *apiFailure) {
 	if err != nil {
 		return nil, err
 	}
+	if err := modifyDistribution(g, p); err != nil {
+		return nil, err
+	}
 	d, ok, err := intParam(p, "DesireInstanceNumber")
 	if err != nil {
 		return nil, err
@@ -662,6 +681,50 @@ func (s *Server) modifyScalingGroup(p url.Values) (any, *apiFailure) {
 		}
 	}
 	return map[string]any{"ScalingGroupId": g.ID}, nil
+}
+
+// modifyDistribution applies ModifyScalingGroup's InstancesDistribution.*
+// parameters to g, as the API checks them: the base within [0, 2000], the
+// percentage within [0, 100], the flags true or false.
+func modifyDistribution(g *Group, p url.Values) *apiFailure {
+	const prefix = "InstancesDistribution."
+	given := false
+	for k := range p {
+		given = given || strings.HasPrefix(k, prefix)
+	}
+	if !given {
+		return nil
+	}
+	d := Distribution{}
+	if g.Distribution != nil {
+		d = *g.Distribution
+	}
+	for name, bound := range map[string]struct {
+		to     *int
+		lo, hi int
+	}{"OnDemandBaseCapacity": {&d.OnDemandBaseCapacity, 0, 2000}, "OnDemandPercentageAboveBaseCapacity": {&d.OnDemandPercentageAboveBaseCapacity, 0, 100}} {
+		n, ok, err := intParam(p, prefix+name)
+		if err != nil {
+			return err
+		}
+		if ok && (n < bound.lo || n > bound.hi) {
+			return badParam("%s%s: %d is outside [%d, %d]", prefix, name, n, bound.lo, bound.hi)
+		}
+		if ok {
+			*bound.to = n
+		}
+	}
+	for name, to := range map[string]*bool{"SpotInstanceRemedy": &d.SpotInstanceRemedy, "CompensateWithOnDemand": &d.CompensateWithOnDemand} {
+		switch v := p.Get(prefix + name); v {
+		case "":
+		case "true", "false":
+			*to = v == "true"
+		default:
+			return badParam("%s%s: %q is not a boolean", prefix, name, v)
+		}
+	}
+	g.Distribution = &d
+	return nil
 }
 
 func (s *Server) describeScalingActivities(p url.Values) (any, *apiFailure) {
