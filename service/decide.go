@@ -220,6 +220,7 @@ func (s *Service) record(p *pool, d decision) {
 	p.lastSeen = d.now
 	price := p.plan.Prices.OnDemandPerHour
 	tuning := p.tuner.Choice(d.now)
+	starts := p.observeStarts(d)
 
 	s.mu.Lock()
 	st := &p.status
@@ -233,6 +234,7 @@ func (s *Service) record(p *pool, d decision) {
 	st.setGate(p.ctl().Level(), d.now) // what Decide followed: reactive once a plan runs out
 	st.NextRefit = p.nextRefit
 	st.Tuning = tuning
+	st.StartTimes = starts
 	st.Planned, st.Forecast = Number(planned), bounds
 	switch {
 	case !d.known || desired <= ready:

@@ -25,6 +25,8 @@ type pool struct {
 	act   *actuator.Safe
 
 	nextRefit time.Time
+	// starts learns the fleet's start times from the decisions.
+	starts control.StartTimes
 	// earlyRefitAfter is when a pool that warms up may next refit before
 	// its refit time: one early try a forecast step, so that a refit that
 	// fails on the new history is not retried at every decision.

@@ -93,6 +93,9 @@ type PoolStatus struct {
 	LastRefit      time.Time        `json:"last_refit,omitzero"`
 	NextRefit      time.Time        `json:"next_refit,omitzero"`
 	Plan           planner.Schedule `json:"plan"`
+	// StartTimes are the fleet's start times as the decisions saw them,
+	// beside the configured boot_delay; absent before the first start.
+	StartTimes *StartTimes `json:"start_times,omitempty"`
 	// ForecastMASE is the model's mean absolute error over the last day
 	// divided by seasonal naive's (below 1: it beats it); null until a
 	// day's forecasts can be scored.
