@@ -40,6 +40,9 @@ type File struct {
 	StateFile string `yaml:"state_file"`
 	// Workers bounds how many pools decide at once (default 8, 1 to 256).
 	Workers int `yaml:"workers"`
+	// Election shares the pools among several serve replicas (off by
+	// default).
+	Election Election `yaml:"election"`
 	// Pools are the fleets the service scales.
 	Pools []Pool `yaml:"pools"`
 }
@@ -162,7 +165,7 @@ const DefaultDemandMeasurement = store.ServiceRequestRate
 
 // DefaultFile returns the settings a file starts from.
 func DefaultFile() File {
-	return File{Interval: time.Minute, Listen: "127.0.0.1:9109", Workers: 8}
+	return File{Interval: time.Minute, Listen: "127.0.0.1:9109", Workers: 8, Election: DefaultElection()}
 }
 
 // DefaultPool returns the settings every pool starts from: the planner's

@@ -102,6 +102,9 @@ func (f *File) check(backends Backends) []Problem {
 	if _, _, err := net.SplitHostPort(f.Listen); err != nil {
 		c.add("listen", "%q is not HOST:PORT", f.Listen)
 	}
+	if f.Election != (Election{}) { // a File built in code may leave the block out
+		f.Election.check(c)
+	}
 	if len(f.Pools) == 0 {
 		c.add("pools", "at least one pool is required")
 	}

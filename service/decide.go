@@ -9,6 +9,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/election"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/store"
@@ -23,6 +24,7 @@ import (
 // the pool's status notice.
 func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval time.Duration) error {
 	s.takePending(p)
+	s.syncShared(ctx, p)
 	name := p.spec.Name
 	s.mu.Lock()
 	mode := p.mode
@@ -72,6 +74,10 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 		step = p.tuner.Decide(ctx, now, obs, current)
 	}
 
+	// Another replica owning the pool makes this one a standby for it:
+	// it shows the decision and applies nothing. Ownership is checked
+	// again right before the back-end call (persistShared).
+	standby := apply && s.shared != nil && !s.shared.shards.Owns(name)
 	var res actuator.Result
 	outcome := OutcomeNotApplied
 	switch {
@@ -83,16 +89,26 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 		if apply {
 			outcome = OutcomeUnchanged
 		}
-	case apply:
+	case apply && !standby:
 		res, err = p.act.Resize(ctx, name, step.Desired, step.Reason)
 		outcome = outcomeOf(res, err)
-		if err != nil && !errors.Is(err, actuator.ErrRateLimited) {
+		switch {
+		case errors.Is(err, ErrStandby):
+			standby = true
+			res.To = res.From
+		case errors.Is(err, election.ErrConflict):
+			outcome = OutcomeNotApplied
+			res.To, step.Reason = res.From, "another replica wrote the pool's state since it was read: not applied this tick; "+step.Reason
+		case err != nil && !errors.Is(err, actuator.ErrRateLimited):
 			errs = append(errs, fmt.Errorf("applying %d: %w", step.Desired, err))
 		}
 	default:
 		if res, err = p.act.Preview(name, capa, known, step.Desired); err != nil {
 			errs = append(errs, fmt.Errorf("previewing %d: %w", step.Desired, err))
 		}
+	}
+	if standby {
+		outcome, step.Reason = OutcomeStandby, s.shared.standbyReason(name, step.Reason)
 	}
 	s.saveController(p, now, refitted, outcome == OutcomeApplied || outcome == OutcomeLimited)
 	s.record(p, decision{now: now, mode: mode, capa: capa, known: known, step: step,

@@ -21,6 +21,8 @@ type Metrics struct {
 	refitSeconds                                                                    *prometheus.HistogramVec
 	tickSeconds                                                                     prometheus.Histogram
 	lastTick                                                                        prometheus.Gauge
+	ownedBuckets                                                                    *prometheus.GaugeVec
+	leaderChanges                                                                   *prometheus.CounterVec
 }
 
 // NewMetrics registers the service's metrics on reg.
@@ -61,9 +63,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Time one whole tick over every pool took.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 8)}),
 		lastTick: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "prewarm", Name: "last_successful_tick_timestamp_seconds",
 			Help: "Unix time of the last tick in which every pool decided."}),
+		ownedBuckets: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "prewarm", Name: "election_owned_buckets",
+			Help: "Buckets of pools this replica owns and applies decisions for (election on only)."}, []string{"identity"}),
+		leaderChanges: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "prewarm", Name: "election_leader_changes_total",
+			Help: "Buckets this replica gained or lost (change: gained, lost), election on only."}, []string{"identity", "change"}),
 	}
 	for _, c := range []prometheus.Collector{m.modeVec, m.wished, m.desired, m.planned, m.current, m.ready, m.booting, m.demand, m.forecastRPS,
-		m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort, m.policy, m.burn, m.saving, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick} {
+		m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort, m.policy, m.burn, m.saving, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick,
+		m.ownedBuckets, m.leaderChanges} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -219,4 +226,15 @@ func (m *Metrics) forget(pool string) {
 		v.DeletePartialMatch(l)
 	}
 	m.refitSeconds.DeletePartialMatch(l)
+}
+
+// election publishes the buckets this replica owns and counts those it
+// gained and lost.
+func (m *Metrics) election(identity string, owned, gained, lost int) {
+	if m == nil {
+		return
+	}
+	m.ownedBuckets.WithLabelValues(identity).Set(float64(owned))
+	m.leaderChanges.WithLabelValues(identity, "gained").Add(float64(gained))
+	m.leaderChanges.WithLabelValues(identity, "lost").Add(float64(lost))
 }

@@ -38,6 +38,10 @@ type pool struct {
 	paused          bool           // the last decision was paused
 	decisions       decisionLog    // the history recorded in the state file
 
+	// stamps are the writes of the shared state this replica adopted or
+	// made (ActStamp, ModeStamp); guarded by s.mu.
+	stamps sharedPool
+
 	// Guarded by s.mu.
 	mode      poolspec.Mode
 	override  *state.ModeOverride // the API's mode, nil: the file's
@@ -115,10 +119,30 @@ func (s *Service) newSafe(ctx context.Context, ps poolspec.Pool) (*actuator.Safe
 	}
 	opts := s.deps.Safety
 	opts.Pools = []actuator.PoolConfig{cfg}
-	if st := s.deps.State; st != nil && !s.deps.Preview {
-		opts.Persist = st.SaveActuator
-	}
+	opts.Persist = s.persister()
 	return actuator.NewSafe(inner, opts), nil
+}
+
+// persister is the actuator memory's Persist hook: the state file's, and
+// with election on, first the ownership check and the shared state (a
+// change refused there is not made, and not recorded either).
+func (s *Service) persister() func(pool string, m actuator.Memory) error {
+	var local func(string, actuator.Memory) error
+	if st := s.deps.State; st != nil && !s.deps.Preview {
+		local = st.SaveActuator
+	}
+	if s.shared == nil || s.deps.Preview {
+		return local
+	}
+	return func(pool string, m actuator.Memory) error {
+		if err := s.persistShared(pool, m); err != nil {
+			return err
+		}
+		if local != nil {
+			return local(pool, m)
+		}
+		return nil
+	}
 }
 
 // rebuild prepares a changed pool: a new controller (restored at the swap)

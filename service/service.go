@@ -50,12 +50,21 @@ type Deps struct {
 	// DrainTimeout bounds how long a stopping service waits for the
 	// decisions in flight (default 20s, within Kubernetes' 30s grace).
 	DrainTimeout time.Duration
+	// Shards, when set, shares the pools with other replicas: every
+	// replica decides every pool, and only the one that owns a pool's
+	// bucket applies its decisions (the others are standbys for it).
+	Shards Shards
+	// ShardStore, with Shards, keeps each pool's actuator memory,
+	// reactive clocks and API mode where every replica reads them, so
+	// that they survive a takeover; nil shares ownership only.
+	ShardStore ShardStore
 }
 
 // Service runs the scaling loop over every configured pool.
 type Service struct {
-	deps Deps
-	log  *slog.Logger
+	deps   Deps
+	log    *slog.Logger
+	shared *shared // nil: this replica decides and applies alone
 
 	tickMu sync.Mutex // one tick or reload at a time
 
@@ -95,7 +104,7 @@ func New(ctx context.Context, file *poolspec.File, deps Deps) (*Service, error) 
 	if err := file.Validate(nil); err != nil {
 		return nil, err
 	}
-	s := &Service{deps: deps, log: deps.Logger, file: file}
+	s := &Service{deps: deps, log: deps.Logger, file: file, shared: newShared(deps)}
 	var errs []error
 	for _, ps := range file.Pools {
 		p, err := s.newPool(ctx, ps)
@@ -127,6 +136,11 @@ func (s *Service) Run(ctx context.Context) error {
 	interval := s.Interval()
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	if s.shared != nil {
+		watch, stop := context.WithCancel(ctx)
+		defer stop()
+		go s.watchShards(watch)
+	}
 	for {
 		s.Tick(ctx)
 		if now := s.Interval(); now != interval {
@@ -151,6 +165,9 @@ func (s *Service) Tick(ctx context.Context) error {
 	defer s.tickMu.Unlock()
 	began := time.Now()
 	now := s.deps.Now()
+	if s.shared != nil {
+		s.shared.tick.Add(1) // each bucket's shared state is read again once in this tick
+	}
 	s.mu.Lock()
 	pools, interval, workers := slices.Clone(s.pools), s.file.Interval, s.file.Workers
 	s.mu.Unlock()
@@ -346,7 +363,8 @@ func (s *Service) Reload(ctx context.Context, file *poolspec.File) error {
 		return errors.Join(errs...)
 	}
 	for _, setting := range []struct{ name, was, now string }{{"listen", cur.Listen, file.Listen},
-		{"audit_log", cur.AuditLog, file.AuditLog}, {"state_file", cur.StatePath(), file.StatePath()}} {
+		{"audit_log", cur.AuditLog, file.AuditLog}, {"state_file", cur.StatePath(), file.StatePath()},
+		{"election", fmt.Sprintf("%+v", cur.Election), fmt.Sprintf("%+v", file.Election)}} {
 		if setting.was != setting.now {
 			s.log.Warn("setting changed; it takes effect at the next restart", "key", setting.name, "running", setting.was, "new", setting.now)
 		}
@@ -397,6 +415,19 @@ func (s *Service) SetMode(name string, mode poolspec.Mode, by string) (PoolStatu
 	if mode == p.configMode() {
 		o = nil // back to what the file says
 	}
+	if s.shared != nil && !s.deps.Preview {
+		// Written where every replica reads it, outside s.mu (an API
+		// call): the owner puts it in force at its next decision.
+		s.mu.Unlock()
+		err := s.shareMode(name, o)
+		s.mu.Lock()
+		if err != nil {
+			return PoolStatus{}, err
+		}
+		if p = s.find(name); p == nil {
+			return PoolStatus{}, fmt.Errorf("%w %q", ErrUnknownPool, name)
+		}
+	}
 	if st := s.deps.State; st != nil && !s.deps.Preview {
 		if err := st.SaveMode(name, o); err != nil {
 			return PoolStatus{}, fmt.Errorf("recording the mode: %w", err)
@@ -406,7 +437,9 @@ func (s *Service) SetMode(name string, mode poolspec.Mode, by string) (PoolStatu
 	p.setMode(mode, o)
 	s.deps.Metrics.mode(name, mode)
 	s.log.Info("pool mode changed", "pool", name, "from", was, "to", mode, "by", by)
-	return p.status, nil
+	st := p.status
+	st.Election = s.shared.electionStatus(name)
+	return st, nil
 }
 
 func (s *Service) find(name string) *pool {
@@ -426,6 +459,7 @@ func (s *Service) Status() []PoolStatus {
 	now := s.deps.Now()
 	for i, p := range s.pools {
 		out[i] = p.snapshot(now)
+		out[i].Election = s.shared.electionStatus(p.spec.Name)
 	}
 	return out
 }
@@ -435,7 +469,9 @@ func (s *Service) PoolStatus(name string) (PoolStatus, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p := s.find(name); p != nil {
-		return p.snapshot(s.deps.Now()), true
+		st := p.snapshot(s.deps.Now())
+		st.Election = s.shared.electionStatus(name)
+		return st, true
 	}
 	return PoolStatus{}, false
 }

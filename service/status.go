@@ -20,6 +20,7 @@ const (
 	OutcomeRateLimited = "rate_limited" // min_interval is not over: nothing applied yet
 	OutcomeNotApplied  = "not_applied"  // forecast-only or paused: computed, not applied
 	OutcomeFailed      = "failed"       // the decision or its application failed
+	OutcomeStandby     = "standby"      // active, but another replica owns the pool: computed, not applied
 )
 
 // PoolStatus is what /api/v1/pools reports about a pool: what the policy
@@ -116,6 +117,9 @@ type PoolStatus struct {
 	// LastSuccess is the last decision that succeeded.
 	FailingSince time.Time `json:"failing_since,omitzero"`
 	LastSuccess  time.Time `json:"last_success,omitzero"`
+	// Election is the pool's owner among the replicas; absent when
+	// election is off.
+	Election *ElectionStatus `json:"election,omitempty"`
 }
 
 // ForecastBounds are a forecast's mean and the bounds of its band,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,8 +15,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/dryrun"
@@ -24,6 +29,7 @@ import (
 	"github.com/prewarm/prewarm/actuator/releasehook"
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/actuator/volcengine"
+	"github.com/prewarm/prewarm/election"
 	"github.com/prewarm/prewarm/internal/buildinfo"
 	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/internal/httpserve"
@@ -184,12 +190,24 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	svc, err := service.New(ctx, file, service.Deps{Store: db, Backend: b.build, Safety: b.safety, State: st,
-		Preview: f.once && !f.apply, Logger: log, Metrics: metrics, Redactor: redactor})
+	deps := service.Deps{Store: db, Backend: b.build, Safety: b.safety, State: st,
+		Preview: f.once && !f.apply, Logger: log, Metrics: metrics, Redactor: redactor}
+	if file.Election.Enabled && !f.once {
+		el, err := startElection(file.Election, os.Getenv, log)
+		if err != nil {
+			return err
+		}
+		defer el.stop() // after the decisions in flight: the buckets are released last
+		deps.Shards, deps.ShardStore = el.shards, el.store
+	}
+	svc, err := service.New(ctx, file, deps)
 	if err != nil {
 		return err
 	}
 	if f.once {
+		if f.apply && file.Election.Enabled {
+			return usageErrorf("--once --apply with election.enabled: a one-off run owns no pool; apply through the running replicas")
+		}
 		err := svc.Tick(ctx)
 		printJSON(stdout, svc.Status())
 		if !f.apply {
@@ -466,4 +484,117 @@ func simulatedBootDelay(file *poolspec.File) time.Duration {
 		boot = planner.DefaultConfig().Fleet.BootDelay
 	}
 	return boot
+}
+
+// sharing is a running Sharder and its shard store, the service's Shards
+// and ShardStore.
+type sharing struct {
+	shards service.Shards
+	store  service.ShardStore
+	stop   func() // releases every bucket and waits for that
+}
+
+// electionShards is a Sharder with this replica's identity and its bucket
+// count.
+type electionShards struct {
+	*election.Sharder
+	identity string
+	buckets  int
+}
+
+// Identity is this replica's name among the replicas.
+func (e electionShards) Identity() string { return e.identity }
+
+// Bucket is the bucket pool hashes into.
+func (e electionShards) Bucket(pool string) int { return election.Bucket(pool, e.buckets) }
+
+// startElection connects to the Kubernetes API (the pod's service account,
+// or election.api_server) and campaigns for the buckets until stop.
+func startElection(cfg poolspec.Election, getenv func(string) string, log *slog.Logger) (*sharing, error) {
+	namespace, identity, err := electionNames(cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := electionRESTConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	coord, err := coordinationv1client.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("election: Kubernetes client: %w", err)
+	}
+	core, err := corev1client.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("election: Kubernetes client: %w", err)
+	}
+	timings := election.Timings{LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod}
+	sharder, err := election.NewSharder(coord, election.ShardConfig{Namespace: namespace, Identity: identity, Prefix: cfg.ShardPrefix,
+		Buckets: cfg.Buckets, Timings: timings, Logger: logr.FromSlogHandler(log.Handler()).WithValues("component", "election")})
+	if err != nil {
+		return nil, err
+	}
+	store, err := election.NewStore(core, namespace, cfg.ShardPrefix)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = sharder.Run(ctx)
+	}()
+	log.Info("election on: pools shared with the other replicas", "identity", identity, "namespace", namespace,
+		"buckets", cfg.Buckets, "lease_duration", cfg.LeaseDuration)
+	stop := func() {
+		cancel()
+		<-done
+	}
+	return &sharing{shards: electionShards{Sharder: sharder, identity: identity, buckets: cfg.Buckets}, store: store, stop: stop}, nil
+}
+
+// serviceAccountNamespace is where a pod's service account names its
+// namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// electionNames resolves the namespace (election.namespace, else
+// $POD_NAMESPACE, else the service account's) and the identity
+// (election.identity, else $POD_NAME, else the host name).
+func electionNames(cfg poolspec.Election, getenv func(string) string) (namespace, identity string, err error) {
+	namespace = cmp.Or(cfg.Namespace, getenv("POD_NAMESPACE"))
+	if namespace == "" {
+		if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
+			namespace = strings.TrimSpace(string(b))
+		}
+	}
+	if namespace == "" {
+		return "", "", errors.New("election.namespace: not set, and neither $POD_NAMESPACE nor a service account namespace is there")
+	}
+	identity = cmp.Or(cfg.Identity, getenv("POD_NAME"))
+	if identity == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return "", "", fmt.Errorf("election.identity: not set, no $POD_NAME, and no host name: %w", err)
+		}
+		identity = strings.ToLower(host)
+	}
+	return namespace, identity, nil
+}
+
+// electionRESTConfig is the election's API client: the pod's service
+// account, or election.api_server (a test's loopback stand-in, without
+// credentials). It has its own rate limit: 16 buckets and 2 replicas make
+// about 15 calls a second with the default timings, over client-go's
+// default of 5.
+func electionRESTConfig(cfg poolspec.Election) (*rest.Config, error) {
+	var rc *rest.Config
+	if cfg.APIServer != "" {
+		rc = &rest.Config{Host: cfg.APIServer}
+	} else {
+		var err error
+		if rc, err = rest.InClusterConfig(); err != nil {
+			return nil, fmt.Errorf("election: not running in a Kubernetes pod (election.api_server is for a test's stand-in): %w", err)
+		}
+	}
+	rc.QPS, rc.Burst, rc.UserAgent = 20, 40, "prewarm-forecaster"
+	return rc, nil
 }

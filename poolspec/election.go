@@ -1,0 +1,113 @@
+package poolspec
+
+import (
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Election is the election: block: several serve replicas sharing the
+// pools through Kubernetes Leases (docs/high-availability.md). Every
+// replica decides every pool; only the one holding a pool's bucket applies
+// its decisions. Off by default: one process decides and applies alone.
+type Election struct {
+	// Enabled turns sharing on.
+	Enabled bool `yaml:"enabled"`
+	// Namespace holds the Leases and the shard state ConfigMaps; "" means
+	// $POD_NAMESPACE, else the service account's namespace.
+	Namespace string `yaml:"namespace"`
+	// Identity names this replica, unique among them; "" means $POD_NAME,
+	// else the host name.
+	Identity string `yaml:"identity"`
+	// ShardPrefix starts the names of the Leases and ConfigMaps
+	// (prewarm-shard-07, prewarm-shard-state-07).
+	ShardPrefix string `yaml:"shard_prefix"`
+	// Buckets is how many buckets the pools hash into; every replica must
+	// agree.
+	Buckets int `yaml:"buckets"`
+	// LeaseDuration, RenewDeadline and RetryPeriod are the Leases'
+	// periods (election.Timings).
+	LeaseDuration time.Duration `yaml:"lease_duration"`
+	RenewDeadline time.Duration `yaml:"renew_deadline"`
+	RetryPeriod   time.Duration `yaml:"retry_period"`
+	// APIServer is the Kubernetes API's URL, for tests against a loopback
+	// stand-in; "" (in a cluster) uses the pod's service account.
+	APIServer string `yaml:"api_server"`
+}
+
+// DefaultElection returns the election: block's defaults: off, 16 buckets,
+// client-go's usual 15s, 10s and 2s.
+func DefaultElection() Election {
+	return Election{ShardPrefix: "prewarm-shard", Buckets: 16,
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
+}
+
+// Bounds of the election: block (package election checks the same).
+const (
+	maxBuckets        = 1000
+	minRetryPeriod    = 10 * time.Millisecond
+	maxLeaseDuration  = 10 * time.Minute
+	renewRetryJitter  = 1.2 // client-go's leaderelection.JitterFactor
+	maxShardPrefixLen = 40  // leaves room for -member-IDENTITY and -state-07
+)
+
+// check adds the problems of the election: block, each at its key.
+func (e Election) check(c *checker) {
+	c.ints("election.buckets", e.Buckets, 1, maxBuckets)
+	if e.Namespace != "" {
+		if p := validation.IsDNS1123Label(e.Namespace); len(p) > 0 {
+			c.add("election.namespace", "%q: %s", e.Namespace, p[0])
+		}
+	}
+	if p := validation.IsDNS1123Label(e.ShardPrefix); len(p) > 0 {
+		c.add("election.shard_prefix", "%q: %s", e.ShardPrefix, p[0])
+	} else if len(e.ShardPrefix) > maxShardPrefixLen {
+		c.add("election.shard_prefix", "%q is %d characters: at most %d", e.ShardPrefix, len(e.ShardPrefix), maxShardPrefixLen)
+	}
+	if e.Identity != "" {
+		if p := validation.IsDNS1123Subdomain(e.ShardPrefix + "-member-" + e.Identity); len(p) > 0 {
+			c.add("election.identity", "%q: must be a lower-case name (a pod name): %s", e.Identity, p[0])
+		}
+	}
+	e.checkTimings(c)
+	if e.APIServer != "" {
+		if err := loopbackURL(e.APIServer); err != "" {
+			c.add("election.api_server", "%q: %s", e.APIServer, err)
+		}
+	}
+}
+
+// checkTimings checks the periods against their ranges and each other.
+func (e Election) checkTimings(c *checker) {
+	c.durations("election.lease_duration", e.LeaseDuration, time.Second, maxLeaseDuration)
+	if e.LeaseDuration%time.Second != 0 {
+		c.add("election.lease_duration", "%s: must be whole seconds (a Lease stores leaseDurationSeconds)", short(e.LeaseDuration))
+	}
+	c.durations("election.retry_period", e.RetryPeriod, minRetryPeriod, maxLeaseDuration)
+	switch {
+	case e.RenewDeadline >= e.LeaseDuration:
+		c.add("election.renew_deadline", "%s: must be shorter than election.lease_duration %s, so an owner stops before another replica takes over",
+			short(e.RenewDeadline), short(e.LeaseDuration))
+	case float64(e.RenewDeadline) <= renewRetryJitter*float64(e.RetryPeriod):
+		c.add("election.renew_deadline", "%s: must be longer than %.1f × election.retry_period %s, so a renewal can be retried",
+			short(e.RenewDeadline), renewRetryJitter, short(e.RetryPeriod))
+	}
+}
+
+// loopbackURL returns what is wrong with an api_server URL, "" when it is
+// an http(s) URL of a loopback host: the stand-in of tests. A real cluster
+// is reached with the pod's service account, not through this key.
+func loopbackURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "not an http:// or https:// URL"
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || strings.EqualFold(host, "localhost") {
+		return ""
+	}
+	return "only a loopback address is accepted (a test's stand-in); in a cluster leave it unset to use the pod's service account"
+}
