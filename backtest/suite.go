@@ -349,6 +349,25 @@ func baselineOf(a, b Choice, target float64) Choice {
 	return a
 }
 
+// HybridAndBaseline finds, among one run's results, the hybrid and the
+// baseline it is measured against (BaselineOf between reactive and flat);
+// ok is false when one of the three is missing or the baseline cost
+// nothing, so that no ratio is made from it.
+func HybridAndBaseline(results []Result, target float64) (hybrid, base Result, ok bool) {
+	byName := map[string]Result{}
+	for _, r := range results {
+		byName[r.Name] = r
+	}
+	hybrid, okH := byName[PolicyHybrid]
+	reactive, okR := byName[PolicyReactive]
+	flat, okF := byName[PolicyFlat]
+	if !okH || !okR || !okF {
+		return Result{}, Result{}, false
+	}
+	base = [2]Result{reactive, flat}[BaselineOf(reactive, flat, target)]
+	return hybrid, base, base.Cost > 0
+}
+
 // BaselineOf picks the baseline without a forecast between two policies
 // replayed on the same demand, typically a reactive fleet (a) and a flat
 // one (b): the cheaper of those whose SLO attainment reaches target, or

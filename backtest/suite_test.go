@@ -276,3 +276,27 @@ func TestSuiteSynthetic(t *testing.T) {
 		t.Error("two seeds drew the same trace")
 	}
 }
+
+// The hybrid is measured against the baseline of the same run's reactive
+// and flat results; a missing policy or a baseline that cost nothing gives
+// no ratio.
+func TestHybridAndBaseline(t *testing.T) {
+	r := func(name string, cost, slo float64) Result { return Result{Name: name, Cost: cost, SLOAttainment: slo} }
+	tests := []struct {
+		name     string
+		results  []Result
+		wantBase string
+		wantOK   bool
+	}{
+		{"flat cheaper and met", []Result{r(PolicyHybrid, 8, 0.999), r(PolicyReactive, 12, 0.996), r(PolicyFlat, 10, 0.999)}, PolicyFlat, true},
+		{"reactive missed", []Result{r(PolicyHybrid, 8, 0.999), r(PolicyReactive, 5, 0.98), r(PolicyFlat, 10, 0.999)}, PolicyFlat, true},
+		{"no flat", []Result{r(PolicyHybrid, 8, 0.999), r(PolicyReactive, 12, 0.996)}, "", false},
+		{"a baseline that cost nothing", []Result{r(PolicyHybrid, 8, 0.999), r(PolicyReactive, 0, 0.996), r(PolicyFlat, 10, 0.99)}, PolicyReactive, false},
+	}
+	for _, tc := range tests {
+		_, base, ok := HybridAndBaseline(tc.results, 0.995)
+		if ok != tc.wantOK || (tc.wantBase != "" && base.Name != tc.wantBase) {
+			t.Errorf("%s: baseline %q, ok %v; want %q, %v", tc.name, base.Name, ok, tc.wantBase, tc.wantOK)
+		}
+	}
+}

@@ -220,21 +220,10 @@ func compare(ctx context.Context, demand datasets.Series, rpsPerInstance float64
 // neither did). "vs static" compares with a fleet held at the peak all
 // day, the easiest baseline there is, so it is never the saving claimed.
 func versusBaseline(results []backtest.Result, target float64) string {
-	find := func(name string) (backtest.Result, bool) {
-		for _, r := range results {
-			if r.Name == name {
-				return r, true
-			}
-		}
-		return backtest.Result{}, false
+	hybrid, base, ok := backtest.HybridAndBaseline(results, target)
+	if !ok {
+		return "No saving figure: the backtest lacks the hybrid, reactive or flat policy, or the baseline cost nothing."
 	}
-	hybrid, okH := find(backtest.PolicyHybrid)
-	reactive, okR := find(backtest.PolicyReactive)
-	flat, okF := find(backtest.PolicyFlat)
-	if !okH || !okR || !okF {
-		return "No saving figure: the backtest lacks the hybrid, reactive or flat policy."
-	}
-	base := [2]backtest.Result{reactive, flat}[backtest.BaselineOf(reactive, flat, target)]
 	verdict := fmt.Sprintf("%.0f%% below", 100*(1-hybrid.Cost/base.Cost))
 	if hybrid.Cost >= base.Cost {
 		verdict = fmt.Sprintf("%.0f%% above", 100*(hybrid.Cost/base.Cost-1))

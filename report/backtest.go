@@ -59,14 +59,8 @@ type Baseline struct {
 // baselineOf finds the baseline in the backtest's results (nil when one of
 // the three policies is missing or the baseline cost nothing).
 func baselineOf(b *Backtest, sloTarget float64) *Baseline {
-	hybrid, okH := b.Policy(backtest.PolicyHybrid)
-	reactive, okR := b.Policy(backtest.PolicyReactive)
-	flat, okF := b.Policy(backtest.PolicyFlat)
-	if !okH || !okR || !okF {
-		return nil
-	}
-	base := [2]backtest.Result{reactive, flat}[backtest.BaselineOf(reactive, flat, sloTarget)]
-	if !(base.Cost > 0) {
+	hybrid, base, ok := backtest.HybridAndBaseline(b.Policies, sloTarget)
+	if !ok {
 		return nil
 	}
 	bl := &Baseline{Policy: base.Name, Cost: base.Cost, SLOAttainment: base.SLOAttainment, HybridVs: hybrid.Cost / base.Cost}
