@@ -111,6 +111,7 @@ FUZZ_TARGETS = \
 	./model/holtwinters:FuzzForecaster \
 	./planner:FuzzParseWindows \
 	./redact:FuzzRedactNeverLeaksRaw \
+	./service/state:FuzzOpen \
 	./poolspec:FuzzParse \
 	./store:FuzzCanonicalTags \
 	./store/influx:FuzzCollect \

@@ -1,6 +1,7 @@
 package state_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 
 // filled writes a state file of a few hundred pools, large enough that
 // damage in its middle hits their pages, and returns its path.
-func filled(t *testing.T) string {
+func filled(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "state.db")
 	db, err := state.Open(path, state.Options{})
@@ -48,8 +49,18 @@ func TestDamagedFileIsRefusedAtOpen(t *testing.T) {
 		damage func([]byte) []byte
 	}{
 		{"truncated in the middle", func(b []byte) []byte { return b[:len(b)/2] }},
-		{"overwritten in the middle", func(b []byte) []byte {
-			for i := len(b) / 3; i < len(b)/3+8192; i++ {
+		{"truncated after its meta pages", func(b []byte) []byte { return b[:3*4096] }},
+		{"its last page in use cut off", func(b []byte) []byte {
+			return b[:(newestMeta(b, 40)-1)*4096]
+		}},
+		{"freelist page overwritten", func(b []byte) []byte {
+			free := newestMeta(b, 32)
+			clear(b[free*4096 : (free+1)*4096])
+			return b
+		}},
+		{"its root page overwritten", func(b []byte) []byte {
+			root := newestMeta(b, 16)
+			for i := root * 4096; i < (root+1)*4096; i++ {
 				b[i] = 0xab
 			}
 			return b
@@ -83,6 +94,18 @@ func TestDamagedFileIsRefusedAtOpen(t *testing.T) {
 			})
 		}
 	}
+}
+
+// newestMeta reads the uint64 at offset field of the meta struct (16: the
+// root page, 32: the freelist page, 40: the high-water mark) from the meta
+// page of the later transaction of a bbolt file of 4 KiB pages.
+func newestMeta(b []byte, field int) int {
+	at := func(page, off int) int { return int(binary.NativeEndian.Uint64(b[page*4096+16+off:])) }
+	page := 0
+	if at(1, 48) > at(0, 48) {
+		page = 1
+	}
+	return at(page, field)
 }
 
 // withFormat writes a bbolt file whose meta/format is format (nil: no meta
@@ -201,4 +224,34 @@ func TestFormatOneIsMigrated(t *testing.T) {
 	if got, err := ro.Load("a"); err != nil || got.Actuator == nil || got.Actuator.LastChange.To != 7 {
 		t.Errorf("after a save: %+v, %v", got.Actuator, err)
 	}
+}
+
+// Whatever bytes the state file holds, Open returns a database or
+// ErrCorrupt; it never ends the process. The seeds are a healthy file and
+// that file cut or overwritten at a few places.
+func FuzzOpen(f *testing.F) {
+	healthy, err := os.ReadFile(filled(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(healthy)
+	f.Add(healthy[:len(healthy)/2])
+	f.Add(healthy[:3*4096])
+	f.Add(append(append([]byte{}, healthy[:4096]...), make([]byte, 4096)...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, ro := range []bool{true, false} {
+			path := filepath.Join(t.TempDir(), "state.db")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			db, err := state.Open(path, state.Options{ReadOnly: ro})
+			if err != nil {
+				if !errors.Is(err, state.ErrCorrupt) && !errors.Is(err, state.ErrVersion) {
+					t.Errorf("read-only=%v: error %v is neither ErrCorrupt nor ErrVersion", ro, err)
+				}
+				continue
+			}
+			db.Close()
+		}
+	})
 }

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,6 +103,9 @@ func Open(path string, opts Options) (*DB, error) {
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
 		return nil, damaged(path, errors.New("the file is empty (0 bytes)"))
 	}
+	if err := checkLayout(path); err != nil {
+		return nil, damaged(path, err)
+	}
 	var db *bolt.DB
 	err := guard(path, func() (err error) {
 		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, ReadOnly: opts.ReadOnly})
@@ -138,8 +142,10 @@ func Open(path string, opts Options) (*DB, error) {
 }
 
 // guard runs f, taking a panic inside bbolt (its assertions on a damaged
-// page) as ErrCorrupt.
+// page, or a read of the mapped file at an address a damaged page made
+// up) as ErrCorrupt.
 func guard(path string, f func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			err = damaged(path, fmt.Errorf("%v", r))
