@@ -136,10 +136,12 @@ func (s *Service) Run(ctx context.Context) error {
 	interval := s.Interval()
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var gained chan struct{} // nil without election: never ready
 	if s.shared != nil {
+		gained = make(chan struct{}, 1)
 		watch, stop := context.WithCancel(ctx)
 		defer stop()
-		go s.watchShards(watch)
+		go s.watchShards(watch, gained)
 	}
 	for {
 		s.Tick(ctx)
@@ -147,11 +149,28 @@ func (s *Service) Run(ctx context.Context) error {
 			interval = now
 			t.Reset(interval)
 		}
+	wait:
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-gained:
+			s.takeOver(ctx)
+			goto wait
 		}
+	}
+}
+
+// takeOver decides at once the pools this replica has just come to own
+// (their last decision was a standby's), rather than at the next tick: a
+// replica that dies leaves its pools undecided for no longer than its
+// Leases take to expire and the survivors take to acquire them.
+func (s *Service) takeOver(ctx context.Context) {
+	n, err := s.tick(ctx, false, func(p *pool) bool {
+		return p.status.Outcome == OutcomeStandby && s.shared.shards.Owns(p.spec.Name)
+	})
+	if n > 0 {
+		s.log.Info("pools taken over decided at once", "pools", n, "failed", err != nil)
 	}
 }
 
@@ -161,6 +180,14 @@ func (s *Service) Run(ctx context.Context) error {
 // error is also in its status until its next successful decision). When
 // ctx ends, decisions already started finish and no new one starts.
 func (s *Service) Tick(ctx context.Context) error {
+	_, err := s.tick(ctx, true, func(*pool) bool { return true })
+	return err
+}
+
+// tick decides the pools that which selects (called under s.mu) and
+// returns how many; only a full tick (every pool) counts as the service's
+// tick in its metrics and readiness.
+func (s *Service) tick(ctx context.Context, full bool, which func(*pool) bool) (int, error) {
 	s.tickMu.Lock()
 	defer s.tickMu.Unlock()
 	began := time.Now()
@@ -169,8 +196,12 @@ func (s *Service) Tick(ctx context.Context) error {
 		s.shared.tick.Add(1) // each bucket's shared state is read again once in this tick
 	}
 	s.mu.Lock()
-	pools, interval, workers := slices.Clone(s.pools), s.file.Interval, s.file.Workers
+	pools := slices.DeleteFunc(slices.Clone(s.pools), func(p *pool) bool { return !which(p) })
+	interval, workers := s.file.Interval, s.file.Workers
 	s.mu.Unlock()
+	if len(pools) == 0 {
+		return 0, nil
+	}
 
 	// Decisions do not end with ctx (a SIGTERM): they finish, bounded by
 	// their deadline and by DrainTimeout.
@@ -215,6 +246,9 @@ func (s *Service) Tick(ctx context.Context) error {
 			failed = append(failed, fmt.Errorf("pool %s: %w", pools[i].spec.Name, err))
 		}
 	}
+	if !full {
+		return len(pools), errors.Join(failed...)
+	}
 	if len(failed) == 0 && skipped == 0 {
 		s.mu.Lock()
 		s.lastOK = now
@@ -225,7 +259,7 @@ func (s *Service) Tick(ctx context.Context) error {
 		s.deps.Metrics.tickSucceeded(time.Now())
 	}
 	s.deps.Metrics.tick(time.Since(began))
-	return errors.Join(failed...)
+	return len(pools), errors.Join(failed...)
 }
 
 // runDecision runs one pool's decision with a deadline of interval and

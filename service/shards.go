@@ -250,9 +250,10 @@ func (sh *shared) electionStatus(pool string) *ElectionStatus {
 }
 
 // watchShards follows the buckets this replica holds until ctx ends: it
-// counts the changes, exports the number held, and makes a bucket gained
-// or lost read again before its next decision.
-func (s *Service) watchShards(ctx context.Context) {
+// counts the changes, exports the number held, makes a bucket gained or
+// lost read again before its next decision, and signals gainedCh when it
+// gains one.
+func (s *Service) watchShards(ctx context.Context, gainedCh chan<- struct{}) {
 	sh := s.shared
 	held := map[int]bool{}
 	update := func() {
@@ -273,6 +274,12 @@ func (s *Service) watchShards(ctx context.Context) {
 		held = now
 		sh.invalidate(append(gained, lost...))
 		s.deps.Metrics.election(sh.shards.Identity(), len(owned), len(gained), len(lost))
+		if len(gained) > 0 {
+			select {
+			case gainedCh <- struct{}{}:
+			default: // a take-over is signalled already
+			}
+		}
 		if len(gained)+len(lost) > 0 {
 			s.log.Info("buckets changed hands", "identity", sh.shards.Identity(), "gained", gained, "lost", lost, "held", owned)
 		}

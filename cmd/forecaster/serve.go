@@ -582,9 +582,11 @@ func electionNames(cfg poolspec.Election, getenv func(string) string) (namespace
 
 // electionRESTConfig is the election's API client: the pod's service
 // account, or election.api_server (a test's loopback stand-in, without
-// credentials). It has its own rate limit: 16 buckets and 2 replicas make
-// about 15 calls a second with the default timings, over client-go's
-// default of 5.
+// credentials). Its rate limit follows the election's own calls: a
+// replica makes at most one call per bucket and two for its membership
+// each retry period, which client-go's default limit (5 a second) would
+// throttle past the renew deadline; it allows 1.5 times that, and never
+// less than 20 a second.
 func electionRESTConfig(cfg poolspec.Election) (*rest.Config, error) {
 	var rc *rest.Config
 	if cfg.APIServer != "" {
@@ -595,6 +597,8 @@ func electionRESTConfig(cfg poolspec.Election) (*rest.Config, error) {
 			return nil, fmt.Errorf("election: not running in a Kubernetes pod (election.api_server is for a test's stand-in): %w", err)
 		}
 	}
-	rc.QPS, rc.Burst, rc.UserAgent = 20, 40, "prewarm-forecaster"
+	perSecond := 1.5 * float64(cfg.Buckets+2) / max(cfg.RetryPeriod.Seconds(), 0.001)
+	rc.QPS = float32(max(20, perSecond))
+	rc.Burst, rc.UserAgent = int(2*rc.QPS), "prewarm-forecaster"
 	return rc, nil
 }
