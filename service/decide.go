@@ -322,7 +322,10 @@ func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish boo
 		return err
 	}
 	s.log.Debug("refit", "pool", p.spec.Name, "model", r.Model, "gate", r.Gate.Level, "reason", r.Gate.Reason)
-	if publish && p.spec.PublishSchedule {
+	// Publishing is an action: a standby leaves it to the pool's owner
+	// (whose schedule a back-end that serves the plan in this process
+	// follows through the shared state).
+	if publish && p.spec.PublishSchedule && s.ownsOrAlone(p.spec.Name) {
 		err := p.act.PublishSchedule(ctx, p.spec.Name, p.ctl().Plan(now))
 		if err != nil && !errors.Is(err, actuator.ErrNotImplemented) {
 			return fmt.Errorf("publishing schedule: %w", err)

@@ -44,6 +44,17 @@ type ShardStore interface {
 	Put(ctx context.Context, shard int, data []byte, version string) error
 }
 
+// Follower is a back-end that serves the plan from within this process
+// rather than sending it to an outside system: the KEDA external scaler
+// (keda.Scaler), whose client, KEDA's operator, may reach any replica
+// through its Service. Each actuator memory a replica adopts from the
+// shared state, the owner's last change and the schedule it published, is
+// put in force on it with Follow, so that a standby answers with the
+// owner's decision. Follow calls nothing outside the process.
+type Follower interface {
+	Follow(pool string, m actuator.Memory) error
+}
+
 // ErrStandby is in the chain of a change refused because another replica
 // owns the pool (or ownership was lost during the decision).
 var ErrStandby = errors.New("standby: pool owned by another replica")
@@ -324,6 +335,7 @@ func (s *Service) adoptActuator(p *pool, e sharedPool) {
 			s.log.Warn("shared actuator memory not adopted", "pool", name, "reason", err)
 			return
 		}
+		s.follow(p.follow, name, *m)
 		if st := s.deps.State; st != nil && !s.deps.Preview {
 			_ = st.SaveActuator(name, *m)
 		}
@@ -339,6 +351,23 @@ func (s *Service) adoptActuator(p *pool, e sharedPool) {
 	p.stamps.ActStamp = e.ActStamp
 	s.mu.Unlock()
 	s.log.Info("pool state adopted from the shared store", "pool", name, "written_by", e.ActStamp)
+}
+
+// follow puts an adopted actuator memory in force on a back-end that
+// serves the plan from this process (nil: one that does not).
+func (s *Service) follow(f Follower, name string, m actuator.Memory) {
+	if f == nil {
+		return
+	}
+	if err := f.Follow(name, m); err != nil {
+		s.log.Warn("the owner's plan is not served by this replica's back-end", "pool", name, "reason", err)
+	}
+}
+
+// ownsOrAlone reports whether this replica may act for pool: it owns the
+// pool's bucket, or runs without election.
+func (s *Service) ownsOrAlone(pool string) bool {
+	return s.shared == nil || s.shared.shards.Owns(pool)
 }
 
 // adoptMode puts the mode last set through the API on any replica in

@@ -207,3 +207,27 @@ func TestConflictSkipsTheTick(t *testing.T) {
 		t.Errorf("next tick: outcome %s (%s), fleet at %d; want limited to 5", st.Outcome, st.Reason, fleet.Pool(testPool).Desired)
 	}
 }
+
+// Publishing a schedule is an action: with two weeks of history a refit
+// publishes the plan's steps through the owner's back-end, never a
+// standby's.
+func TestOnlyTheOwnerPublishesTheSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		owner string
+		want  int
+	}{{"a", 1}, {"b", 0}} {
+		t.Run("owned by "+tc.owner, func(t *testing.T) {
+			fleet := actuatortest.New("fake").AddPool(testPool, 1, 1, 50)
+			a, _ := replica(t, "a", newOwner(tc.owner), newMemShards(), fleet, poolspec.ModeActive)
+			a.svc.pools[0].spec.PublishSchedule = true
+			a.writeDemand(t, a.clock.Now().Add(-14*24*time.Hour), a.clock.Now(), daily)
+			st := tick(t, a)
+			if st.LastRefit.IsZero() {
+				t.Fatalf("no refit (%s)", st.GateReason)
+			}
+			if n := len(fleet.CallsOf(actuator.OpPublishSchedule)); n != tc.want {
+				t.Errorf("%d schedules published, want %d (outcome %s, gate %s: %s)", n, tc.want, st.Outcome, st.Gate, st.GateReason)
+			}
+		})
+	}
+}
