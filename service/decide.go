@@ -24,7 +24,10 @@ import (
 // the pool's status notice.
 func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval time.Duration) error {
 	s.takePending(p)
-	s.syncShared(ctx, p)
+	var errs []error
+	if err := s.syncShared(ctx, p); err != nil {
+		errs = append(errs, err)
+	}
 	name := p.spec.Name
 	s.mu.Lock()
 	mode := p.mode
@@ -33,7 +36,6 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 
 	reads, cancel := context.WithTimeout(ctx, interval/2)
 	defer cancel()
-	var errs []error
 	refitted := false
 	if due, hist := s.refitDue(reads, p, now); due {
 		err := s.refit(reads, p, now, apply, hist)

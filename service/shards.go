@@ -303,17 +303,20 @@ func (s *Service) watchShards(ctx context.Context) {
 // adopts what another replica wrote since: the actuator's memory and the
 // reactive clocks (the owner's, so that min_interval, max_step and the
 // cooldowns count from its last change) and a mode set through the API.
-// It runs in the pool's decision, before the decision.
-func (s *Service) syncShared(ctx context.Context, p *pool) {
+// It runs in the pool's decision, before the decision. An error (the
+// state could not be read) fails the decision: the replica decides on,
+// but without the others' writes it can neither apply (the write of the
+// change would fail) nor follow the owner as a standby.
+func (s *Service) syncShared(ctx context.Context, p *pool) error {
 	sh := s.shared
 	if sh == nil || sh.store == nil {
-		return
+		return nil
 	}
 	name := p.spec.Name
 	e, err := sh.entry(ctx, sh.shards.Bucket(name), name)
 	if err != nil {
 		s.log.Warn("shared pool state not read; a change waits until it is", "pool", name, "err", s.deps.Redactor.String(err.Error()))
-		return
+		return fmt.Errorf("reading the pool's state shared with the other replicas (shard %d): %w", sh.shards.Bucket(name), err)
 	}
 	s.mu.Lock()
 	actNew, modeNew := e.ActStamp != "" && e.ActStamp != p.stamps.ActStamp, e.ModeStamp != "" && e.ModeStamp != p.stamps.ModeStamp
@@ -324,6 +327,7 @@ func (s *Service) syncShared(ctx context.Context, p *pool) {
 	if modeNew {
 		s.adoptMode(p, e)
 	}
+	return nil
 }
 
 // adoptActuator puts another replica's actuator memory and reactive
