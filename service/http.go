@@ -48,7 +48,7 @@ type HTTPOptions struct {
 //	GET  /                                the status page (service/ui)
 //	GET  /metrics                         Prometheus metrics
 //	GET  /healthz                         200 while the process serves (liveness)
-//	GET  /readyz                          200 while decisions succeed (readiness)
+//	GET  /readyz                          200 while decisions succeed (readiness), a standby's too
 //	GET  /api/v1/info                     version, interval, clock
 //	GET  /api/v1/pools                    every pool's status (PoolStatus), JSON
 //	GET  /api/v1/pools/NAME               one pool's status
