@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/prewarm/prewarm/actuator/actuatortest"
 	"github.com/prewarm/prewarm/poolspec"
 )
@@ -67,10 +69,7 @@ func TestMetricsContract(t *testing.T) {
 		}
 		seen[mf.GetName()] = true
 		for _, m := range mf.GetMetric() {
-			var labels []string
-			for _, l := range m.GetLabel() {
-				labels = append(labels, l.GetName())
-			}
+			labels := slices.Collect(maps.Keys(labelsOf(m)))
 			wantLabels := append([]string{"pool"}, want...)
 			if mf.GetName() == "prewarm_tick_duration_seconds" || mf.GetName() == "prewarm_last_successful_tick_timestamp_seconds" {
 				wantLabels = nil // no pool label
@@ -137,15 +136,11 @@ func TestElectionMetricsContract(t *testing.T) {
 				continue
 			}
 			for _, m := range mf.GetMetric() {
-				var labels []string
-				name := mf.GetName()
-				for _, l := range m.GetLabel() {
-					labels = append(labels, l.GetName())
-					if l.GetName() == "change" {
-						name += "{" + l.GetValue() + "}"
-					}
+				ls, name := labelsOf(m), mf.GetName()
+				if change, ok := ls["change"]; ok {
+					name += "{" + change + "}"
 				}
-				slices.Sort(labels)
+				labels := slices.Sorted(maps.Keys(ls))
 				if w := slices.Sorted(slices.Values(want)); !slices.Equal(labels, w) {
 					t.Errorf("%s has labels %v, want %v", mf.GetName(), labels, w)
 				}
@@ -180,4 +175,13 @@ func TestElectionMetricsContract(t *testing.T) {
 			t.Errorf("docs/metrics.md does not list %s", name)
 		}
 	}
+}
+
+// labelsOf returns a series' labels by name.
+func labelsOf(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
 }
