@@ -46,6 +46,8 @@ var contract = []string{
 	"prewarm_refit_duration_seconds",
 	"prewarm_tick_duration_seconds",
 	"prewarm_last_successful_tick_timestamp_seconds",
+	"prewarm_election_owned_buckets",
+	"prewarm_election_leader_changes_total",
 	"prewarm_collector_last_store_write_timestamp_seconds",
 	"prewarm_collector_ready",
 	"prewarm_actuator_",

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	collectorconfig "github.com/prewarm/prewarm/collector/config"
@@ -39,6 +40,7 @@ type manifests struct {
 	daemonSets  map[string]appsv1.DaemonSet
 	roles       map[string]rbacv1.Role
 	bindings    map[string]rbacv1.RoleBinding
+	budgets     map[string]policyv1.PodDisruptionBudget
 }
 
 func key(ns, name string) string { return ns + "/" + name }
@@ -59,7 +61,8 @@ func loadManifests(t *testing.T) manifests {
 	t.Helper()
 	m := manifests{namespaces: map[string]corev1.Namespace{}, accounts: map[string]corev1.ServiceAccount{},
 		configMaps: map[string]corev1.ConfigMap{}, services: map[string]corev1.Service{}, deployments: map[string]appsv1.Deployment{},
-		daemonSets: map[string]appsv1.DaemonSet{}, roles: map[string]rbacv1.Role{}, bindings: map[string]rbacv1.RoleBinding{}}
+		daemonSets: map[string]appsv1.DaemonSet{}, roles: map[string]rbacv1.Role{}, bindings: map[string]rbacv1.RoleBinding{},
+		budgets: map[string]policyv1.PodDisruptionBudget{}}
 	paths, err := filepath.Glob(filepath.Join("kubernetes", "*.yaml"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no manifests: %v", err)
@@ -113,6 +116,8 @@ func loadManifests(t *testing.T) manifests {
 				add(strict, m.roles)
 			case "RoleBinding":
 				add(strict, m.bindings)
+			case "PodDisruptionBudget":
+				add(strict, m.budgets)
 			default:
 				t.Errorf("%s: unexpected kind", where)
 			}
@@ -133,9 +138,6 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 
 	t.Run("forecaster deployment", func(t *testing.T) {
-		if dep.Spec.Replicas == nil || *dep.Spec.Replicas != 1 || dep.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-			t.Errorf("want exactly one replica, replaced with Recreate: two forecasters would both apply capacity")
-		}
 		if !selects(dep.Spec.Selector.MatchLabels, dep.Spec.Template.Labels) {
 			t.Errorf("selector %v does not match the pod labels %v", dep.Spec.Selector.MatchLabels, dep.Spec.Template.Labels)
 		}
@@ -165,6 +167,7 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Run("probes", func(t *testing.T) { checkProbes(t, m, dep, c) })
 		t.Run("kubescale RBAC", func(t *testing.T) { checkScaleRBAC(t, m, dep, cfg) })
 		t.Run("KEDA service", func(t *testing.T) { checkKEDAService(t, m, dep, c) })
+		t.Run("replicas", func(t *testing.T) { checkReplicas(t, m, dep, c, cfg) })
 		if !strings.Contains(cm, "audit_log: /var/lib/prewarm/") || !mounted(c, "/var/lib/prewarm") {
 			t.Errorf("the audit log must go to the writable /var/lib/prewarm volume (the root file system is read-only)")
 		}

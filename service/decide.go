@@ -24,7 +24,10 @@ import (
 // the pool's status notice.
 func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval time.Duration) error {
 	s.takePending(p)
-	s.syncShared(ctx, p)
+	var errs []error
+	if err := s.syncShared(ctx, p); err != nil {
+		errs = append(errs, err)
+	}
 	name := p.spec.Name
 	s.mu.Lock()
 	mode := p.mode
@@ -33,7 +36,6 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 
 	reads, cancel := context.WithTimeout(ctx, interval/2)
 	defer cancel()
-	var errs []error
 	refitted := false
 	if due, hist := s.refitDue(reads, p, now); due {
 		err := s.refit(reads, p, now, apply, hist)
@@ -322,7 +324,10 @@ func (s *Service) refit(ctx context.Context, p *pool, now time.Time, publish boo
 		return err
 	}
 	s.log.Debug("refit", "pool", p.spec.Name, "model", r.Model, "gate", r.Gate.Level, "reason", r.Gate.Reason)
-	if publish && p.spec.PublishSchedule {
+	// Publishing is an action: a standby leaves it to the pool's owner
+	// (whose schedule a back-end that serves the plan in this process
+	// follows through the shared state).
+	if publish && p.spec.PublishSchedule && s.ownsOrAlone(p.spec.Name) {
 		err := p.act.PublishSchedule(ctx, p.spec.Name, p.ctl().Plan(now))
 		if err != nil && !errors.Is(err, actuator.ErrNotImplemented) {
 			return fmt.Errorf("publishing schedule: %w", err)

@@ -48,7 +48,7 @@ type HTTPOptions struct {
 //	GET  /                                the status page (service/ui)
 //	GET  /metrics                         Prometheus metrics
 //	GET  /healthz                         200 while the process serves (liveness)
-//	GET  /readyz                          200 while decisions succeed (readiness)
+//	GET  /readyz                          200 while decisions succeed (readiness), a standby's too
 //	GET  /api/v1/info                     version, interval, clock
 //	GET  /api/v1/pools                    every pool's status (PoolStatus), JSON
 //	GET  /api/v1/pools/NAME               one pool's status
@@ -121,16 +121,29 @@ type readiness struct {
 	LastSuccess time.Time `json:"last_success,omitzero"`
 	// Failing are the pools whose last decision failed, with the error.
 	Failing map[string]string `json:"failing,omitempty"`
-	Reason  string            `json:"reason,omitempty"`
+	// Standby are the pools another replica owns (election on): this one
+	// decides them and follows the owner's decisions, applying nothing.
+	Standby []string `json:"standby,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
 }
 
 // serveReady is the readiness probe: 200 while some pool's decision
 // succeeded within the last 3 intervals, 503 before the first and when
 // none has since (the store or every back-end is failing).
+//
+// With election on, a standby's decision succeeds as an owner's does
+// (the store read, the plan computed) and also needs the state shared
+// with the other replicas read: so a replica that owns nothing is ready
+// while it follows the owners, since it serves the page, the API and
+// (KEDA) the owner's plan and is a valid failover target, and unready
+// while it cannot read what they decide.
 func (s *Service) serveReady(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	var r readiness
 	for _, p := range s.pools {
+		if p.status.Outcome == OutcomeStandby {
+			r.Standby = append(r.Standby, p.spec.Name)
+		}
 		if p.status.Error != "" {
 			if r.Failing == nil {
 				r.Failing = map[string]string{}

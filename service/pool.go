@@ -23,6 +23,9 @@ type pool struct {
 	// live controller: ctl).
 	tuner *tune.Tuner
 	act   *actuator.Safe
+	// follow is act's back-end when it serves the plan from this process
+	// (Follower), nil otherwise.
+	follow Follower
 
 	nextRefit time.Time
 	// starts learns the fleet's start times from the decisions.
@@ -95,11 +98,11 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 	if err != nil {
 		return nil, err
 	}
-	act, err := s.newSafe(ctx, ps)
+	act, follow, err := s.newSafe(ctx, ps)
 	if err != nil {
 		return nil, err
 	}
-	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, mode: ps.Mode}
+	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, follow: follow, mode: ps.Mode}
 	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Limits: ps.Fleet.Limits,
 		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
 		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
@@ -110,17 +113,19 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 }
 
 // newSafe builds the pool's back-end wrapped in actuator.Safe, persisting
-// its memory to the state file before every change.
-func (s *Service) newSafe(ctx context.Context, ps poolspec.Pool) (*actuator.Safe, error) {
+// its memory to the state file before every change. The back-end is also
+// returned as a Follower when it is one.
+func (s *Service) newSafe(ctx context.Context, ps poolspec.Pool) (*actuator.Safe, Follower, error) {
 	cfg := ps.Actuator()
 	inner, err := s.deps.Backend(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("pool %q: %w", ps.Name, err)
+		return nil, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
 	}
 	opts := s.deps.Safety
 	opts.Pools = []actuator.PoolConfig{cfg}
 	opts.Persist = s.persister()
-	return actuator.NewSafe(inner, opts), nil
+	follow, _ := inner.(Follower)
+	return actuator.NewSafe(inner, opts), follow, nil
 }
 
 // persister is the actuator memory's Persist hook: the state file's, and
@@ -155,7 +160,7 @@ func (s *Service) rebuild(ctx context.Context, was, ps poolspec.Pool) (*pool, er
 	np := &pool{spec: ps, plan: plan, tuner: tuner}
 	a, b := was.Actuator(), ps.Actuator()
 	if a.Backend != b.Backend || a.Limits != b.Limits || fmt.Sprint(a.Options) != fmt.Sprint(b.Options) {
-		if np.act, err = s.newSafe(ctx, ps); err != nil {
+		if np.act, np.follow, err = s.newSafe(ctx, ps); err != nil {
 			return nil, err
 		}
 	}
@@ -182,9 +187,11 @@ func (s *Service) takePending(p *pool) {
 		if m, err := p.act.Memory(name); err == nil {
 			if err := np.act.Restore(name, m); err != nil {
 				s.log.Warn("reloaded pool's actuator starts afresh", "pool", name, "reason", err)
+			} else if s.shared != nil {
+				s.follow(np.follow, name, m) // the new back-end serves the decision in force
 			}
 		}
-		p.act = np.act
+		p.act, p.follow = np.act, np.follow
 	}
 	p.tuner, p.plan, p.saved = np.tuner, np.plan, controllerMark{}
 	s.mu.Lock()

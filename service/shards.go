@@ -44,6 +44,17 @@ type ShardStore interface {
 	Put(ctx context.Context, shard int, data []byte, version string) error
 }
 
+// Follower is a back-end that serves the plan from within this process
+// rather than sending it to an outside system: the KEDA external scaler
+// (keda.Scaler), whose client, KEDA's operator, may reach any replica
+// through its Service. Each actuator memory a replica adopts from the
+// shared state, the owner's last change and the schedule it published, is
+// put in force on it with Follow, so that a standby answers with the
+// owner's decision. Follow calls nothing outside the process.
+type Follower interface {
+	Follow(pool string, m actuator.Memory) error
+}
+
 // ErrStandby is in the chain of a change refused because another replica
 // owns the pool (or ownership was lost during the decision).
 var ErrStandby = errors.New("standby: pool owned by another replica")
@@ -299,17 +310,20 @@ func (s *Service) watchShards(ctx context.Context, gainedCh chan<- struct{}) {
 // adopts what another replica wrote since: the actuator's memory and the
 // reactive clocks (the owner's, so that min_interval, max_step and the
 // cooldowns count from its last change) and a mode set through the API.
-// It runs in the pool's decision, before the decision.
-func (s *Service) syncShared(ctx context.Context, p *pool) {
+// It runs in the pool's decision, before the decision. An error (the
+// state could not be read) fails the decision: the replica decides on,
+// but without the others' writes it can neither apply (the write of the
+// change would fail) nor follow the owner as a standby.
+func (s *Service) syncShared(ctx context.Context, p *pool) error {
 	sh := s.shared
 	if sh == nil || sh.store == nil {
-		return
+		return nil
 	}
 	name := p.spec.Name
 	e, err := sh.entry(ctx, sh.shards.Bucket(name), name)
 	if err != nil {
 		s.log.Warn("shared pool state not read; a change waits until it is", "pool", name, "err", s.deps.Redactor.String(err.Error()))
-		return
+		return fmt.Errorf("reading the pool's state shared with the other replicas (shard %d): %w", sh.shards.Bucket(name), err)
 	}
 	s.mu.Lock()
 	actNew, modeNew := e.ActStamp != "" && e.ActStamp != p.stamps.ActStamp, e.ModeStamp != "" && e.ModeStamp != p.stamps.ModeStamp
@@ -320,6 +334,7 @@ func (s *Service) syncShared(ctx context.Context, p *pool) {
 	if modeNew {
 		s.adoptMode(p, e)
 	}
+	return nil
 }
 
 // adoptActuator puts another replica's actuator memory and reactive
@@ -331,6 +346,7 @@ func (s *Service) adoptActuator(p *pool, e sharedPool) {
 			s.log.Warn("shared actuator memory not adopted", "pool", name, "reason", err)
 			return
 		}
+		s.follow(p.follow, name, *m)
 		if st := s.deps.State; st != nil && !s.deps.Preview {
 			_ = st.SaveActuator(name, *m)
 		}
@@ -346,6 +362,23 @@ func (s *Service) adoptActuator(p *pool, e sharedPool) {
 	p.stamps.ActStamp = e.ActStamp
 	s.mu.Unlock()
 	s.log.Info("pool state adopted from the shared store", "pool", name, "written_by", e.ActStamp)
+}
+
+// follow puts an adopted actuator memory in force on a back-end that
+// serves the plan from this process (nil: one that does not).
+func (s *Service) follow(f Follower, name string, m actuator.Memory) {
+	if f == nil {
+		return
+	}
+	if err := f.Follow(name, m); err != nil {
+		s.log.Warn("the owner's plan is not served by this replica's back-end", "pool", name, "reason", err)
+	}
+}
+
+// ownsOrAlone reports whether this replica may act for pool: it owns the
+// pool's bucket, or runs without election.
+func (s *Service) ownsOrAlone(pool string) bool {
+	return s.shared == nil || s.shared.shards.Owns(pool)
 }
 
 // adoptMode puts the mode last set through the API on any replica in

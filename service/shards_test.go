@@ -2,7 +2,12 @@ package service
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,20 +55,28 @@ func (f *fakeShards) Owned() []int {
 }
 
 // memShards is an in-memory election.Store: versions count up, a stale
-// one is election.ErrConflict; beforePut, when set, runs before each Put.
+// one is election.ErrConflict; beforePut, when set, runs before each Put;
+// while down is set every call fails as an unreachable API server's.
 type memShards struct {
 	mu        sync.Mutex
 	data      map[int][]byte
 	version   map[int]int
 	puts      int
 	beforePut func()
+	down      bool
 }
+
+// errAPIDown is the failure of a memShards that is down.
+var errAPIDown = errors.New("dial tcp 10.96.0.1:443: connect: connection refused")
 
 func newMemShards() *memShards { return &memShards{data: map[int][]byte{}, version: map[int]int{}} }
 
 func (m *memShards) Get(_ context.Context, shard int) ([]byte, string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return nil, "", errAPIDown
+	}
 	if _, ok := m.data[shard]; !ok {
 		return nil, "", nil
 	}
@@ -76,6 +89,9 @@ func (m *memShards) Put(_ context.Context, shard int, data []byte, version strin
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return errAPIDown
+	}
 	cur := ""
 	if _, ok := m.data[shard]; ok {
 		cur = fmt.Sprint(m.version[shard])
@@ -205,5 +221,93 @@ func TestConflictSkipsTheTick(t *testing.T) {
 	a.clock.Advance(time.Minute)
 	if st := tick(t, a); st.Outcome != OutcomeLimited || fleet.Pool(testPool).Desired != 5 {
 		t.Errorf("next tick: outcome %s (%s), fleet at %d; want limited to 5", st.Outcome, st.Reason, fleet.Pool(testPool).Desired)
+	}
+}
+
+// Publishing a schedule is an action: with two weeks of history a refit
+// publishes the plan's steps through the owner's back-end, never a
+// standby's.
+func TestOnlyTheOwnerPublishesTheSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		owner string
+		want  int
+	}{{"a", 1}, {"b", 0}} {
+		t.Run("owned by "+tc.owner, func(t *testing.T) {
+			fleet := actuatortest.New("fake").AddPool(testPool, 1, 1, 50)
+			a, _ := replica(t, "a", newOwner(tc.owner), newMemShards(), fleet, poolspec.ModeActive)
+			a.svc.pools[0].spec.PublishSchedule = true
+			a.writeDemand(t, a.clock.Now().Add(-14*24*time.Hour), a.clock.Now(), daily)
+			st := tick(t, a)
+			if st.LastRefit.IsZero() {
+				t.Fatalf("no refit (%s)", st.GateReason)
+			}
+			if n := len(fleet.CallsOf(actuator.OpPublishSchedule)); n != tc.want {
+				t.Errorf("%d schedules published, want %d (outcome %s, gate %s: %s)", n, tc.want, st.Outcome, st.Gate, st.GateReason)
+			}
+		})
+	}
+}
+
+// A replica that owns no pool but follows the owner's decisions is ready:
+// it serves the page, the API and the owner's plan, and is a valid
+// failover target. /readyz names the pools it stands by for; it turns
+// unready only when, for 3 intervals, it cannot read the state the
+// replicas share (it would no longer follow the owner), and ready again
+// once it can.
+func TestReadinessOfAStandby(t *testing.T) {
+	for _, tc := range []struct {
+		owner       string
+		wantStandby bool
+	}{{"b", true}, {"a", false}} {
+		t.Run("owned by "+tc.owner, func(t *testing.T) {
+			fleet := actuatortest.New("fake").AddPool(testPool, 1, 1, 50)
+			store := newMemShards()
+			a, _ := replica(t, "a", newOwner(tc.owner), store, fleet, poolspec.ModeActive)
+			srv := httptest.NewServer(a.svc.Handler(HTTPOptions{}))
+			defer srv.Close()
+			probe := func(step string, want int) readiness {
+				t.Helper()
+				code, body, _ := fetch(t, srv, "/readyz")
+				var rd readiness
+				if err := json.Unmarshal(body, &rd); err != nil {
+					t.Fatal(err)
+				}
+				if code != want || rd.Ready != (want == http.StatusOK) {
+					t.Errorf("%s: /readyz %d %+v, want %d", step, code, rd, want)
+				}
+				return rd
+			}
+			interval := a.svc.Interval()
+			step := func(n int) {
+				for range n {
+					a.clock.Advance(interval)
+					a.writeDemand(t, a.clock.Now().Add(-interval), a.clock.Now().Add(time.Hour), func(time.Time) float64 { return 5 })
+					_ = a.svc.Tick(context.Background())
+				}
+			}
+			step(1)
+			rd := probe("deciding", http.StatusOK)
+			if got := slices.Equal(rd.Standby, []string{testPool}); got != tc.wantStandby {
+				t.Errorf("standby pools %v, want the pool listed: %v", rd.Standby, tc.wantStandby)
+			}
+			store.mu.Lock()
+			store.down = true
+			store.mu.Unlock()
+			step(2)
+			probe("shared state unreadable for 2 intervals", http.StatusOK)
+			step(2)
+			rd = probe("shared state unreadable for 4 intervals", http.StatusServiceUnavailable)
+			if why := rd.Failing[testPool]; !strings.Contains(why, "state shared with the other replicas") {
+				t.Errorf("failing pool's error %q, want it to name the shared state", why)
+			}
+			store.mu.Lock()
+			store.down = false
+			store.mu.Unlock()
+			step(1)
+			probe("shared state readable again", http.StatusOK)
+			if n := len(fleet.CallsOf(actuator.OpSetDesired)); (n == 0) != tc.wantStandby {
+				t.Errorf("%d changes made; a standby makes none, an owner one", n)
+			}
+		})
 	}
 }

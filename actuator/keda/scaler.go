@@ -157,6 +157,41 @@ func (s *Scaler) PublishSchedule(ctx context.Context, pool string, steps planner
 	return nil
 }
 
+// Follow puts in force on this scaler a decision another replica made:
+// the memory of the pool's actuator.Safe there, its last change (made at
+// LastChange.At, none when that is zero) and the schedule it published. It
+// replaces what this scaler serves for the pool, exactly as if that
+// replica's SetDesired and PublishSchedule had been made here, so that a
+// standby replica answers KEDA with the owner's plan. It calls nothing
+// outside this process.
+func (s *Scaler) Follow(pool string, m actuator.Memory) error {
+	change := m.LastChange
+	set := !change.At.IsZero()
+	if set && change.To < 0 {
+		return fmt.Errorf("keda: pool %q: followed change to %d < 0: %w", pool, change.To, actuator.ErrRejected)
+	}
+	var steps planner.Schedule
+	if m.Published {
+		for i, st := range m.Schedule {
+			if st.Desired < 0 || (i > 0 && !st.At.After(m.Schedule[i-1].At)) {
+				return fmt.Errorf("keda: pool %q: followed schedule step %d invalid (negative or out of order): %w", pool, i, actuator.ErrRejected)
+			}
+		}
+		steps = slices.Clone(m.Schedule)
+	}
+	s.mu.Lock()
+	p := s.poolLocked(pool)
+	at := change.At
+	if now := s.now(); at.After(now) {
+		at = now // the other replica's clock is ahead: the change is in force already
+	}
+	p.set, p.setAt, p.desired, p.schedule = set, at, change.To, steps
+	s.notifyLocked()
+	s.mu.Unlock()
+	s.log.Debug("plan followed", "pool", pool, "desired", change.To, "set", set, "steps", len(steps))
+	return nil
+}
+
 // Release is not supported: Kubernetes picks which pod to remove.
 func (s *Scaler) Release(ctx context.Context, instanceID, reason string) error {
 	return fmt.Errorf("keda: releasing %q: %w", instanceID, actuator.ErrNotImplemented)
