@@ -117,7 +117,7 @@ func TestElectionMetricsContract(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		a.svc.watchShards(ctx)
+		a.svc.watchShards(ctx, make(chan struct{}, 1))
 	}()
 	defer func() {
 		cancel()

@@ -153,6 +153,46 @@ func TestStandbyDecidesAndDoesNotApply(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
+// A replica that gains a bucket decides its pools at once, without
+// waiting for its next tick (a minute away here): the pools of a replica
+// that died are decided again as soon as their Leases are taken.
+func TestGainedBucketIsDecidedAtOnce(t *testing.T) {
+	fleet := actuatortest.New("fake").AddPool(testPool, 1, 1, 50)
+	owner := newOwner("b")
+	a, sh := replica(t, "a", owner, nil, fleet, poolspec.ModeActive)
+	if a.svc.Interval() < time.Minute {
+		t.Fatalf("interval %v: the test needs one far longer than its wait", a.svc.Interval())
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- a.svc.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	status := func() PoolStatus {
+		st, _ := a.svc.PoolStatus(testPool)
+		return st
+	}
+	waitUntil(t, 5*time.Second, "the standby's first decision", func() bool { return status().Outcome == OutcomeStandby })
+	owner.Store(ptr("a"))
+	sh.changes <- struct{}{}
+	waitUntil(t, 5*time.Second, "the new owner's decision", func() bool { return status().Outcome == OutcomeLimited })
+	if got := fleet.Pool(testPool).Desired; got != 5 {
+		t.Errorf("fleet at %d after the take-over, want 5 (max_step 4 from 1)", got)
+	}
+}
+
+// waitUntil polls cond every 10 ms for at most limit.
+func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", limit, what)
+		}
+	}
+}
+
 // Ownership lost after the plan, before the back-end call, applies
 // nothing: the change is refused at the last check.
 func TestOwnershipLostMidDecisionAppliesNothing(t *testing.T) {
