@@ -149,14 +149,23 @@ func (s *Service) Run(ctx context.Context) error {
 			interval = now
 			t.Reset(interval)
 		}
-	wait:
+		if !s.waitTick(ctx, t.C, gained) {
+			return nil
+		}
+	}
+}
+
+// waitTick waits for the next tick, deciding at once the pools of the
+// buckets gained meanwhile; it returns false when ctx ends.
+func (s *Service) waitTick(ctx context.Context, tick <-chan time.Time, gained <-chan struct{}) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-t.C:
+			return false
+		case <-tick:
+			return true
 		case <-gained:
 			s.takeOver(ctx)
-			goto wait
 		}
 	}
 }

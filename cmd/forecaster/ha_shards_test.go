@@ -183,7 +183,7 @@ func TestShardsSurviveAKilledReplica(t *testing.T) {
 
 	victim := "replica-0"
 	killed := time.Now()
-	(&haRig{procs: procs}).kill(t, victim)
+	procs[victim].kill(t)
 	delete(addrs, victim)
 	var orphans []string
 	for pool, r := range ownerOf {

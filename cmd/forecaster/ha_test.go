@@ -66,7 +66,12 @@ func (r *haRig) start(t *testing.T, name string) {
 // kill sends SIGKILL to a replica and reaps it.
 func (r *haRig) kill(t *testing.T, name string) {
 	t.Helper()
-	p := r.procs[name]
+	r.procs[name].kill(t)
+}
+
+// kill sends SIGKILL to the process and reaps it.
+func (p *process) kill(t *testing.T) {
+	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
