@@ -93,6 +93,20 @@ fi
 phase "go test"
 go test -count=1 -timeout 30m "${pkgs[@]}"
 
+if [ "${pkgs[*]}" = "./..." ]; then
+  # Four replicas of 4,000 pools and their timing bound need the machine to
+  # themselves: this test runs alone, after the others, and not in parallel
+  # with anything.
+  phase "go test: four replicas sharing 4,000 pools, alone"
+  shard_log=$(mktemp)
+  shard_status=0
+  PREWARM_SHARD_TEST=1 go test -count=1 -timeout 5m -run '^TestShardsSurviveAKilledReplica$' -v ./cmd/forecaster \
+    >"$shard_log" 2>&1 || shard_status=$?
+  grep -E '^(--- |FAIL|ok )|ha_shards_test' "$shard_log" || cat "$shard_log"
+  rm -f "$shard_log"
+  [ "$shard_status" -eq 0 ]
+fi
+
 if [ -n "$race_pkgs" ]; then
   # -short: the long replays and real-process runs above add nothing
   # under the race detector but minutes; the concurrent code runs anyway.

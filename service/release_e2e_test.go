@@ -26,7 +26,12 @@ func TestCollectorIdleEventReleasesTheInstance(t *testing.T) {
 	r.fake.OnRelease = func(id, _ string) error { released <- id; return nil }
 	safe := actuator.NewSafe(r.fake, actuator.SafetyOptions{Pools: []actuator.PoolConfig{{Name: testPool, Backend: "fake", Limits: planner.Limits{MaxInstances: 50}}}})
 	hook, err := releasehook.New(releasehook.Config{Releaser: safe, Token: "t0ken",
-		Allow: func(_ context.Context, id string) (bool, error) { return id == "i-idle", nil }})
+		Locate: func(_ context.Context, id string) (string, error) {
+			if id == "i-idle" {
+				return testPool, nil
+			}
+			return "", nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -28,9 +31,16 @@ type Releaser interface {
 	Release(ctx context.Context, instanceID, reason string) error
 }
 
-// Allow reports whether instanceID may be released (it belongs to a
-// configured pool). An error means the check itself failed (502).
-type Allow func(ctx context.Context, instanceID string) (bool, error)
+// Locate names the configured pool instanceID belongs to, "" when it
+// belongs to none (403). An error means the check itself failed (502).
+type Locate func(ctx context.Context, instanceID string) (pool string, err error)
+
+// Route reports whether this replica may act for pool now and, when it
+// may not, which replica may ("" while none is known). With leader
+// election on, only the replica owning a pool's bucket releases its
+// instances; a standby answers 503 with Retry-After, naming the owner,
+// and calls nothing.
+type Route func(pool string) (mine bool, owner string)
 
 // Config configures the handler.
 type Config struct {
@@ -40,14 +50,24 @@ type Config struct {
 	// Token is the bearer token callers must present. Required: an empty
 	// token would let anyone stop GPUs.
 	Token string
-	// Allow refuses instances outside the configured pools. Nil allows
-	// every instance (only sensible without a configuration).
-	Allow Allow
+	// Locate finds the pool of an instance and refuses instances outside
+	// the configured pools. Nil trusts the request's "pool", or takes
+	// Pools' only pool when it names none.
+	Locate Locate
+	// Pools are the configured pools' names: a request naming another pool
+	// is refused (403).
+	Pools []string
+	// Route, when set, lets only the replica owning the instance's pool
+	// release it. Nil: this process acts for every pool.
+	Route Route
+	// RetryAfter is what a standby's 503 asks the caller to wait
+	// (default 1s).
+	RetryAfter time.Duration
 	// Notes, if set, prepares a context in which the back-end records
 	// remarks about the release (volcengine.NoteRecorder: a StopCharging
 	// fallback) and returns a function reading them after Release.
 	Notes func(ctx context.Context) (context.Context, func() string)
-	// Timeout bounds one release, allow-check included. Default 30s.
+	// Timeout bounds one release, membership check included. Default 30s.
 	Timeout time.Duration
 	// Logger; default slog.Default().
 	Logger *slog.Logger
@@ -83,14 +103,19 @@ type Request struct {
 // Reply is the JSON answer.
 type Reply struct {
 	// Outcome is "released", "refused", "ignored" (an alert or resolved
-	// event) or "error".
-	Outcome    string `json:"outcome"`
+	// event), "standby" (another replica acts for the pool: send again)
+	// or "error".
+	Outcome string `json:"outcome"`
+	// Pool is the pool the instance belongs to, when known.
+	Pool string `json:"pool,omitempty"`
+	// Owner names the replica acting for the pool, on a standby's answer.
+	Owner      string `json:"owner,omitempty"`
 	InstanceID string `json:"instance_id,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 	// Note carries the back-end's remarks, e.g. a KeepCharging fallback.
 	Note  string `json:"note,omitempty"`
 	Error string `json:"error,omitempty"`
-	// TookMS is how long the release took, allow-check included.
+	// TookMS is how long the release took, membership check included.
 	TookMS float64 `json:"took_ms"`
 }
 
@@ -117,6 +142,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -180,6 +208,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = actuator.WithIdempotencyToken(ctx, key)
 	}
 	status, rep := h.release(ctx, req)
+	if rep.Outcome == "standby" {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(h.cfg.RetryAfter.Seconds()))))
+	}
 	reply(status, rep)
 }
 
@@ -259,20 +290,23 @@ func defaultReason(req Request) string {
 	return b.String()
 }
 
-// release runs the allow-check and the release and maps errors to statuses.
+// release finds the instance's pool, checks that this replica acts for
+// it, releases and maps errors to statuses.
 func (h *Handler) release(ctx context.Context, req Request) (int, Reply) {
 	rep := Reply{InstanceID: req.InstanceID, Reason: req.Reason}
-	if h.cfg.Allow != nil {
-		ok, err := h.cfg.Allow(ctx, req.InstanceID)
-		if err != nil {
-			rep.Outcome, rep.Error = "error", "checking the instance's pool: "+err.Error()
-			h.log.Warn("release failed: allow-check", "instance", req.InstanceID, "err", err)
-			return statusFor(err), rep
+	pool, status, err := h.locate(ctx, req)
+	rep.Pool = pool
+	if err != nil {
+		rep.Outcome, rep.Error = "error", err.Error()
+		if status == http.StatusForbidden {
+			rep.Outcome = "refused"
 		}
-		if !ok {
-			rep.Outcome, rep.Error = "refused", fmt.Sprintf("instance %s is not in a configured pool", req.InstanceID)
-			h.log.Warn("release refused: instance outside the configured pools", "instance", req.InstanceID, "pool", req.Pool)
-			return http.StatusForbidden, rep
+		h.log.Warn("release refused", "instance", req.InstanceID, "pool", req.Pool, "err", err)
+		return status, rep
+	}
+	if h.cfg.Route != nil {
+		if mine, owner := h.cfg.Route(pool); !mine {
+			return h.standby(rep, owner)
 		}
 	}
 	notes := func() string { return "" }
@@ -285,9 +319,52 @@ func (h *Handler) release(ctx context.Context, req Request) (int, Reply) {
 		return statusFor(err), rep
 	}
 	rep.Outcome, rep.Note = "released", notes()
-	h.log.Info("instance released", "instance", req.InstanceID, "kind", req.Kind, "pool", req.Pool,
+	h.log.Info("instance released", "instance", req.InstanceID, "kind", req.Kind, "pool", pool,
 		"host", req.Host, "gpu", req.GPU, "reason", req.Reason, "note", rep.Note)
 	return http.StatusOK, rep
+}
+
+// locate names the instance's pool: the membership check's answer when there is
+// one, else the request's "pool", else the only configured pool. The
+// status goes with the error: 502 when the check failed, 403 for an
+// instance or pool outside the configuration, 400 when the pool cannot
+// be told.
+func (h *Handler) locate(ctx context.Context, req Request) (string, int, error) {
+	if h.cfg.Locate != nil {
+		pool, err := h.cfg.Locate(ctx, req.InstanceID)
+		switch {
+		case err != nil:
+			return "", statusFor(err), fmt.Errorf("checking the instance's pool: %w", err)
+		case pool == "":
+			return "", http.StatusForbidden, fmt.Errorf("instance %s is not in a configured pool", req.InstanceID)
+		}
+		return pool, 0, nil
+	}
+	switch {
+	case req.Pool != "" && len(h.cfg.Pools) > 0 && !slices.Contains(h.cfg.Pools, req.Pool):
+		return "", http.StatusForbidden, fmt.Errorf("pool %q is not a configured pool", req.Pool)
+	case req.Pool != "":
+		return req.Pool, 0, nil
+	case len(h.cfg.Pools) == 1:
+		return h.cfg.Pools[0], 0, nil
+	case h.cfg.Route != nil:
+		return "", http.StatusBadRequest, fmt.Errorf("pool is required: %d pools are configured and the replicas share them", len(h.cfg.Pools))
+	}
+	return "", 0, nil
+}
+
+// standby answers for a replica that does not act for the pool: 503 with
+// Retry-After, naming the owner, so that the caller's retry (through the
+// Service, to another replica) reaches it. Nothing is called.
+func (h *Handler) standby(rep Reply, owner string) (int, Reply) {
+	rep.Outcome, rep.Owner = "standby", owner
+	who := owner
+	if who == "" {
+		who = "no replica yet"
+	}
+	rep.Error = fmt.Sprintf("pool %s is acted on by %s; this replica is its standby and released nothing: send the request again", rep.Pool, who)
+	h.log.Info("release left to the pool's owner", "instance", rep.InstanceID, "pool", rep.Pool, "owner", owner)
+	return http.StatusServiceUnavailable, rep
 }
 
 // statusFor maps a back-end error to an HTTP status.

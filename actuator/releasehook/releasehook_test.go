@@ -78,14 +78,17 @@ func TestHandlerStatuses(t *testing.T) {
 		released = append(released, id+"|"+reason)
 		return nil
 	})
-	allow := func(ctx context.Context, id string) (bool, error) {
-		if id == "i-checkfails" {
-			return false, fmt.Errorf("%w: DescribeScalingInstances: InternalError", actuator.ErrTransient)
+	locate := func(ctx context.Context, id string) (string, error) {
+		switch id {
+		case "i-checkfails":
+			return "", fmt.Errorf("%w: DescribeScalingInstances: InternalError", actuator.ErrTransient)
+		case "i-foreign":
+			return "", nil
 		}
-		return id != "i-foreign", nil
+		return "gpu", nil
 	}
 	logs := &logBuffer{}
-	h, err := releasehook.New(releasehook.Config{Releaser: rel, Token: token, Allow: allow,
+	h, err := releasehook.New(releasehook.Config{Releaser: rel, Token: token, Locate: locate,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -173,8 +176,8 @@ func TestIdleEventReachesCloudAPI(t *testing.T) {
 		Redactor: redact.New(volcenginetest.DefaultSecretKey, token)})
 	h, err := releasehook.New(releasehook.Config{
 		Releaser: safe, Token: token, Logger: logger,
-		Allow: releasehook.Allow(volcengine.AllowedByPools(act, pools)),
-		Notes: volcengine.NoteRecorder,
+		Locate: releasehook.Locate(volcengine.PoolOfInstance(act, pools)),
+		Notes:  volcengine.NoteRecorder,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -315,5 +318,72 @@ func TestLongReasonTruncatedOnRuneBoundary(t *testing.T) {
 		if len(got) != tc.wantLen || !utf8.ValidString(got) || !strings.HasPrefix(tc.reason, got) {
 			t.Errorf("%s: reason cut to %d bytes (valid UTF-8: %v), want %d", tc.name, len(got), utf8.ValidString(got), tc.wantLen)
 		}
+	}
+}
+
+// With replicas sharing the pools, only the replica acting for the
+// instance's pool releases it. A standby answers 503 with Retry-After and
+// the owner's name and calls nothing, so the caller's retry can reach the
+// owner; a request whose pool cannot be told, or that names a pool outside
+// the configuration, is refused before anything is asked.
+func TestOnlyThePoolsOwnerReleases(t *testing.T) {
+	owners := map[string]string{"gpu": "", "batch": "replica-b"} // "" is this replica
+	route := func(pool string) (bool, string) {
+		o := owners[pool]
+		return o == "", o
+	}
+	type want struct {
+		status        int
+		outcome, pool string
+		owner         string
+		retryAfter    string
+		released      bool
+	}
+	cases := []struct {
+		name   string
+		locate releasehook.Locate
+		pools  []string
+		body   string
+		want   want
+	}{
+		{"owner releases (pool from the body)", nil, []string{"gpu", "batch"}, `{"instance_id":"i-1","pool":"gpu"}`,
+			want{200, "released", "gpu", "", "", true}},
+		{"standby leaves it to the owner", nil, []string{"gpu", "batch"}, `{"instance_id":"i-2","pool":"batch"}`,
+			want{503, "standby", "batch", "replica-b", "2", false}},
+		{"the only pool is the instance's", nil, []string{"batch"}, `{"instance_id":"i-3"}`,
+			want{503, "standby", "batch", "replica-b", "2", false}},
+		{"several pools and none named", nil, []string{"gpu", "batch"}, `{"instance_id":"i-4"}`,
+			want{400, "error", "", "", "", false}},
+		{"a pool outside the configuration", nil, []string{"gpu", "batch"}, `{"instance_id":"i-5","pool":"other"}`,
+			want{403, "refused", "", "", "", false}},
+		{"the membership check names the pool, not the body",
+			func(context.Context, string) (string, error) { return "batch", nil }, []string{"gpu", "batch"},
+			`{"instance_id":"i-6","pool":"gpu"}`, want{503, "standby", "batch", "replica-b", "2", false}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			released := false
+			rel := releaserFunc(func(context.Context, string, string) error { released = true; return nil })
+			h, err := releasehook.New(releasehook.Config{Releaser: rel, Token: token, Locate: tc.locate, Pools: tc.pools,
+				Route: route, RetryAfter: 1500 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := httptest.NewRequest(http.MethodPost, releasehook.Path, strings.NewReader(tc.body))
+			req.Header.Set("Authorization", "Bearer "+token)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			var rep releasehook.Reply
+			if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {
+				t.Fatalf("reply is not JSON: %q", rec.Body.String())
+			}
+			got := want{rec.Code, rep.Outcome, rep.Pool, rep.Owner, rec.Header().Get("Retry-After"), released}
+			if got != tc.want {
+				t.Errorf("got %+v (error %q), want %+v", got, rep.Error, tc.want)
+			}
+			if tc.want.outcome == "standby" && !strings.Contains(rep.Error, "replica-b") {
+				t.Errorf("a standby's answer does not name the owner: %q", rep.Error)
+			}
+		})
 	}
 }

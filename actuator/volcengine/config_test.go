@@ -190,23 +190,26 @@ func TestFactory(t *testing.T) {
 	}
 }
 
-func TestAllowedByPools(t *testing.T) {
+func TestPoolOfInstance(t *testing.T) {
 	f := newFixture(t, volcengine.Options{})
 	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Min: 0, Max: 4, InstanceIDs: []string{"i-member"}})
+	f.srv.AddGroup(volcenginetest.Group{ID: "scg-batch", Min: 0, Max: 4, InstanceIDs: []string{"i-batch"}})
 	f.srv.AddGroup(volcenginetest.Group{ID: "scg-other", Min: 0, Max: 4, InstanceIDs: []string{"i-outsider"}})
-	allow := volcengine.AllowedByPools(f.act, []actuator.PoolConfig{
+	locate := volcengine.PoolOfInstance(f.act, []actuator.PoolConfig{
 		{Name: "scg-gpu", Backend: "volcengine", Limits: planner.Limits{MaxInstances: 4}, Options: map[string]string{"instances": "i-listed, i-also"}},
+		{Name: "batch", Backend: "volcengine", Limits: planner.Limits{MaxInstances: 4}, Options: map[string]string{"scaling_group": "scg-batch"}},
 		{Name: "scg-other", Backend: "keda", Limits: planner.Limits{MaxInstances: 4}}, // not ours: ignored
 	})
-	for id, want := range map[string]bool{"i-member": true, "i-listed": true, "i-also": true, "i-outsider": false, "i-nobody": false} {
-		got, err := allow(context.Background(), id)
+	for id, want := range map[string]string{"i-member": "scg-gpu", "i-listed": "scg-gpu", "i-also": "scg-gpu",
+		"i-batch": "batch", "i-outsider": "", "i-nobody": ""} {
+		got, err := locate(context.Background(), id)
 		if err != nil || got != want {
-			t.Errorf("allow(%s) = %v, %v; want %v", id, got, err, want)
+			t.Errorf("pool of %s = %q, %v; want %q", id, got, err, want)
 		}
 	}
 	f.srv.Fail("DescribeScalingInstances", volcenginetest.Internal)
-	if _, err := allow(context.Background(), "i-x"); err == nil {
-		t.Error("a failing membership check allowed silently")
+	if _, err := locate(context.Background(), "i-x"); err == nil {
+		t.Error("a failing membership check located the instance silently")
 	}
 }
 

@@ -159,48 +159,44 @@ func (r *renamed) PublishSchedule(ctx context.Context, pool string, steps planne
 	return r.Actuator.PublishSchedule(ctx, r.id(pool), steps)
 }
 
-// AllowedByPools returns the release allow-check for the volcengine pools
-// of a configuration: an instance may be released when a pool lists it in
-// its instances option, or when it is a member of a pool's scaling group
-// (DescribeScalingInstances through a). Pools of other back-ends are
-// ignored. The check's signature is releasehook.Allow's.
-func AllowedByPools(a *Actuator, pools []actuator.PoolConfig) func(ctx context.Context, instanceID string) (bool, error) {
-	var listed []string
-	var groups []string
+// PoolOfInstance returns the release hook's pool lookup for the volcengine
+// pools of a configuration: an instance belongs to the first pool that
+// lists it in its instances option, or whose scaling group it is a member
+// of (DescribeScalingInstances through a); "" when none. Pools of other
+// back-ends are ignored. Its signature is releasehook.Locate's.
+func PoolOfInstance(a *Actuator, pools []actuator.PoolConfig) func(ctx context.Context, instanceID string) (string, error) {
+	type member struct{ pool, group string }
+	listed := map[string]string{}
+	var groups []member
 	for _, p := range pools {
 		if p.Backend != Name {
 			continue
 		}
 		opts, _ := PoolOptions.Decode(p) // the pool spec has reported any problem
-		listed = append(listed, opts.List(OptInstances)...)
+		for _, id := range opts.List(OptInstances) {
+			if _, ok := listed[id]; !ok {
+				listed[id] = p.Name
+			}
+		}
 		g := opts.String(OptScalingGroup)
 		if g == "" {
 			g = p.Name
 		}
-		groups = append(groups, g)
+		groups = append(groups, member{pool: p.Name, group: g})
 	}
-	return func(ctx context.Context, instanceID string) (bool, error) {
-		if contains(listed, instanceID) {
-			return true, nil
+	return func(ctx context.Context, instanceID string) (string, error) {
+		if pool, ok := listed[instanceID]; ok {
+			return pool, nil
 		}
-		for _, g := range groups {
-			in, err := a.InScalingGroup(ctx, g, instanceID)
+		for _, m := range groups {
+			in, err := a.InScalingGroup(ctx, m.group, instanceID)
 			if err != nil {
-				return false, fmt.Errorf("checking whether %s is in scaling group %s: %w", instanceID, g, err)
+				return "", fmt.Errorf("checking whether %s is in scaling group %s: %w", instanceID, m.group, err)
 			}
 			if in {
-				return true, nil
+				return m.pool, nil
 			}
 		}
-		return false, nil
+		return "", nil
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -116,7 +116,7 @@ func twice(acted map[string][]decider) []string {
 // one interval, still by one replica only.
 func TestShardsSurviveAKilledReplica(t *testing.T) {
 	if os.Getenv("PREWARM_SHARD_TEST") == "" {
-		t.Skip("four replicas of 4,000 pools need the machine to themselves: set PREWARM_SHARD_TEST=1 and run it alone")
+		t.Skip("four replicas of 4,000 pools need the machine to themselves: make test runs this alone after the others (PREWARM_SHARD_TEST=1)")
 	}
 	forecaster, _ := binaries(t)
 	kube := kubetest.NewServer()

@@ -66,11 +66,11 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	if *configPath != "" {
-		ok, err := volcengine.AllowedByPools(act, pools)(ctx, *instance)
+		pool, err := volcengine.PoolOfInstance(act, pools)(ctx, *instance)
 		if err != nil {
 			return redactor.Error(err)
 		}
-		if !ok {
+		if pool == "" {
 			return fmt.Errorf("instance %s is not in a volcengine pool of %s; refusing to release it", *instance, *configPath)
 		}
 	}

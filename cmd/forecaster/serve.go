@@ -215,7 +215,7 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	release, err := releaseHandler(file, b, releaseTok, log)
+	release, err := releaseHandler(file, b, svc, releaseTok, log)
 	if err != nil {
 		return err
 	}
@@ -411,26 +411,32 @@ func (b *backends) build(ctx context.Context, pool actuator.PoolConfig) (actuato
 // releaseHandler builds POST /api/v1/release when a token is configured
 // (nil otherwise). Releases go through the first pool's back-end, or the
 // first volcengine pool's when there is one; volcengine pools also get the
-// membership check. Its pools are those at start: a reload does not
-// change them.
-func releaseHandler(file *poolspec.File, b *backends, token string, log *slog.Logger) (http.Handler, error) {
+// membership check, which names the instance's pool. With election on,
+// only the replica acting for that pool releases (svc.ActsFor). Its pools
+// are those at start: a reload does not change them.
+func releaseHandler(file *poolspec.File, b *backends, svc *service.Service, token string, log *slog.Logger) (http.Handler, error) {
 	if token == "" {
 		log.Info("release hook disabled: no token", "hint", "set "+releasehook.EnvToken+" or --release-token-file")
 		return nil, nil
 	}
 	var pools []actuator.PoolConfig
+	var names []string
 	var releaser actuator.Actuator
 	for _, p := range file.Pools {
 		pools = append(pools, p.Actuator())
+		names = append(names, p.Name)
 		if releaser == nil || (p.Backend == volcengine.Name && releaser.Name() != volcengine.Name) {
 			releaser = b.backends[p.Backend]
 		}
 	}
 	opts := b.safety
 	opts.Pools = pools
-	hc := releasehook.Config{Releaser: actuator.NewSafe(releaser, opts), Token: token, Logger: log}
+	hc := releasehook.Config{Releaser: actuator.NewSafe(releaser, opts), Token: token, Logger: log, Pools: names}
+	if file.Election.Enabled {
+		hc.Route, hc.RetryAfter = svc.ActsFor, file.Election.RetryPeriod
+	}
 	if v, ok := b.backends[volcengine.Name].(*volcengine.Actuator); ok {
-		hc.Allow = volcengine.AllowedByPools(v, pools)
+		hc.Locate = volcengine.PoolOfInstance(v, pools)
 		hc.Notes = volcengine.NoteRecorder
 	}
 	return releasehook.New(hc)
