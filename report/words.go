@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -55,24 +56,73 @@ func (a *Accuracy) bandsTooNarrow() bool {
 	return a.Model.Coverage95 < RuleMinCoverage95 || a.Model.Coverage80 < RuleMinCoverage80
 }
 
-// BandCoverage states how much of the holdout's demand the model's bands
-// held, and the judgement the coverage rule makes of it.
+// BandCoverage states how much of the holdout's time the demand stayed
+// inside the model's bands, and the judgement the coverage rule makes of
+// those same figures: bands that held less than the rule asks are called
+// too narrow, never good enough to plan from.
 func (a *Accuracy) BandCoverage() string {
 	if a == nil {
 		return ""
 	}
-	held := fmt.Sprintf("On the holdout the 95%% band held %s of the demand and the 80%% band %s",
-		pct(a.Model.Coverage95, 0), pct(a.Model.Coverage80, 0))
-	switch {
-	case a.Model.Coverage95 < RuleMinCoverage95:
-		return held + fmt.Sprintf(": under the %s asked of the 95%% band, so the bands are too narrow to trust; "+
-			"demand falls outside them more often than they say.", pct(RuleMinCoverage95, 0))
-	case a.Model.Coverage80 < RuleMinCoverage80:
-		return held + fmt.Sprintf(": under the %s asked of the 80%% band, so the bands are too narrow to trust; "+
-			"demand falls outside them more often than they say.", pct(RuleMinCoverage80, 0))
+	held := fmt.Sprintf("On the holdout the demand stayed inside the 95%% band %s of the time (the rule asks at least %s) "+
+		"and inside the 80%% band %s (at least %s)", pctAgainst(a.Model.Coverage95, RuleMinCoverage95), pct(RuleMinCoverage95, 0),
+		pctAgainst(a.Model.Coverage80, RuleMinCoverage80), pct(RuleMinCoverage80, 0))
+	if a.bandsTooNarrow() {
+		return held + ": the bands are too narrow to plan from as drawn; demand falls outside them more often than they say."
 	}
-	return held + fmt.Sprintf(": at least the %s and %s asked of them, so the bands can be planned from.",
-		pct(RuleMinCoverage95, 0), pct(RuleMinCoverage80, 0))
+	return held + ": the bands are wide enough to plan from."
+}
+
+// pctAgainst writes a share to a whole percent, or to a tenth (rounded
+// down) where a whole percent would put a share under limit on the
+// limit itself: 89.96% against 90% reads "89.9%", never "90%".
+func pctAgainst(v, limit float64) string {
+	if v < limit && math.Round(100*v) >= math.Round(100*limit) {
+		return fmt.Sprintf("%.1f%%", math.Floor(1000*v)/10)
+	}
+	return pct(v, 0)
+}
+
+// HeadroomWords states the room under max above the larger of the plan's
+// peak and the SLO's, with figures that add up: the peak and the headroom
+// make max.
+func (cp Capacity) HeadroomWords() string {
+	if cp.Headroom < 0 {
+		return fmt.Sprintf("no headroom: the peak of %s is %d above max %d", countOf(cp.Peak, "instance"), -cp.Headroom, cp.Max)
+	}
+	if cp.Headroom == 0 {
+		return fmt.Sprintf("no headroom: the peak of %s is max itself", countOf(cp.Peak, "instance"))
+	}
+	return fmt.Sprintf("max %d leaves room for %s above the peak of %d", cp.Max, countOf(cp.Headroom, "more instance"), cp.Peak)
+}
+
+// attainment writes the share of requests served within the SLO to a
+// hundredth of a percent, never rounding a shortfall up to 100%: the
+// chart, the tables and the sentences all print it this way, so one
+// policy's figure reads the same everywhere.
+func attainment(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	if s := fmt.Sprintf("%.2f%%", 100*v); v >= 1 || s != "100.00%" {
+		return s
+	}
+	return "99.99%"
+}
+
+// spansWords writes spans in words: "a day and a week".
+func spansWords(ds []Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = spanWords(d, true)
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
 // spanUnits are the units a span is written in, largest first.

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"bytes"
+	"html"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An SLO attainment is printed to a hundredth of a percent, and a
+// policy that missed any request never reads 100%.
+func TestAttainment(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{1, "100.00%"}, {0.99999, "99.99%"}, {0.99995, "99.99%"}, {0.99969, "99.97%"},
+		{0.99356, "99.36%"}, {0.995, "99.50%"}, {0, "0.00%"},
+	} {
+		if got := attainment(tc.v); got != tc.want {
+			t.Errorf("attainment(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
+
+// A share just under a rule's limit is never printed as the limit.
+func TestPctAgainst(t *testing.T) {
+	for _, tc := range []struct {
+		v, limit float64
+		want     string
+	}{
+		{0.84, 0.9, "84%"}, {0.8996, 0.9, "89.9%"}, {0.895, 0.9, "89.5%"}, {0.9, 0.9, "90%"}, {0.9004, 0.9, "90%"},
+		{0.5996, 0.6, "59.9%"}, {0.79, 0.6, "79%"},
+	} {
+		if got := pctAgainst(tc.v, tc.limit); got != tc.want {
+			t.Errorf("pctAgainst(%v, %v) = %q, want %q", tc.v, tc.limit, got, tc.want)
+		}
+	}
+}
+
+// The headroom is said in words whose figures add up to max, with the
+// noun's number following the count.
+func TestHeadroomWords(t *testing.T) {
+	for _, tc := range []struct {
+		peak, max int
+		want      string
+	}{
+		{29, 1000, "max 1000 leaves room for 971 more instances above the peak of 29"},
+		{39, 40, "max 40 leaves room for 1 more instance above the peak of 39"},
+		{40, 40, "no headroom: the peak of 40 instances is max itself"},
+		{45, 40, "no headroom: the peak of 45 instances is 5 above max 40"},
+		{1, 0, "no headroom: the peak of 1 instance is 1 above max 0"},
+	} {
+		cp := Capacity{Max: tc.max, Peak: tc.peak, Headroom: tc.max - tc.peak}
+		if got := cp.HeadroomWords(); got != tc.want {
+			t.Errorf("peak %d, max %d: %q, want %q", tc.peak, tc.max, got, tc.want)
+		}
+	}
+}
+
+// Seasonal periods are listed in words, not in Prometheus' notation.
+func TestSpansWords(t *testing.T) {
+	day, week := Duration(24*time.Hour), Duration(7*24*time.Hour)
+	for _, tc := range []struct {
+		ds   []Duration
+		want string
+	}{
+		{nil, "none"},
+		{[]Duration{day}, "a day"},
+		{[]Duration{day, week}, "a day and a week"},
+		{[]Duration{Duration(12 * time.Hour), day, week}, "12 hours, a day and a week"},
+	} {
+		if got := spansWords(tc.ds); got != tc.want {
+			t.Errorf("spansWords(%v) = %q, want %q", tc.ds, got, tc.want)
+		}
+	}
+}
+
+// Each policy's SLO attainment reads the same in the chart, the table and
+// the sentences; the body states no formula, and the appendix holds them.
+func TestRenderedFiguresAgree(t *testing.T) {
+	rep := fullReport(t)
+	for _, format := range []string{FormatHTML, FormatMarkdown} {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Render(&buf, rep, format); err != nil {
+				t.Fatal(err)
+			}
+			text := html.UnescapeString(buf.String())
+			for _, p := range rep.Backtest.Policies {
+				want := attainment(p.SLOAttainment)
+				if !strings.Contains(text, want) {
+					t.Errorf("%s: attainment %s not printed", p.Name, want)
+				}
+				if round1 := pct(p.SLOAttainment, 1); p.SLOAttainment < 1 && round1 == "100.0%" && strings.Contains(text, ">"+round1) {
+					t.Errorf("%s: a shortfall printed as %s", p.Name, round1)
+				}
+			}
+			if b := rep.Backtest.Baseline; b != nil && !strings.Contains(text, attainment(b.SLOAttainment)+" of requests within the SLO") {
+				t.Errorf("the baseline's sentence does not state its attainment as %s", attainment(b.SLOAttainment))
+			}
+			appendix := strings.Index(text, "ppendix C. How the advice")
+			if format == FormatMarkdown {
+				appendix = strings.Index(text, "ppendix: how the advice")
+			}
+			if appendix < 0 {
+				t.Fatal("no appendix of formulas")
+			}
+			body, formulas := text, text[appendix:]
+			if i := strings.Index(body, "<body>"); i >= 0 {
+				body = body[i:appendix] // not the stylesheet
+			} else {
+				body = body[:appendix]
+			}
+			body = regexp.MustCompile(`<svg[\s\S]*?</svg>`).ReplaceAllString(body, "")
+			for _, f := range []string{"C(k)", "argmin", "r/p", "r / p", "Σ", "⌊", "λ·b", "≥", " − peak", "= max"} {
+				if strings.Contains(body, f) {
+					t.Errorf("the body states the formula %q", f)
+				}
+			}
+			for _, f := range []string{"C(k)", "argmin", "Σ", "⌊", "λ·b", "MASE is"} {
+				if !strings.Contains(formulas, f) {
+					t.Errorf("the appendix lacks %q", f)
+				}
+			}
+			for _, bad := range []string{"1d, 1w", "1w (", " 1 more instances", "spare above"} {
+				if strings.Contains(text, bad) {
+					t.Errorf("the report reads %q", bad)
+				}
+			}
+		})
+	}
+}
