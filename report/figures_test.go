@@ -145,7 +145,7 @@ func TestPrintedFiguresAddUp(t *testing.T) {
 			if saving := number(t, m[1]); math.Abs(rows["all-on-demand"].cost-adv.cost-saving) > 0.005 {
 				t.Errorf("saving %.2f printed, all on demand %.2f − the advice %.2f", saving, rows["all-on-demand"].cost, adv.cost)
 			}
-			heads := regexp.MustCompile(`max (\d+) leaves room for (\d+) more instances? above the peak of (\d+)`).FindAllStringSubmatch(text, -1)
+			heads := regexp.MustCompile(`max (\d+) leaves room for (\d+) more instances? \(\d+% of it\) above the peak of (\d+)`).FindAllStringSubmatch(text, -1)
 			if len(heads) < 2 {
 				t.Fatalf("headroom stated %d times, want it in the summary and the purchase advice", len(heads))
 			}

@@ -315,7 +315,7 @@ func riskNarrowBands(_ planner.Config, rep *Report, _ trend) (Risk, bool) {
 		Title: "The bands were too narrow on the last days",
 		Detail: a.BandCoverage() + " The forecast is surer of itself than it should be: the busy shares behind the reserved " +
 			"advice, and the peak the SLO needs at the top of the 95% band, are too. " +
-			fmt.Sprintf("Take the %s at the top of the 95%% band as the least the peak may reach, not the most (%s), ",
+			fmt.Sprintf("Treat the %s at the top of the 95%% band as a low estimate of the peak (%s), ",
 				countOf(rep.Capacity.SLOPeak, "instance"), rep.Capacity.HeadroomWords()) +
 			"and keep the burst above the reserved baseline on demand or spot, where it can grow with the demand."}
 	if a.Model.Coverage95 >= RuleMinCoverage95 {

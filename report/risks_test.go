@@ -175,11 +175,11 @@ func TestVersusNaiveWords(t *testing.T) {
 		ratio      float64
 		want, risk string
 	}{
-		{0.8, "the model's error was 20% smaller than that of repeating the demand a week earlier (seasonal naive) " +
+		{0.8, "the model's error was 20% smaller than that of seasonal naive, which repeats the demand a week earlier " +
 			"(MASE 0.800 against 1.000, a ratio of 0.80): the model beats it.", ""},
-		{0.998, "the model's error was within 5% of that of repeating the demand a week earlier (seasonal naive) " +
+		{0.998, "the model's error was within 5% of that of seasonal naive, which repeats the demand a week earlier " +
 			"(MASE 0.998 against 1.000, a ratio of 1.00): at this horizon the model adds little to it.", "no-better-than-naive"},
-		{1.65, "the model's error was 65% larger than that of repeating the demand a week earlier (seasonal naive) " +
+		{1.65, "the model's error was 65% larger than that of seasonal naive, which repeats the demand a week earlier " +
 			"(MASE 1.650 against 1.000, a ratio of 1.65): the model lost.", "loses-to-naive"},
 	} {
 		a := &Accuracy{Origins: 4, Horizon: Duration(7 * 24 * time.Hour), NaivePeriod: Duration(7 * 24 * time.Hour), MASERatio: tc.ratio,

@@ -36,7 +36,7 @@ func (a *Accuracy) VersusNaive() string {
 	if a == nil {
 		return ""
 	}
-	naive := "repeating the demand " + spanWords(a.NaivePeriod, true) + " earlier (seasonal naive)"
+	naive := "seasonal naive, which repeats the demand " + spanWords(a.NaivePeriod, true) + " earlier"
 	scores := fmt.Sprintf("MASE %.3f against %.3f, a ratio of %.2f", a.Model.MASE, a.Naive.MASE, a.MASERatio)
 	lead := fmt.Sprintf("In %s of %s each, made from the history before them, ", countOf(a.Origins, "holdout forecast"), spanWords(a.Horizon, true))
 	switch a.versus() {
@@ -93,7 +93,8 @@ func (cp Capacity) HeadroomWords() string {
 	if cp.Headroom == 0 {
 		return fmt.Sprintf("no headroom: the peak of %s is max itself", countOf(cp.Peak, "instance"))
 	}
-	return fmt.Sprintf("max %d leaves room for %s above the peak of %d", cp.Max, countOf(cp.Headroom, "more instance"), cp.Peak)
+	return fmt.Sprintf("max %d leaves room for %s (%s of it) above the peak of %d",
+		cp.Max, countOf(cp.Headroom, "more instance"), pct(float64(cp.Headroom)/float64(cp.Max), 0), cp.Peak)
 }
 
 // attainment writes the share of requests served within the SLO to a

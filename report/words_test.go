@@ -47,8 +47,8 @@ func TestHeadroomWords(t *testing.T) {
 		peak, max int
 		want      string
 	}{
-		{29, 1000, "max 1000 leaves room for 971 more instances above the peak of 29"},
-		{39, 40, "max 40 leaves room for 1 more instance above the peak of 39"},
+		{29, 1000, "max 1000 leaves room for 971 more instances (97% of it) above the peak of 29"},
+		{49, 50, "max 50 leaves room for 1 more instance (2% of it) above the peak of 49"},
 		{40, 40, "no headroom: the peak of 40 instances is max itself"},
 		{45, 40, "no headroom: the peak of 45 instances is 5 above max 40"},
 		{1, 0, "no headroom: the peak of 1 instance is 1 above max 0"},
