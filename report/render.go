@@ -200,6 +200,8 @@ func funcs(rep *Report) map[string]any {
 		"pct":        func(v float64) string { return pct(v, 1) },
 		"pct0":       func(v float64) string { return pct(v, 0) },
 		"slo":        attainment,
+		"held80":     func(v float64) string { return pctAgainst(v, RuleMinCoverage80) },
+		"held95":     func(v float64) string { return pctAgainst(v, RuleMinCoverage95) },
 		"costVersus": costVersus,
 		"int":        func(v float64) string { return groupThousands(fmt.Sprintf("%.0f", v)) },
 		"f2":         func(v float64) string { return fmt.Sprintf("%.2f", v) },
