@@ -313,11 +313,10 @@ func riskNarrowBands(_ planner.Config, rep *Report, _ trend) (Risk, bool) {
 		Rule: fmt.Sprintf("fewer than %.0f%% of the holdout's values inside the 95%% band, or %.0f%% inside the 80%% band",
 			100*RuleMinCoverage95, 100*RuleMinCoverage80),
 		Title: "The bands were too narrow on the last days",
-		Detail: a.BandCoverage() + " The forecast is surer of itself than it should be: the busy shares behind the reserved " +
-			"advice, and the peak the SLO needs at the top of the 95% band, are too. " +
-			fmt.Sprintf("Treat the %s at the top of the 95%% band as a low estimate of the peak (%s), ",
-				countOf(rep.Capacity.SLOPeak, "instance"), rep.Capacity.HeadroomWords()) +
-			"and keep the burst above the reserved baseline on demand or spot, where it can grow with the demand."}
+		Detail: a.BandCoverage() + fmt.Sprintf(" The forecast is surer of itself than it should be, and so are the busy share "+
+			"behind the reserved advice (%s) and the peak at the top of the 95%% band (%s). Treat that peak as a low estimate: %s; "+
+			"keep the burst above the reserved baseline on demand or spot, where it can follow the demand.",
+			pct(rep.Reserved.BusyShare, 0), countOf(rep.Capacity.SLOPeak, "instance"), rep.Capacity.HeadroomWords())}
 	if a.Model.Coverage95 >= RuleMinCoverage95 {
 		r.Value, r.Threshold = a.Model.Coverage80, RuleMinCoverage80
 	}

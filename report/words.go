@@ -111,6 +111,12 @@ func attainment(v float64) string {
 	return "99.99%"
 }
 
+// comparisonWords writes the comparison signs of a reason the gate gives
+// ("MAE 1.07 <= seasonal naive 1.76") in words, for the report's body.
+func comparisonWords(s string) string {
+	return strings.NewReplacer(" <= ", " at most ", " >= ", " at least ", " < ", " below ", " > ", " above ").Replace(s)
+}
+
 // spansWords writes spans in words: "a day and a week".
 func spansWords(ds []Duration) string {
 	if len(ds) == 0 {

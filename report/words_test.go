@@ -60,6 +60,19 @@ func TestHeadroomWords(t *testing.T) {
 	}
 }
 
+// The gate's reasons are printed without comparison signs.
+func TestComparisonWords(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"model trusted: MAE 1.07 <= seasonal naive 1.76", "model trusted: MAE 1.07 at most seasonal naive 1.76"},
+		{"profile: model MAE 26.7 > seasonal naive 12.2", "profile: model MAE 26.7 above seasonal naive 12.2"},
+		{"model trusted (no scores yet)", "model trusted (no scores yet)"},
+	} {
+		if got := comparisonWords(tc.in); got != tc.want {
+			t.Errorf("comparisonWords(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 // Seasonal periods are listed in words, not in Prometheus' notation.
 func TestSpansWords(t *testing.T) {
 	day, week := Duration(24*time.Hour), Duration(7*24*time.Hour)
@@ -115,7 +128,7 @@ func TestRenderedFiguresAgree(t *testing.T) {
 				body = body[:appendix]
 			}
 			body = regexp.MustCompile(`<svg[\s\S]*?</svg>`).ReplaceAllString(body, "")
-			for _, f := range []string{"C(k)", "argmin", "r/p", "r / p", "Σ", "⌊", "λ·b", "≥", " − peak", "= max"} {
+			for _, f := range []string{"C(k)", "argmin", "r/p", "r / p", "Σ", "⌊", "λ·b", "≥", " <= ", " − peak", "= max"} {
 				if strings.Contains(body, f) {
 					t.Errorf("the body states the formula %q", f)
 				}
