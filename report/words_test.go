@@ -73,6 +73,26 @@ func TestComparisonWords(t *testing.T) {
 	}
 }
 
+// The gate's reason names the tolerance it allows, so that a trusted
+// model whose error is above seasonal naive's does not read "at most".
+func TestGateWords(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		tol  float64
+		want string
+	}{
+		{"model trusted: MAE 0.00913 <= seasonal naive 0.00772", 1.5, "model trusted: MAE 0.00913 within 1.5× seasonal naive's 0.00772"},
+		{"stepped back to seasonal profile: model MAE 21.4 > seasonal naive 13.6", 1.5,
+			"stepped back to seasonal profile: model MAE 21.4 above 1.5× seasonal naive's 13.6"},
+		{"model trusted: MAE 1.07 <= seasonal naive 1.76", 1, "model trusted: MAE 1.07 at most seasonal naive 1.76"},
+		{"model trusted", 1.5, "model trusted"},
+	} {
+		if got := gateWords(tc.in, tc.tol); got != tc.want {
+			t.Errorf("gateWords(%q, %v) = %q, want %q", tc.in, tc.tol, got, tc.want)
+		}
+	}
+}
+
 // Seasonal periods are listed in words, not in Prometheus' notation.
 func TestSpansWords(t *testing.T) {
 	day, week := Duration(24*time.Hour), Duration(7*24*time.Hour)
