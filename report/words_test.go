@@ -158,6 +158,24 @@ func TestRenderedFiguresAgree(t *testing.T) {
 					t.Errorf("the appendix lacks %q", f)
 				}
 			}
+			plain := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(body, " ")
+			plain = regexp.MustCompile(`\s+`).ReplaceAllString(plain, " ")
+			busy := regexp.MustCompile(`(?i)busy share (\d+)%|busy share of the baseline \([^)]*\) (\d+)%|` +
+				`behind the reserved advice \((\d+)%\)|needed in (\d+)% of the hours`)
+			stated := 0
+			for _, at := range busy.FindAllStringSubmatchIndex(plain, -1) {
+				if strings.HasSuffix(strings.ToLower(plain[:at[0]]), "break-even ") {
+					continue // the break-even share, not a busy share
+				}
+				stated++
+				m := plain[at[0]:at[1]]
+				if got := regexp.MustCompile(`(\d+)%`).FindString(m); got != pct(rep.Reserved.BusyShare, 0) {
+					t.Errorf("%q: a busy share of %s, the baseline's is %s", m, got, pct(rep.Reserved.BusyShare, 0))
+				}
+			}
+			if stated < 3 {
+				t.Errorf("the busy share is stated %d times, want the summary, the advice and the purchase section", stated)
+			}
 			for _, bad := range []string{"1d, 1w", "1w (", " 1 more instances", "spare above"} {
 				if strings.Contains(text, bad) {
 					t.Errorf("the report reads %q", bad)
