@@ -197,7 +197,7 @@ func backtestChart(rep *Report) template.HTML {
 		}
 		c.Series(class, "cost", 1, chart.RectPath(c.Area.X0, y, p.Cost*scale, 22))
 		c.Text("label", c.Area.X0-8, y+15, chart.End, p.Name)
-		c.Text("tick", c.Area.X0+p.Cost*scale+6, y+15, chart.Start, fmt.Sprintf("%s · %s GPU-h · SLO %.2f%%", rep.Settings.Prices.cost(p.Cost), gpuHours(p.GPUHours), 100*p.SLOAttainment))
+		c.Text("tick", c.Area.X0+p.Cost*scale+6, y+15, chart.Start, fmt.Sprintf("%s · %s GPU-h · SLO %s", rep.Settings.Prices.cost(p.Cost), gpuHours(p.GPUHours), attainment(p.SLOAttainment)))
 	}
 	return inline(c)
 }

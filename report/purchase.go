@@ -223,9 +223,13 @@ func spotFor(c planner.Config, shown Prices, lambda float64, peak int) spotPlan 
 	}
 	budget := spotBudgetShare * (1 - c.SLO.Quantile)
 	sp.limit = min(peak, int(math.Floor(budget*float64(peak)/(lambda*bootH))))
-	sp.why = fmt.Sprintf("spot is cheaper (%s an hour with its re-boots); at most %s run on it at a time, so that the capacity "+
+	verb := "run"
+	if sp.limit == 1 {
+		verb = "runs"
+	}
+	sp.why = fmt.Sprintf("spot is cheaper (%s an hour with its re-boots); at most %s %s on it at a time, so that the capacity "+
 		"re-booting after interruptions (%.3g per spot instance-hour, %s each) stays within half the share of requests the SLO lets "+
-		"wait longer, at the peak of %s", shown.perHour(sp.effective), countOf(sp.limit, "instance"), lambda,
+		"wait longer, at the peak of %s", shown.perHour(sp.effective), countOf(sp.limit, "instance"), verb, lambda,
 		spanWords(Duration(c.Fleet.BootDelay), true), countOf(peak, "instance"))
 	return sp
 }

@@ -157,6 +157,8 @@ func TestSpotRule(t *testing.T) {
 		// ½·0.005·20 / (0.05·1/6) = 6
 		{"capped by half the SLO's miss budget", 1, 0.05, 10 * time.Minute, 20, 6,
 			"spot is cheaper (1.0083 EUR an hour with its re-boots); at most 6 instances run on it at a time"},
+		// ½·0.005·4 / (0.05·1/6) = 1.2: one instance, and its verb singular
+		{"capped at one instance", 1, 0.05, 10 * time.Minute, 4, 1, "at most 1 instance runs on it at a time"},
 		// ½·0.005·20 / (0.5·1/6) = 0.6: not one instance
 		{"frequent interruptions: none", 1, 0.5, 10 * time.Minute, 20, 0, "0.5 per spot instance-hour, 10 minutes each)"},
 		{"one instance at the peak", 1, 0.05, 10 * time.Minute, 1, 0, "at the peak of 1 instance"},

@@ -199,6 +199,10 @@ func funcs(rep *Report) map[string]any {
 		"gpuh":       gpuHours,
 		"pct":        func(v float64) string { return pct(v, 1) },
 		"pct0":       func(v float64) string { return pct(v, 0) },
+		"slo":        attainment,
+		"gate":       func(reason string) string { return gateWords(reason, rep.Settings.GateTolerance) },
+		"held80":     func(v float64) string { return pctAgainst(v, RuleMinCoverage80) },
+		"held95":     func(v float64) string { return pctAgainst(v, RuleMinCoverage95) },
 		"costVersus": costVersus,
 		"int":        func(v float64) string { return groupThousands(fmt.Sprintf("%.0f", v)) },
 		"f2":         func(v float64) string { return fmt.Sprintf("%.2f", v) },
@@ -216,7 +220,7 @@ func funcs(rep *Report) map[string]any {
 			return a
 		},
 		"dur":    shortDur,
-		"durs":   durations,
+		"spans":  spansWords,
 		"join":   strings.Join,
 		"zone":   func() string { return loc.String() },
 		"at":     func(t time.Time) string { return t.In(loc).Format("Mon 2 Jan 15:04") },
@@ -309,17 +313,6 @@ func shortDur(d Duration) string {
 		return "0"
 	}
 	return model.Duration(d).String()
-}
-
-func durations(ds []Duration) string {
-	if len(ds) == 0 {
-		return "none"
-	}
-	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[i] = shortDur(d)
-	}
-	return strings.Join(out, ", ")
 }
 
 // costVersus words a cost ratio against a baseline: "23% less than", "4%

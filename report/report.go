@@ -107,6 +107,9 @@ type Settings struct {
 	WarmUp       Duration `json:"warm_up"`
 	Tick         Duration `json:"tick"`
 	Floors       []string `json:"schedule_floors,omitempty"`
+	// GateTolerance is how far the model's recent error may exceed
+	// seasonal naive's and the model still be trusted (gate.tolerance).
+	GateTolerance float64 `json:"gate_tolerance"`
 }
 
 // Prices are per instance-hour, in Currency.
@@ -250,7 +253,8 @@ func describeSettings(in Input, r *run) Settings {
 			SpotPerHour: c.Prices.SpotPerHour, SpotInterruptionsPerHour: in.SpotInterruptionsPerHour,
 			ReservedInstances: c.Prices.ReservedInstances},
 		ForecastStep: Duration(r.settings.Step), RefitEvery: Duration(r.settings.RefitEvery),
-		History: Duration(r.settings.History), Horizon: Duration(in.Horizon), WarmUp: Duration(in.WarmUp), Tick: Duration(r.tick)}
+		History: Duration(r.settings.History), Horizon: Duration(in.Horizon), WarmUp: Duration(in.WarmUp), Tick: Duration(r.tick),
+		GateTolerance: c.Gating.Tolerance}
 	if c.Fleet.ServiceTime > 0 {
 		s.ServiceTimeS = c.Fleet.ServiceTime.Seconds()
 	} else if rps := c.Fleet.RPS(); rps > 0 {

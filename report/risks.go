@@ -313,8 +313,10 @@ func riskNarrowBands(_ planner.Config, rep *Report, _ trend) (Risk, bool) {
 		Rule: fmt.Sprintf("fewer than %.0f%% of the holdout's values inside the 95%% band, or %.0f%% inside the 80%% band",
 			100*RuleMinCoverage95, 100*RuleMinCoverage80),
 		Title: "The bands were too narrow on the last days",
-		Detail: a.BandCoverage() + " The forecast is surer of itself than it should be: the busy shares behind the reserved " +
-			"advice, and the peak the SLO needs at the top of the 95% band, are too."}
+		Detail: a.BandCoverage() + fmt.Sprintf(" The forecast is surer of itself than it should be, and so are the busy share "+
+			"behind the reserved advice (%s) and the peak at the top of the 95%% band (%s). Treat that peak as a low estimate: %s; "+
+			"keep the burst above the reserved baseline on demand or spot, where it can follow the demand.",
+			pct(rep.Reserved.BusyShare, 0), countOf(rep.Capacity.SLOPeak, "instance"), rep.Capacity.HeadroomWords())}
 	if a.Model.Coverage95 >= RuleMinCoverage95 {
 		r.Value, r.Threshold = a.Model.Coverage80, RuleMinCoverage80
 	}
@@ -332,9 +334,9 @@ func riskBacktestSLO(c planner.Config, rep *Report, _ trend) (Risk, bool) {
 	return Risk{ID: "backtest-slo", Severity: SeverityWarning, Value: h.SLOAttainment, Threshold: c.SLO.Quantile,
 		Rule:  "the hybrid policy's SLO attainment in the backtest below slo_target",
 		Title: "Over the last weeks the plan would have missed the SLO",
-		Detail: fmt.Sprintf("Replayed over the last %.0f days, the hybrid policy served %.2f%% of requests within %v; the target is %.2f%%. "+
+		Detail: fmt.Sprintf("Replayed over the last %.0f days, the hybrid policy served %s of requests within %s; the target is %s. "+
 			"The GPU-hours above are what that attainment costs; more headroom (a higher target_utilisation margin or forecast quantile) costs more.",
-			rep.Backtest.Days, 100*h.SLOAttainment, c.SLO.Latency, 100*c.SLO.Quantile)}, true
+			rep.Backtest.Days, attainment(h.SLOAttainment), spanWords(Duration(c.SLO.Latency), true), attainment(c.SLO.Quantile))}, true
 }
 
 // when formats a time for sentences, in the report's zone.

@@ -175,11 +175,11 @@ func TestVersusNaiveWords(t *testing.T) {
 		ratio      float64
 		want, risk string
 	}{
-		{0.8, "the model's error was 20% smaller than that of repeating the demand a week earlier (seasonal naive) " +
+		{0.8, "the model's error was 20% smaller than that of seasonal naive, which repeats the demand a week earlier " +
 			"(MASE 0.800 against 1.000, a ratio of 0.80): the model beats it.", ""},
-		{0.998, "the model's error was within 5% of that of repeating the demand a week earlier (seasonal naive) " +
+		{0.998, "the model's error was within 5% of that of seasonal naive, which repeats the demand a week earlier " +
 			"(MASE 0.998 against 1.000, a ratio of 1.00): at this horizon the model adds little to it.", "no-better-than-naive"},
-		{1.65, "the model's error was 65% larger than that of repeating the demand a week earlier (seasonal naive) " +
+		{1.65, "the model's error was 65% larger than that of seasonal naive, which repeats the demand a week earlier " +
 			"(MASE 1.650 against 1.000, a ratio of 1.65): the model lost.", "loses-to-naive"},
 	} {
 		a := &Accuracy{Origins: 4, Horizon: Duration(7 * 24 * time.Hour), NaivePeriod: Duration(7 * 24 * time.Hour), MASERatio: tc.ratio,
@@ -204,12 +204,17 @@ func TestBandCoverageWords(t *testing.T) {
 		c80, c95 float64
 		want     string
 	}{
-		{0.81, 0.95, "On the holdout the 95% band held 95% of the demand and the 80% band 81%: at least the 90% and 60% asked of them, " +
-			"so the bands can be planned from."},
-		{0.79, 0.84, "On the holdout the 95% band held 84% of the demand and the 80% band 79%: under the 90% asked of the 95% band, " +
-			"so the bands are too narrow to trust; demand falls outside them more often than they say."},
-		{0.55, 0.92, "On the holdout the 95% band held 92% of the demand and the 80% band 55%: under the 60% asked of the 80% band, " +
-			"so the bands are too narrow to trust;"},
+		{0.81, 0.95, "On the holdout the demand stayed inside the 95% band 95% of the time (the rule asks at least 90%) " +
+			"and inside the 80% band 81% (at least 60%): the bands are wide enough to plan from."},
+		{0.79, 0.90, "On the holdout the demand stayed inside the 95% band 90% of the time (the rule asks at least 90%) " +
+			"and inside the 80% band 79% (at least 60%): the bands are wide enough to plan from."},
+		{0.79, 0.84, "On the holdout the demand stayed inside the 95% band 84% of the time (the rule asks at least 90%) " +
+			"and inside the 80% band 79% (at least 60%): the bands are too narrow to plan from as drawn; " +
+			"demand falls outside them more often than they say."},
+		{0.79, 0.8996, "On the holdout the demand stayed inside the 95% band 89.9% of the time (the rule asks at least 90%) " +
+			"and inside the 80% band 79% (at least 60%): the bands are too narrow to plan from as drawn;"},
+		{0.55, 0.92, "On the holdout the demand stayed inside the 95% band 92% of the time (the rule asks at least 90%) " +
+			"and inside the 80% band 55% (at least 60%): the bands are too narrow to plan from as drawn;"},
 	} {
 		a := &Accuracy{Model: Scores{Coverage80: tc.c80, Coverage95: tc.c95}}
 		if got := a.BandCoverage(); !strings.HasPrefix(got, tc.want) {

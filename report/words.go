@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -35,7 +36,7 @@ func (a *Accuracy) VersusNaive() string {
 	if a == nil {
 		return ""
 	}
-	naive := "repeating the demand " + spanWords(a.NaivePeriod, true) + " earlier (seasonal naive)"
+	naive := "seasonal naive, which repeats the demand " + spanWords(a.NaivePeriod, true) + " earlier"
 	scores := fmt.Sprintf("MASE %.3f against %.3f, a ratio of %.2f", a.Model.MASE, a.Naive.MASE, a.MASERatio)
 	lead := fmt.Sprintf("In %s of %s each, made from the history before them, ", countOf(a.Origins, "holdout forecast"), spanWords(a.Horizon, true))
 	switch a.versus() {
@@ -55,24 +56,94 @@ func (a *Accuracy) bandsTooNarrow() bool {
 	return a.Model.Coverage95 < RuleMinCoverage95 || a.Model.Coverage80 < RuleMinCoverage80
 }
 
-// BandCoverage states how much of the holdout's demand the model's bands
-// held, and the judgement the coverage rule makes of it.
+// BandCoverage states how much of the holdout's time the demand stayed
+// inside the model's bands, and the judgement the coverage rule makes of
+// those same figures: bands that held less than the rule asks are called
+// too narrow, never good enough to plan from.
 func (a *Accuracy) BandCoverage() string {
 	if a == nil {
 		return ""
 	}
-	held := fmt.Sprintf("On the holdout the 95%% band held %s of the demand and the 80%% band %s",
-		pct(a.Model.Coverage95, 0), pct(a.Model.Coverage80, 0))
-	switch {
-	case a.Model.Coverage95 < RuleMinCoverage95:
-		return held + fmt.Sprintf(": under the %s asked of the 95%% band, so the bands are too narrow to trust; "+
-			"demand falls outside them more often than they say.", pct(RuleMinCoverage95, 0))
-	case a.Model.Coverage80 < RuleMinCoverage80:
-		return held + fmt.Sprintf(": under the %s asked of the 80%% band, so the bands are too narrow to trust; "+
-			"demand falls outside them more often than they say.", pct(RuleMinCoverage80, 0))
+	held := fmt.Sprintf("On the holdout the demand stayed inside the 95%% band %s of the time (the rule asks at least %s) "+
+		"and inside the 80%% band %s (at least %s)", pctAgainst(a.Model.Coverage95, RuleMinCoverage95), pct(RuleMinCoverage95, 0),
+		pctAgainst(a.Model.Coverage80, RuleMinCoverage80), pct(RuleMinCoverage80, 0))
+	if a.bandsTooNarrow() {
+		return held + ": the bands are too narrow to plan from as drawn; demand falls outside them more often than they say."
 	}
-	return held + fmt.Sprintf(": at least the %s and %s asked of them, so the bands can be planned from.",
-		pct(RuleMinCoverage95, 0), pct(RuleMinCoverage80, 0))
+	return held + ": the bands are wide enough to plan from."
+}
+
+// pctAgainst writes a share to a whole percent, or to a tenth (rounded
+// down) where a whole percent would put a share under limit on the
+// limit itself: 89.96% against 90% reads "89.9%", never "90%".
+func pctAgainst(v, limit float64) string {
+	if v < limit && math.Round(100*v) >= math.Round(100*limit) {
+		return fmt.Sprintf("%.1f%%", math.Floor(1000*v)/10)
+	}
+	return pct(v, 0)
+}
+
+// HeadroomWords states the room under max above the larger of the plan's
+// peak and the SLO's, with figures that add up: the peak and the headroom
+// make max.
+func (cp Capacity) HeadroomWords() string {
+	if cp.Headroom < 0 {
+		return fmt.Sprintf("no headroom: the peak of %s is %d above max %d", countOf(cp.Peak, "instance"), -cp.Headroom, cp.Max)
+	}
+	if cp.Headroom == 0 {
+		return fmt.Sprintf("no headroom: the peak of %s is max itself", countOf(cp.Peak, "instance"))
+	}
+	return fmt.Sprintf("max %d leaves room for %s (%s of it) above the peak of %d",
+		cp.Max, countOf(cp.Headroom, "more instance"), pct(float64(cp.Headroom)/float64(cp.Max), 0), cp.Peak)
+}
+
+// attainment writes the share of requests served within the SLO to a
+// hundredth of a percent, never rounding a shortfall up to 100%: the
+// chart, the tables and the sentences all print it this way, so one
+// policy's figure reads the same everywhere.
+func attainment(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	if s := fmt.Sprintf("%.2f%%", 100*v); v >= 1 || s != "100.00%" {
+		return s
+	}
+	return "99.99%"
+}
+
+// comparisonWords writes the comparison signs of a reason the gate gives
+// ("MAE 1.07 <= seasonal naive 1.76") in words, for the report's body.
+func comparisonWords(s string) string {
+	return strings.NewReplacer(" <= ", " at most ", " >= ", " at least ", " < ", " below ", " > ", " above ").Replace(s)
+}
+
+// gateWords writes the gate's reason for the report's body: its
+// comparison with seasonal naive names the tolerance the gate allows
+// (the model is trusted while its error is within tolerance× seasonal
+// naive's), so that the figures agree with the verdict, and no
+// comparison sign is left.
+func gateWords(reason string, tolerance float64) string {
+	if tolerance > 0 && tolerance != 1 {
+		t := trimZero(fmt.Sprintf("%.3g", tolerance))
+		reason = strings.ReplaceAll(reason, " <= seasonal naive ", " within "+t+"× seasonal naive's ")
+		reason = strings.ReplaceAll(reason, " > seasonal naive ", " above "+t+"× seasonal naive's ")
+	}
+	return comparisonWords(reason)
+}
+
+// spansWords writes spans in words: "a day and a week".
+func spansWords(ds []Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = spanWords(d, true)
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
 // spanUnits are the units a span is written in, largest first.
