@@ -20,9 +20,11 @@ import (
 // counts read as rates), and its own interval is only as wide as the
 // history's noise, which may be none. Until the gate has measured it:
 //
-//   - each forecast's band is at least as wide as the recent demand's
-//     variation (coldBand), so the page never shows a zero-width band and
-//     the plan sized at its upper bound allows for it;
+//   - each forecast's band is at least as wide as the history's spread
+//     and the recent demand's variation (coldBand, coldSpread), so the
+//     page never shows a zero-width band and the plan sized at its upper
+//     bound allows for it;
+//   - InCharge says which rule sizes the pool until when;
 //   - the peak of the demand seen since the cold start began stands
 //     beside the plan and the reactive rules (the warm-up term), so the
 //     pool is never sized below live demand because of a forecast nobody
@@ -170,7 +172,7 @@ func (c *Controller) coldReason(r Refit) string {
 			terms = "the peak of live demand stands beside its plan and the reactive rules"
 		}
 		return why + ". Cold start: none of the model's forecasts has been scored against live demand yet; " +
-			"until the next refit scores them, its band is widened to the recent demand's variation and " + terms
+			"until the next refit scores them, its band is widened to the history's spread and " + terms
 	case !r.WarmingUp:
 		return why
 	}
@@ -192,7 +194,7 @@ func (c *Controller) coldReason(r Refit) string {
 	if rest, ok := strings.CutPrefix(why, reactiveOnlyPrefix); ok {
 		why = steppedBackPrefix + rest
 	}
-	return why + ". Cold start: until then " + joinWords(terms) + " size the pool, and the bands are widened to the recent demand's variation" + shown
+	return why + ". Cold start: until then " + joinWords(terms) + " size the pool, and the bands are widened to the history's spread" + shown
 }
 
 // joinWords joins terms as a sentence lists them: "a, b and c".
@@ -258,7 +260,11 @@ func (c *Controller) InCharge() Charge {
 		}
 		return Charge{ChargeColdStart, "cold start: " + joinWords(terms) + " are in charge until the model has " + need + " of history; " + guess}
 	case r.Cold:
-		return Charge{ChargeColdStart, "cold start: the " + c.followedAt(r.Gate) + " plan is followed beside the reactive rules" +
+		plan := map[string]string{planner.GateModel: "the model's plan", planner.GateProfile: "the seasonal profile's plan"}[c.followedAt(r.Gate)]
+		if plan == "" {
+			plan = "no plan"
+		}
+		return Charge{ChargeColdStart, "cold start: " + plan + " is followed beside the reactive rules" +
 			map[bool]string{true: " and the peak of live demand", false: ""}[!c.plan.Bounds.NoWarmUpPeak] +
 			" until the next refit scores the model's first forecasts against live demand"}
 	}
