@@ -452,7 +452,7 @@ func (c *Controller) Adopt(r Refit, history []float64) Refit {
 	r.WarmingUp = c.ShortHistory(history)
 	r.Cold = !r.WarmingUp && math.IsNaN(in.ModelError)
 	if r.WarmingUp || r.Cold {
-		widenCold(&r, history)
+		c.widenCold(&r, history)
 		r.Gate.Reason = c.coldReason(r)
 	}
 	if r.Forecast.Forecast.Horizon() > 0 {

@@ -25,7 +25,7 @@
 //     none of the model's forecasts scored against live demand yet, as
 //     after 'forecaster import') the peak seen so far stands beside them
 //     (the warm-up term) and the forecasts' bands are at least as wide as
-//     the recent demand's variation (coldstart.go).
+//     the history's spread (coldstart.go).
 //   - When the live signals cannot be read, Hold keeps the pool where it
 //     is unless the plan or a floor raises it.
 //

@@ -250,6 +250,7 @@ func (s *Service) record(p *pool, d decision) {
 	st.Reason = s.deps.Redactor.String(d.step.Reason)
 	st.DemandRPS = Number(demand)
 	st.setGate(p.ctl().Level(), d.now) // what Decide followed: reactive once a plan runs out
+	st.setCharge(p.ctl().InCharge())
 	st.NextRefit = p.nextRefit
 	st.Tuning = tuning
 	st.StartTimes = starts
@@ -388,6 +389,7 @@ func (s *Service) applyRefitStatus(p *pool, now time.Time) {
 	st.GateReason, st.LastRefit, st.Plan = r.Gate.Reason, r.At, plan
 	st.Model, st.FallbackReason, st.ForecastMASE = v.forecast.Model, v.forecast.FallbackReason, v.forecast.MASE
 	st.setGate(r.Gate.Level, now)
+	st.setCharge(p.ctl().InCharge())
 	st.NextRefit = p.nextRefit
 	p.views = v
 	s.deps.Metrics.mase(p.spec.Name, float64(v.forecast.MASE))
@@ -485,4 +487,9 @@ func (s *Service) readSeries(ctx context.Context, ref poolspec.SeriesRef, start,
 		return nil, err
 	}
 	return store.SumOnGrid(series, start, step, n), nil
+}
+
+// setCharge records which rule sizes the pool (control.Controller.InCharge).
+func (st *PoolStatus) setCharge(ch control.Charge) {
+	st.InCharge, st.InChargeReason = ch.Rule, ch.Reason
 }

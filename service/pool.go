@@ -26,6 +26,9 @@ type pool struct {
 	// follow is act's back-end when it serves the plan from this process
 	// (Follower), nil otherwise.
 	follow Follower
+	// inner is act's back-end, unwrapped: a dry-run one is told the
+	// restored last change (resumer).
+	inner actuator.Actuator
 
 	nextRefit time.Time
 	// starts learns the fleet's start times from the decisions.
@@ -98,15 +101,16 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 	if err != nil {
 		return nil, err
 	}
-	act, follow, err := s.newSafe(ctx, ps)
+	act, follow, inner, err := s.newSafe(ctx, ps)
 	if err != nil {
 		return nil, err
 	}
-	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, follow: follow, mode: ps.Mode}
+	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, follow: follow, inner: inner, mode: ps.Mode}
 	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Limits: ps.Fleet.Limits,
 		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
 		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
 	p.views = buildViews(ps.Name, tuner.Live())
+	p.status.setCharge(tuner.Live().InCharge())
 	s.deps.Metrics.mode(ps.Name, ps.Mode)
 	s.deps.Metrics.bootDelay(ps.Name, plan.Fleet.BootDelay)
 	return p, nil
@@ -114,18 +118,32 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 
 // newSafe builds the pool's back-end wrapped in actuator.Safe, persisting
 // its memory to the state file before every change. The back-end is also
-// returned as a Follower when it is one.
-func (s *Service) newSafe(ctx context.Context, ps poolspec.Pool) (*actuator.Safe, Follower, error) {
+// returned as a Follower when it is one, and bare.
+func (s *Service) newSafe(ctx context.Context, ps poolspec.Pool) (*actuator.Safe, Follower, actuator.Actuator, error) {
 	cfg := ps.Actuator()
 	inner, err := s.deps.Backend(ctx, cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
+		return nil, nil, nil, fmt.Errorf("pool %q: %w", ps.Name, err)
 	}
 	opts := s.deps.Safety
 	opts.Pools = []actuator.PoolConfig{cfg}
 	opts.Persist = s.persister()
 	follow, _ := inner.(Follower)
-	return actuator.NewSafe(inner, opts), follow, nil
+	return actuator.NewSafe(inner, opts), follow, inner, nil
+}
+
+// resumer is a back-end whose fleet is imaginary (actuator/dryrun): it
+// has no size of its own after a restart, so it is told the last change
+// applied before it, and reports that size as ready rather than none.
+type resumer interface {
+	Resume(pool string, size int)
+}
+
+// resumeFleet tells an imaginary fleet the last change m made to it.
+func resumeFleet(inner actuator.Actuator, pool string, m actuator.Memory) {
+	if r, ok := inner.(resumer); ok && !m.LastChange.At.IsZero() && m.LastChange.To >= 0 {
+		r.Resume(pool, m.LastChange.To)
+	}
 }
 
 // persister is the actuator memory's Persist hook: the state file's, and
@@ -160,7 +178,7 @@ func (s *Service) rebuild(ctx context.Context, was, ps poolspec.Pool) (*pool, er
 	np := &pool{spec: ps, plan: plan, tuner: tuner}
 	a, b := was.Actuator(), ps.Actuator()
 	if a.Backend != b.Backend || a.Limits != b.Limits || fmt.Sprint(a.Options) != fmt.Sprint(b.Options) {
-		if np.act, np.follow, err = s.newSafe(ctx, ps); err != nil {
+		if np.act, np.follow, np.inner, err = s.newSafe(ctx, ps); err != nil {
 			return nil, err
 		}
 	}
@@ -187,11 +205,14 @@ func (s *Service) takePending(p *pool) {
 		if m, err := p.act.Memory(name); err == nil {
 			if err := np.act.Restore(name, m); err != nil {
 				s.log.Warn("reloaded pool's actuator starts afresh", "pool", name, "reason", err)
-			} else if s.shared != nil {
-				s.follow(np.follow, name, m) // the new back-end serves the decision in force
+			} else {
+				resumeFleet(np.inner, name, m)
+				if s.shared != nil {
+					s.follow(np.follow, name, m) // the new back-end serves the decision in force
+				}
 			}
 		}
-		p.act, p.follow = np.act, np.follow
+		p.act, p.follow, p.inner = np.act, np.follow, np.inner
 	}
 	p.tuner, p.plan, p.saved = np.tuner, np.plan, controllerMark{}
 	s.mu.Lock()
@@ -223,6 +244,8 @@ func (s *Service) restore(p *pool) {
 	if m := saved.Actuator; m != nil {
 		if err := p.act.Restore(name, *m); err != nil {
 			s.log.Warn("pool's actuator starts without its saved memory", "pool", name, "reason", err)
+		} else {
+			resumeFleet(p.inner, name, *m)
 		}
 	}
 	if saved.Controller != nil {

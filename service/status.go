@@ -87,6 +87,14 @@ type PoolStatus struct {
 	Gate       string    `json:"gate"`
 	GateSince  time.Time `json:"gate_since,omitzero"`
 	GateReason string    `json:"gate_reason"`
+	// InCharge is the rule that sizes the pool (control.Charge): a
+	// "cold-start" until the model has the history the gate needs and its
+	// first forecasts are scored (the reactive rules and the peak seen so
+	// far are then in charge, and the forecast is an unchecked guess),
+	// else "model", "profile" or "reactive"; InChargeReason says so in a
+	// sentence, with until when.
+	InCharge       string `json:"in_charge"`
+	InChargeReason string `json:"in_charge_reason"`
 	// Model is the forecasting method that ran at the last refit;
 	// FallbackReason, when it is not the one asked for, says why.
 	Model          string           `json:"model"`

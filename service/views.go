@@ -123,6 +123,10 @@ type ForecastView struct {
 	Level          float64 `json:"level"`
 	Gate           string  `json:"gate"`
 	GateReason     string  `json:"gate_reason"`
+	// InCharge and InChargeReason are PoolStatus's: which rule sizes
+	// the pool (a cold start's forecast is a guess).
+	InCharge       string `json:"in_charge"`
+	InChargeReason string `json:"in_charge_reason"`
 	// MASE is the model's error over the last day against seasonal
 	// naive's (null until it can be scored).
 	MASE  Number         `json:"mase"`
@@ -136,12 +140,16 @@ type ForecastView struct {
 // plans of both forecast levels of the refit in force, so an operator sees
 // what the other level would do.
 type ScheduleView struct {
-	Pool        string           `json:"pool"`
-	MadeAt      time.Time        `json:"made_at,omitzero"`
-	Gate        string           `json:"gate"`
-	Steps       planner.Schedule `json:"steps"`
-	ModelPlan   planner.Schedule `json:"model_plan"`
-	ProfilePlan planner.Schedule `json:"profile_plan"`
+	Pool   string    `json:"pool"`
+	MadeAt time.Time `json:"made_at,omitzero"`
+	Gate   string    `json:"gate"`
+	// InCharge and InChargeReason are PoolStatus's: which rule sizes
+	// the pool while this plan is in force.
+	InCharge       string           `json:"in_charge"`
+	InChargeReason string           `json:"in_charge_reason"`
+	Steps          planner.Schedule `json:"steps"`
+	ModelPlan      planner.Schedule `json:"model_plan"`
+	ProfilePlan    planner.Schedule `json:"profile_plan"`
 }
 
 // views are a pool's published forecast and schedule.
@@ -155,13 +163,14 @@ type views struct {
 func buildViews(name string, ctl *control.Controller) views {
 	r := ctl.Last()
 	f := r.Forecast
+	ch := ctl.InCharge()
 	fv := ForecastView{Pool: name, MadeAt: r.At, Step: Duration(f.Step), Model: modelName(r), FallbackReason: f.Forecast.Fallback,
-		Level: f.Forecast.Level, Gate: r.Gate.Level, GateReason: r.Gate.Reason, MASE: NaN(),
-		Steps: []ForecastStep{}, History: []ObservedStep{}}
+		Level: f.Forecast.Level, Gate: r.Gate.Level, GateReason: r.Gate.Reason, InCharge: ch.Rule, InChargeReason: ch.Reason,
+		MASE: NaN(), Steps: []ForecastStep{}, History: []ObservedStep{}}
 	for i := range f.Forecast.Mean {
 		fv.Steps = append(fv.Steps, ForecastStep{At: f.Start.Add(time.Duration(i) * f.Step), ForecastBounds: boundsAt(f, i)})
 	}
-	sv := ScheduleView{Pool: name, MadeAt: r.At, Gate: r.Gate.Level, Steps: nonNil(ctl.Plan(r.At)),
+	sv := ScheduleView{Pool: name, MadeAt: r.At, Gate: r.Gate.Level, InCharge: ch.Rule, InChargeReason: ch.Reason, Steps: nonNil(ctl.Plan(r.At)),
 		ModelPlan: nonNil(r.ModelPlan), ProfilePlan: nonNil(r.ProfilePlan)}
 	if r.At.IsZero() {
 		return views{forecast: fv, schedule: sv}

@@ -16,7 +16,8 @@ const Name = "dryrun"
 // DryRun logs calls instead of making them. It is safe for concurrent use.
 //
 // Its fleet is imaginary: a pool has the size it was last set to, at once
-// and all of it ready (instant success), or the size Seed gave it. A pool
+// and all of it ready (instant success), the size Seed gave it, or after
+// a restart the last size the service set it to (Resume). A pool
 // nothing has sized (a forecast-only or paused pool, which is never set,
 // without the option initial) has no size to report: Capacity says so with
 // actuator.ErrNotImplemented, as a back-end that cannot report its size
@@ -48,6 +49,21 @@ func (d *DryRun) Seed(pool string, current, min, max int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.pools[pool] = &actuator.Capacity{Current: current, Desired: current, Min: min, Max: max}
+}
+
+// Resume gives a pool that has no size yet the size size, as if it had
+// been set to it: a service restarting on its state file tells it the
+// last change it applied, so the pool reads what it was set to, all of it
+// ready, instead of no size until the next change. A pool with a size
+// keeps it.
+func (d *DryRun) Resume(pool string, size int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.pools[pool]; ok || size < 0 {
+		return
+	}
+	b := d.bounds[pool]
+	d.pools[pool] = &actuator.Capacity{Current: size, Desired: size, Min: b[0], Max: b[1]}
 }
 
 // Name returns "dryrun".

@@ -130,3 +130,32 @@ func itoa(p *int) string {
 	b, _ := json.Marshal(*p)
 	return string(b)
 }
+
+// After a restart the service tells the imaginary fleet the last size it
+// set (Resume): the pool reads that size, all of it ready, rather than no
+// size until the next change; a pool with a size keeps it.
+func TestDryRunResume(t *testing.T) {
+	tests := []struct {
+		name   string
+		seed   int // -1: none
+		resume int
+		want   int
+	}{
+		{"no size yet", -1, 6, 6},
+		{"seeded", 2, 6, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := dryrun.New(slog.New(slog.DiscardHandler))
+			d.Bound("p", 1, 10)
+			if tt.seed >= 0 {
+				d.Seed("p", tt.seed, 1, 10)
+			}
+			d.Resume("p", tt.resume)
+			c, err := d.Capacity(context.Background(), "p")
+			if err != nil || c.Current != tt.want || c.Desired != tt.want || c.Max != 10 {
+				t.Errorf("Capacity = %+v, %v; want %d, max 10", c, err, tt.want)
+			}
+		})
+	}
+}
