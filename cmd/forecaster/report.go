@@ -232,8 +232,8 @@ func (f *reportFlags) fromFlags(cf *capacityFlags, in *report.Input, cfg *backte
 		cfg.Planner.Prices.Currency = f.currency
 	}
 	in.Trace, in.Title, in.Source = tr, tr.Name, demandSource(cf)
-	if in.Location, err = time.LoadLocation(cf.timeZone); err != nil {
-		return usageErrorf("--time-zone %q: %v", cf.timeZone, err)
+	if in.Location, err = time.LoadLocation(cf.TimeZone); err != nil {
+		return usageErrorf("--time-zone %q: %v", cf.TimeZone, err)
 	}
 	return nil
 }
@@ -276,13 +276,13 @@ func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *cap
 	}
 	cfg.Forecast.Settings = pool.Settings()
 	if fs.Changed("price") {
-		cfg.Planner.Prices.OnDemandPerHour = cf.price
+		cfg.Planner.Prices.OnDemandPerHour = cf.Price
 	}
 	if fs.Changed("reserved-price") {
-		cfg.Planner.Prices.ReservedPerHour = cf.reservedPrice
+		cfg.Planner.Prices.ReservedPerHour = cf.ReservedPrice
 	}
 	if fs.Changed("reserved") {
-		cfg.Planner.Prices.ReservedInstances = cf.reserved
+		cfg.Planner.Prices.ReservedInstances = cf.Reserved
 	}
 	if fs.Changed("spot-price") {
 		cfg.Planner.Prices.SpotPerHour = f.spotPrice
