@@ -116,7 +116,7 @@ func shellQuote(s string) string {
 // storeName in messages), on the pool's forecast step, each step the mean
 // (as serve's refits read it), the tag sets summed; the trace starts at
 // the first step with data.
-func ReadDemand(ctx context.Context, db store.Store, storeName string, pool poolspec.Pool, span time.Duration, now time.Time) (backtest.Trace, error) {
+func ReadDemand(ctx context.Context, db store.Querier, storeName string, pool poolspec.Pool, span time.Duration, now time.Time) (backtest.Trace, error) {
 	step := pool.Forecast.Step
 	end := store.WindowStart(now, step)
 	start := end.Add(-span / step * step)
