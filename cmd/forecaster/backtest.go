@@ -201,11 +201,7 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stderr, "wrote %d files to %s: %s\n", len(files), bf.out, strings.Join(files, ", "))
 	}
 	if bf.format == "json" {
-		return printJSON(stdout, backtestJSON{Trace: rep.Trace, Config: bf.capacity.config, Pool: bf.capacity.poolName,
-			Static: rep.Static, Flat: rep.Flat, GPURPS: cfg.Planner.Fleet.RPS(),
-			ServiceTimeS: cfg.Planner.Fleet.ServiceTime.Seconds(), Slots: cfg.Planner.Fleet.Slots, SLOTarget: cfg.Planner.SLO.Quantile,
-			TraceRequests: rep.TraceRequests, Tick: rep.Tick.String(), ForecastStep: rep.ForecastStep.String(),
-			Refit: rep.RefitEvery.String(), Policies: rep.Policies, Frontier: front.Points})
+		return printJSON(stdout, backtest.NewDocument(rep, front, cfg, bf.capacity.config, bf.capacity.poolName))
 	}
 	if err := backtest.WriteTable(stdout, rep, cfg.Planner); err != nil {
 		return err
@@ -215,25 +211,4 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return backtest.WriteFrontierTable(stdout, front.Points)
 	}
 	return nil
-}
-
-// backtestJSON is the --format json document: each policy's figures
-// ("policies") and the frontier ("frontier"), plus the settings that
-// produced them.
-type backtestJSON struct {
-	Trace         string                   `json:"trace"`
-	Config        string                   `json:"config,omitempty"`
-	Pool          string                   `json:"pool,omitempty"`
-	Static        int                      `json:"static_instances"`
-	Flat          int                      `json:"flat_instances,omitempty"`
-	GPURPS        float64                  `json:"gpu_rps"`
-	ServiceTimeS  float64                  `json:"service_time_s"`
-	Slots         int                      `json:"slots"`
-	SLOTarget     float64                  `json:"slo_target"`
-	TraceRequests float64                  `json:"trace_requests"`
-	Tick          string                   `json:"tick"`
-	ForecastStep  string                   `json:"forecast_step"`
-	Refit         string                   `json:"refit_every"`
-	Policies      []backtest.Result        `json:"policies"`
-	Frontier      []backtest.FrontierPoint `json:"frontier,omitempty"`
 }

@@ -102,14 +102,6 @@ type reportFlags struct {
 	currency string
 }
 
-// capacityPriceFlags are the capacity flags that may override a pool's
-// config; demandFlags choose where its demand is read. The other capacity
-// flags are the config's to set.
-var (
-	capacityPriceFlags = []string{"price", "reserved-price", "reserved"}
-	demandFlags        = []string{"input", "value-column", "counts", "step"}
-)
-
 func (f *reportFlags) register(fs *pflag.FlagSet, horizon time.Duration) {
 	f.config = stringFlag(fs, "config", "", "the forecaster's configuration (docs/forecaster.yaml): use the settings of --pool from it")
 	f.pool = stringFlag(fs, "pool", "", "with --config: the pool to report on")
@@ -158,13 +150,10 @@ func stringFlag(fs *pflag.FlagSet, name, value, usage string) func() string {
 }
 
 func (f *reportFlags) check() error {
+	if err := report.CheckSpot(f.spotPrice, f.spotRate, f.spotShare); err != nil {
+		return err
+	}
 	switch {
-	case !(f.spotPrice >= 0 && f.spotPrice <= 1e6):
-		return usageErrorf("--spot-price %v: must be between 0 and 1e6", f.spotPrice)
-	case !(f.spotRate >= 0 && f.spotRate <= 100):
-		return usageErrorf("--spot-interruptions %v: must be between 0 and 100 per instance-hour", f.spotRate)
-	case !(f.spotShare >= 0 && f.spotShare <= 1):
-		return usageErrorf("--spot-share %v: must be in [0, 1]", f.spotShare)
 	case f.pool() != "" && f.config() == "":
 		return usageErrorf("--pool goes with --config")
 	case f.config() != "" && f.pool() == "":
@@ -217,28 +206,15 @@ func (f *reportFlags) fromFlags(cf *capacityFlags, in *report.Input, cfg *backte
 
 // demandSource describes the --input (or synthetic) demand.
 func demandSource(cf *capacityFlags) string {
-	if cf.input == "" {
-		return fmt.Sprintf("synthetic demand, %d days", cf.syntheticDays)
-	}
-	if cf.counts {
-		return cf.input + " (requests per step, as requests/s)"
-	}
-	return cf.input + " (requests/s)"
+	return report.DemandSource(cf.input, cf.counts, cf.syntheticDays)
 }
 
 // fromConfig takes the pool's settings from --config, the demand from
 // --input or the store, and the price overrides from the flags.
 func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *capacityFlags, in *report.Input,
 	cfg *backtest.Config, weeks int, stderr io.Writer) error {
-	var wrong []string
-	for _, name := range capacityFlagNames() {
-		if fs.Changed(name) && !slices.Contains(capacityPriceFlags, name) && !slices.Contains(demandFlags, name) {
-			wrong = append(wrong, "--"+name)
-		}
-	}
-	if len(wrong) > 0 {
-		return usageErrorf("%s: the pool's config sets that with --config (edit %s, or override only --price, --reserved-price, --reserved, --spot-price, --currency)",
-			strings.Join(wrong, ", "), f.config())
+	if err := report.RefusePoolFlags(fs, capacityFlagNames(), f.config()); err != nil {
+		return err
 	}
 	file, err := loadConfig(f.config())
 	if err != nil {
@@ -248,30 +224,12 @@ func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *cap
 	if err != nil {
 		return usageErrorf("--pool: %v", err)
 	}
-	if cfg.Planner, err = pool.Planner(); err != nil {
-		return fmt.Errorf("%s: %w", f.config(), err)
+	prices := report.PriceFlags{OnDemand: cf.Price, Reserved: cf.ReservedPrice, ReservedInstances: cf.Reserved,
+		Spot: f.spotPrice, Currency: f.currency}
+	if err := report.FromPool(in, cfg, pool, file.Interval, f.config()); err != nil {
+		return err
 	}
-	cfg.Forecast.Settings = pool.Settings()
-	if fs.Changed("price") {
-		cfg.Planner.Prices.OnDemandPerHour = cf.Price
-	}
-	if fs.Changed("reserved-price") {
-		cfg.Planner.Prices.ReservedPerHour = cf.ReservedPrice
-	}
-	if fs.Changed("reserved") {
-		cfg.Planner.Prices.ReservedInstances = cf.Reserved
-	}
-	if fs.Changed("spot-price") {
-		cfg.Planner.Prices.SpotPerHour = f.spotPrice
-	}
-	if fs.Changed("currency") {
-		cfg.Planner.Prices.Currency = f.currency
-	}
-	in.Tick = file.Interval
-	in.Title = pool.Name
-	if in.Location, err = pool.Location(); err != nil {
-		return fmt.Errorf("%s: pool %q: time_zone: %w", f.config(), pool.Name, err)
-	}
+	prices.Apply(&cfg.Planner.Prices, fs.Changed)
 	if cf.input != "" {
 		if in.Trace, err = cf.load(stderr); err != nil {
 			return err
