@@ -161,3 +161,15 @@ func TestSuiteInputsTraces(t *testing.T) {
 		}
 	}
 }
+
+// The JSON document carries the run's settings and the pool it came from.
+func TestNewDocument(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Planner.Fleet.RPSPerInstance, cfg.Planner.Fleet.Slots, cfg.Planner.Fleet.ServiceTime = 4, 2, 500*time.Millisecond
+	rep := Report{Trace: "t", Static: 3, Tick: time.Minute, ForecastStep: time.Hour, RefitEvery: 3 * time.Hour}
+	d := NewDocument(rep, Frontier{}, cfg, "f.yaml", "sd")
+	if d.Trace != "t" || d.Config != "f.yaml" || d.Pool != "sd" || d.Static != 3 || d.GPURPS != 4 || d.Slots != 2 ||
+		d.ServiceTimeS != 0.5 || d.Tick != "1m0s" || d.ForecastStep != "1h0m0s" || d.Refit != "3h0m0s" {
+		t.Errorf("document %+v", d)
+	}
+}

@@ -115,3 +115,61 @@ func TestReadDemand(t *testing.T) {
 		}
 	}
 }
+
+// The spot flags are checked in order; with --config only the prices
+// and the demand's flags may be given; given prices override the pool's.
+func TestPoolFlagInput(t *testing.T) {
+	for _, tc := range []struct {
+		price, rate, share float64
+		want               string
+	}{
+		{1, 0.05, 0, ""},
+		{-1, 0.05, 0, "--spot-price -1: must be between 0 and 1e6"},
+		{1, 200, 0, "--spot-interruptions 200"},
+		{1, 0.05, 2, "--spot-share 2: must be in [0, 1]"},
+	} {
+		err := CheckSpot(tc.price, tc.rate, tc.share)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--price", "3", "--input", "d.csv"}, ""},
+		{[]string{"--slots", "2", "--gpu-rps", "3", "--price", "3"}, "--gpu-rps, --slots: the pool's config sets that with --config (edit f.yaml"},
+	} {
+		fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+		for _, name := range []string{"price", "input", "slots", "gpu-rps"} {
+			fs.String(name, "", "")
+		}
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := RefusePoolFlags(fs, []string{"gpu-rps", "input", "price", "slots"}, "f.yaml")
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	p := poolspec.DefaultPool().Prices
+	before := p
+	f := PriceFlags{OnDemand: 3, Reserved: 2, Spot: 1, ReservedInstances: 4, Currency: "EUR"}
+	f.Apply(&p, func(flag string) bool { return flag == "price" || flag == "currency" })
+	if p.OnDemandPerHour != 3 || p.Currency != "EUR" || p.ReservedPerHour != before.ReservedPerHour || p.ReservedInstances != before.ReservedInstances {
+		t.Errorf("--price 3 --currency EUR over %+v: %+v", before, p)
+	}
+	for _, tc := range []struct {
+		input  string
+		counts bool
+		want   string
+	}{
+		{"", false, "synthetic demand, 7 days"},
+		{"d.csv", true, "d.csv (requests per step, as requests/s)"},
+		{"d.csv", false, "d.csv (requests/s)"},
+	} {
+		if got := DemandSource(tc.input, tc.counts, 7); got != tc.want {
+			t.Errorf("%q %v: %q, want %q", tc.input, tc.counts, got, tc.want)
+		}
+	}
+}
