@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
 )
 
@@ -144,4 +145,21 @@ func (s SuiteInputs) files(stderr io.Writer) ([]string, error) {
 		return nil, poolspec.Flagf("--input: %d files, at most %d", len(files), MaxSuiteFiles)
 	}
 	return files, nil
+}
+
+// SuiteCases are the suite's cases of traces: each at DefaultConfig with
+// the planner configuration plan gives for it (an error names the trace),
+// the tuner off with tuneOff.
+func SuiteCases(traces []Trace, plan func(Trace) (planner.Config, error), tuneOff bool) ([]SuiteCase, error) {
+	cases := make([]SuiteCase, len(traces))
+	for i, tr := range traces {
+		cfg := DefaultConfig()
+		var err error
+		if cfg.Planner, err = plan(tr); err != nil {
+			return nil, fmt.Errorf("%s: %w", tr.Name, err)
+		}
+		cfg.Tune.Off = tuneOff
+		cases[i] = SuiteCase{Trace: tr, Config: cfg}
+	}
+	return cases, nil
 }

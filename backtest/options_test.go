@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
 )
 
@@ -171,5 +172,26 @@ func TestNewDocument(t *testing.T) {
 	if d.Trace != "t" || d.Config != "f.yaml" || d.Pool != "sd" || d.Static != 3 || d.GPURPS != 4 || d.Slots != 2 ||
 		d.ServiceTimeS != 0.5 || d.Tick != "1m0s" || d.ForecastStep != "1h0m0s" || d.Refit != "3h0m0s" {
 		t.Errorf("document %+v", d)
+	}
+}
+
+// Each case has the planner configuration given for its trace and the
+// tuner as asked; a refused configuration names its trace.
+func TestSuiteCases(t *testing.T) {
+	traces := []Trace{{Name: "a", Step: time.Minute}, {Name: "b", Step: time.Minute}}
+	plan := func(tr Trace) (planner.Config, error) {
+		c := DefaultConfig().Planner
+		c.Fleet.MaxInstances = len(tr.Name) * 7
+		if tr.Name == "bad" {
+			return c, errors.New("refused")
+		}
+		return c, nil
+	}
+	cases, err := SuiteCases(traces, plan, true)
+	if err != nil || len(cases) != 2 || cases[1].Trace.Name != "b" || cases[1].Config.Planner.Fleet.MaxInstances != 7 || !cases[0].Config.Tune.Off {
+		t.Errorf("cases %+v, %v", cases, err)
+	}
+	if _, err := SuiteCases([]Trace{{Name: "bad"}}, plan, false); err == nil || err.Error() != "bad: refused" {
+		t.Errorf("a refused configuration: %v, want bad: refused", err)
 	}
 }

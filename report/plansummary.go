@@ -1,8 +1,10 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 	"time"
 
@@ -125,10 +127,30 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// SummaryLine is the line 'forecaster report --out PATH' prints: where the
+// WriteFile renders rep in format to stdout, or, with path, to that file,
+// and then prints to stdout the one line that sums it up: where it went,
+// what to reserve and burst, the cost and the count of risks (title and
+// horizon are the report's).
+func WriteFile(stdout io.Writer, path, format string, rep *Report, title string, horizon time.Duration) error {
+	var buf bytes.Buffer
+	if err := Render(&buf, rep, format); err != nil {
+		return err
+	}
+	if path == "" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	fmt.Fprint(stdout, summaryLine(path, format, rep, title, horizon))
+	return nil
+}
+
+// summaryLine is the line 'forecaster report --out PATH' prints: where the
 // report of format went, what to reserve and burst, its cost in its
 // currency (marked at placeholder prices) and the count of risks.
-func SummaryLine(path, format string, rep *Report, title string, horizon time.Duration) string {
+func summaryLine(path, format string, rep *Report, title string, horizon time.Duration) string {
 	cost := fmt.Sprintf("%.2f %s", rep.Cost.Recommended, rep.Settings.Prices.Currency)
 	if rep.Settings.Prices.Placeholder {
 		cost += " at placeholder prices"

@@ -64,14 +64,9 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	cases := make([]backtest.SuiteCase, len(traces))
-	for i, tr := range traces {
-		cfg := backtest.DefaultConfig()
-		if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
-			return fmt.Errorf("%s: %w", tr.Name, err)
-		}
-		cfg.Tune.Off = !*tuning
-		cases[i] = backtest.SuiteCase{Trace: tr, Config: cfg}
+	cases, err := backtest.SuiteCases(traces, cf.plannerConfig, !*tuning)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	say := func(s string) { fmt.Fprintf(stderr, "%6s  %s\n", time.Since(start).Round(time.Second), s) }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -74,19 +73,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := report.Render(&buf, rep, *format); err != nil {
-		return err
-	}
-	if *out == "" {
-		_, err := stdout.Write(buf.Bytes())
-		return err
-	}
-	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	fmt.Fprint(stdout, report.SummaryLine(*out, *format, rep, in.Title, in.Horizon))
-	return nil
+	return report.WriteFile(stdout, *out, *format, rep, in.Title, in.Horizon)
 }
 
 // reportFlags are the flags 'report' and 'plan' add to capacityFlags: the
