@@ -1,5 +1,13 @@
 package backtest
 
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/prewarm/prewarm/planner"
+)
+
 // Document is the --format json document of 'forecaster backtest': each
 // policy's figures ("policies") and the frontier ("frontier"), plus the
 // settings that produced them. Config and Pool are --config and --pool,
@@ -31,4 +39,28 @@ func NewDocument(rep Report, front Frontier, cfg Config, config, pool string) Do
 		ServiceTimeS: f.ServiceTime.Seconds(), Slots: f.Slots, SLOTarget: cfg.Planner.SLO.Quantile,
 		TraceRequests: rep.TraceRequests, Tick: rep.Tick.String(), ForecastStep: rep.ForecastStep.String(),
 		Refit: rep.RefitEvery.String(), Policies: rep.Policies, Frontier: front.Points}
+}
+
+// Compare runs the policies through tr (Run) or, with frontier, also
+// sweeps their knobs for the cheapest setting reaching each of targets
+// (RunFrontier); the frontier is empty without it.
+func Compare(ctx context.Context, tr Trace, cfg Config, frontier bool, targets []float64, policies ...string) (Report, Frontier, error) {
+	if frontier {
+		return RunFrontier(ctx, tr, cfg, targets, policies...)
+	}
+	rep, err := Run(ctx, tr, cfg, policies...)
+	return rep, Frontier{}, err
+}
+
+// WriteTables writes the policies' table (WriteTable) and, with
+// frontier, a blank line and the frontier's (WriteFrontierTable).
+func WriteTables(w io.Writer, rep Report, front Frontier, c planner.Config, frontier bool) error {
+	if err := WriteTable(w, rep, c); err != nil {
+		return err
+	}
+	if !frontier {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return WriteFrontierTable(w, front.Points)
 }

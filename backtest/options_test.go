@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -193,5 +194,32 @@ func TestSuiteCases(t *testing.T) {
 	}
 	if _, err := SuiteCases([]Trace{{Name: "bad"}}, plan, false); err == nil || err.Error() != "bad: refused" {
 		t.Errorf("a refused configuration: %v, want bad: refused", err)
+	}
+}
+
+// Compare runs the policies asked for, and its tables add the frontier's
+// only when it was swept.
+func TestCompareTables(t *testing.T) {
+	tr, err := Synthetic(2, 10*time.Minute, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Planner.Fleet.RPSPerInstance, cfg.Planner.Fleet.MaxInstances = 50, 100
+	rep, front, err := Compare(context.Background(), tr, cfg, false, nil, "static")
+	if err != nil || len(rep.Policies) != 1 || len(front.Points) != 0 {
+		t.Fatalf("static alone: %d policies, %d frontier points, %v", len(rep.Policies), len(front.Points), err)
+	}
+	for _, frontier := range []bool{false, true} {
+		var plain, with strings.Builder
+		if err := WriteTable(&plain, rep, cfg.Planner); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteTables(&with, rep, front, cfg.Planner, frontier); err != nil {
+			t.Fatal(err)
+		}
+		if got := with.String() != plain.String(); got != frontier || !strings.HasPrefix(with.String(), plain.String()) {
+			t.Errorf("frontier %v: tables differ from the policies' table alone: %v\n%s", frontier, got, with.String())
+		}
 	}
 }

@@ -180,15 +180,9 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	var rep backtest.Report
-	var front backtest.Frontier
 	var clearProgress func()
 	cfg.Progress, clearProgress = progress.Stages(stderr)
-	if bf.frontier {
-		rep, front, err = backtest.RunFrontier(ctx, tr, cfg, bf.sim.SLOTargets, bf.sim.Policies...)
-	} else {
-		rep, err = backtest.Run(ctx, tr, cfg, bf.sim.Policies...)
-	}
+	rep, front, err := backtest.Compare(ctx, tr, cfg, bf.frontier, bf.sim.SLOTargets, bf.sim.Policies...)
 	clearProgress()
 	if err != nil {
 		return err
@@ -203,12 +197,5 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if bf.format == "json" {
 		return printJSON(stdout, backtest.NewDocument(rep, front, cfg, bf.capacity.config, bf.capacity.poolName))
 	}
-	if err := backtest.WriteTable(stdout, rep, cfg.Planner); err != nil {
-		return err
-	}
-	if bf.frontier {
-		fmt.Fprintln(stdout)
-		return backtest.WriteFrontierTable(stdout, front.Points)
-	}
-	return nil
+	return backtest.WriteTables(stdout, rep, front, cfg.Planner, bf.frontier)
 }
