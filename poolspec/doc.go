@@ -19,4 +19,9 @@
 // Backends), every number has a range, and durations accept Prometheus'
 // units (1d, 1w) as well as Go's. testdata/ holds good and bad files with
 // the errors each must produce.
+//
+// FleetFlags are a pool's fleet, SLO and plan settings as the offline
+// commands' flags give them, with a pool's defaults and its ranges
+// (CheckRangeTable names the flag, not the YAML key); a value refused is a
+// FlagError, which the forecaster exits 2 for.
 package poolspec

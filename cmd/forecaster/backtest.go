@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,69 +16,41 @@ import (
 )
 
 // backtestFlags are the flags of 'forecaster backtest' besides the
-// capacity flags.
+// capacity flags: the simulation's (backtest.Options) and the output's.
 type backtestFlags struct {
 	capacity                capacityFlags
-	policies                []string
+	sim                     backtest.Options
 	format, out, plotFormat string
-	refit, forecastStep     time.Duration
-	aggregate               string
-	timeout, bootSpread     time.Duration
-	drain, metricsLag       time.Duration
-	warmUp                  time.Duration
-	scoreFrom, scoreUntil   string
 	frontier                bool
-	sloTargets              []float64
-	spotShare, spotRate     float64
-	spotPrice               float64
-	seed                    uint64
 	writeDemand             string
-}
-
-// The backtest's own ranges (the capacity flags' are in capacity.go).
-const (
-	maxDay        = 24 * time.Hour
-	maxRefit      = 7 * 24 * time.Hour
-	maxTimeout    = 24 * time.Hour
-	maxMetricsLag = time.Hour
-	maxWarmUp     = 366 * 24 * time.Hour
-	maxSLOTargets = 10
-	maxSpotRate   = 60.0
-)
-
-// backtestOverrides maps the backtest flags that a pool spec also sets to
-// the pool's YAML key (see capacityFlags.poolOverrides).
-var backtestOverrides = map[string]string{
-	"refit": "forecast.refit_every", "forecast-step": "forecast.step", "forecast-aggregate": "demand.aggregate",
-	"max-step": "max_step", "min-interval": "min_interval", "spot-price": "prices.spot_per_hour",
 }
 
 func (b *backtestFlags) register(fs *pflag.FlagSet) {
 	b.capacity.register(fs)
 	b.capacity.registerPool(fs)
-	def, pool := control.DefaultSettings(), poolspec.DefaultPool()
-	fs.StringSliceVar(&b.policies, "policies", backtest.Policies(), "policies to compare")
+	def, pool, o := control.DefaultSettings(), poolspec.DefaultPool(), &b.sim
+	fs.StringSliceVar(&o.Policies, "policies", backtest.Policies(), "policies to compare")
 	fs.StringVar(&b.format, "format", "table", "output format: table or json")
 	fs.StringVar(&b.out, "out", "", "directory for capacity-<policy>.csv files and plots")
 	fs.StringVar(&b.plotFormat, "plot-format", "png", "plot format: png or svg")
-	fs.DurationVar(&b.refit, "refit", 0, fmt.Sprintf("how often the forecasting policies refit, a multiple of the forecast step up to 7d (default %v, as serve's forecast.refit_every)", def.RefitEvery))
-	fs.DurationVar(&b.forecastStep, "forecast-step", 0, fmt.Sprintf("forecast grid, 1m to 24h and a multiple of the demand's step (default %v, as serve's forecast.step, or the demand's step when coarser)", def.Step))
-	fs.StringVar(&b.aggregate, "forecast-aggregate", "mean", "how demand steps fold into a forecast step: mean (as serve reads its history; the variation inside a step is learned from the observations) or max (the busiest)")
-	fs.DurationVar(&b.timeout, "timeout", time.Minute, "requests waiting longer are dropped, 0 to 24h")
-	fs.DurationVar(&b.bootSpread, "boot-spread", 0, "standard deviation of each instance's boot time around --boot, 0 to 24h (0: every boot takes --boot)")
-	fs.DurationVar(&b.drain, "drain", 0, "how long a removed instance stays billed finishing its requests, up to 24h (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")
-	fs.DurationVar(&b.metricsLag, "metrics-lag", 0, "age of the newest metrics the reactive rules see, 0 to 1h (default one tick: one collection interval)")
-	fs.IntVar(&b.capacity.limits.MaxStep, "max-step", pool.Fleet.MaxStep, "actuator limit: most instances one change adds or removes, 0 to --max (0: no limit, as serve's max_step)")
-	fs.DurationVar(&b.capacity.limits.MinInterval, "min-interval", pool.Fleet.MinInterval, "actuator limit: least time between two changes, 0 to 24h (0: no limit, as serve's min_interval)")
-	fs.DurationVar(&b.warmUp, "warm-up", 24*time.Hour, "time from the start that slo_attainment_after_warmup leaves out, 0 to 366d")
-	fs.StringVar(&b.scoreFrom, "score-from", "", "count figures only from this time (RFC 3339), e.g. to score the second half after tuning on the first")
-	fs.StringVar(&b.scoreUntil, "score-until", "", "count figures only before this time (RFC 3339)")
+	fs.DurationVar(&o.Refit, "refit", 0, fmt.Sprintf("how often the forecasting policies refit, a multiple of the forecast step up to 7d (default %v, as serve's forecast.refit_every)", def.RefitEvery))
+	fs.DurationVar(&o.ForecastStep, "forecast-step", 0, fmt.Sprintf("forecast grid, 1m to 24h and a multiple of the demand's step (default %v, as serve's forecast.step, or the demand's step when coarser)", def.Step))
+	fs.StringVar(&o.Aggregate, "forecast-aggregate", "mean", "how demand steps fold into a forecast step: mean (as serve reads its history; the variation inside a step is learned from the observations) or max (the busiest)")
+	fs.DurationVar(&o.Timeout, "timeout", time.Minute, "requests waiting longer are dropped, 0 to 24h")
+	fs.DurationVar(&o.BootSpread, "boot-spread", 0, "standard deviation of each instance's boot time around --boot, 0 to 24h (0: every boot takes --boot)")
+	fs.DurationVar(&o.Drain, "drain", 0, "how long a removed instance stays billed finishing its requests, up to 24h (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")
+	fs.DurationVar(&o.MetricsLag, "metrics-lag", 0, "age of the newest metrics the reactive rules see, 0 to 1h (default one tick: one collection interval)")
+	fs.IntVar(&b.capacity.Limits.MaxStep, "max-step", pool.Fleet.MaxStep, "actuator limit: most instances one change adds or removes, 0 to --max (0: no limit, as serve's max_step)")
+	fs.DurationVar(&b.capacity.Limits.MinInterval, "min-interval", pool.Fleet.MinInterval, "actuator limit: least time between two changes, 0 to 24h (0: no limit, as serve's min_interval)")
+	fs.DurationVar(&o.WarmUp, "warm-up", 24*time.Hour, "time from the start that slo_attainment_after_warmup leaves out, 0 to 366d")
+	fs.StringVar(&o.ScoreFrom, "score-from", "", "count figures only from this time (RFC 3339), e.g. to score the second half after tuning on the first")
+	fs.StringVar(&o.ScoreUntil, "score-until", "", "count figures only before this time (RFC 3339)")
 	fs.BoolVar(&b.frontier, "frontier", false, "sweep each policy's knobs and report the cheapest setting reaching each --slo-targets value")
-	fs.Float64SliceVar(&b.sloTargets, "slo-targets", []float64{0.99, 0.995, 0.999}, fmt.Sprintf("SLO targets of the frontier, each in (0, 1), at most %d", maxSLOTargets))
-	fs.Float64Var(&b.spotShare, "spot-share", 0, "share of instances above the reserved baseline run on spot, in [0, 1]")
-	fs.Float64Var(&b.spotRate, "spot-interruptions", 0.05, "interruptions per spot instance-hour, 0 to 60")
-	fs.Float64Var(&b.spotPrice, "spot-price", pool.Prices.SpotPerHour, "spot price per instance-hour, 0 to 1e6")
-	fs.Uint64Var(&b.seed, "seed", 1, "seed for spot interruptions and boot times")
+	fs.Float64SliceVar(&o.SLOTargets, "slo-targets", []float64{0.99, 0.995, 0.999}, fmt.Sprintf("SLO targets of the frontier, each in (0, 1), at most %d", backtest.MaxSLOTargets))
+	fs.Float64Var(&o.SpotShare, "spot-share", 0, "share of instances above the reserved baseline run on spot, in [0, 1]")
+	fs.Float64Var(&o.SpotRate, "spot-interruptions", 0.05, "interruptions per spot instance-hour, 0 to 60")
+	fs.Float64Var(&o.SpotPrice, "spot-price", pool.Prices.SpotPerHour, "spot price per instance-hour, 0 to 1e6")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed for spot interruptions and boot times")
 	fs.StringVar(&b.writeDemand, "write-demand", "", "also write the demand replayed (after --step) to this CSV file as timestamp,requests per step")
 }
 
@@ -91,149 +61,62 @@ func (b *backtestFlags) check() error {
 		return usageErrorf("--format %q: want table or json", b.format)
 	case b.plotFormat != "png" && b.plotFormat != "svg":
 		return usageErrorf("--plot-format %q: want png or svg", b.plotFormat)
-	case b.aggregate != "max" && b.aggregate != "mean":
-		return usageErrorf("--forecast-aggregate %q: want max or mean", b.aggregate)
-	case len(b.sloTargets) > maxSLOTargets:
-		return usageErrorf("--slo-targets: %d targets, at most %d", len(b.sloTargets), maxSLOTargets)
 	}
-	checks := []error{
-		checkStep("--refit", b.refit, time.Minute, maxRefit, true),
-		checkStep("--forecast-step", b.forecastStep, time.Minute, maxDay, true),
-		checkStep("--timeout", b.timeout, 0, maxTimeout, false),
-		checkStep("--boot-spread", b.bootSpread, 0, maxBoot, false),
-		checkStep("--drain", b.drain, -maxBoot, maxBoot, false),
-		checkStep("--metrics-lag", b.metricsLag, 0, maxMetricsLag, false),
-		checkStep("--warm-up", b.warmUp, 0, maxWarmUp, false),
-		checkFloat("--spot-share", b.spotShare, 0, 1, false),
-		checkFloat("--spot-interruptions", b.spotRate, 0, maxSpotRate, false),
-		checkFloat("--spot-price", b.spotPrice, 0, maxPrice, false),
-	}
-	for _, q := range b.sloTargets {
-		checks = append(checks, checkUnit("--slo-targets", q, false, false))
-	}
-	for _, p := range b.policies {
-		if !slices.Contains(backtest.Policies(), p) {
-			checks = append(checks, usageErrorf("--policies: unknown policy %q: want some of %s", p, strings.Join(backtest.Policies(), ",")))
-		}
-	}
-	for _, err := range checks {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return b.sim.Check()
 }
 
 // config builds the simulation's configuration for the trace: from the
 // flags, or, with --config/--pool, exactly what serve runs for the pool
-// (its planner config with the windows in its time zone, its controller
-// settings, its actuator limits through actuator.Safe, its decision
-// interval as the tick and its demand fold), the simulation's own flags
-// (queue timeout, boot spread, drains, metrics lag, spot, scoring) aside.
-// The work it implies is bounded before anything is run.
+// (backtest.ForPool), the simulation's own flags (backtest.Options.Apply)
+// aside. The work it implies is bounded before anything is run.
 func (b *backtestFlags) config(tr backtest.Trace) (backtest.Config, error) {
-	cf := &b.capacity
-	cfg := backtest.DefaultConfig()
-	var err error
-	if cf.fromPool() {
-		if cfg, err = b.poolConfig(tr); err != nil {
-			return cfg, err
-		}
-	} else {
-		if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
-			return cfg, err
-		}
-		l := b.capacity.limits
-		cfg.Planner.Fleet.MaxStep, cfg.Planner.Fleet.MinInterval = l.MaxStep, l.MinInterval
-		if err := checkRangeTable(cfg.Planner.Fleet.Limits.CheckRanges, backtestOverrides); err != nil {
-			return cfg, err
-		}
-		cfg.Forecast.RefitEvery = b.refit
-		cfg.Forecast.Step = b.forecastStep
-		cfg.Forecast.Aggregate = b.aggregate
-		cfg.Planner.Prices.SpotPerHour = b.spotPrice
-	}
-	cfg.QueueTimeout = b.timeout
-	cfg.BootSpread = b.bootSpread
-	cfg.Drain = b.drain
-	cfg.MetricsLag = b.metricsLag
-	cfg.WarmUp = b.warmUp
-	if cfg.ScoreFrom, err = parseScoreTime("--score-from", b.scoreFrom); err != nil {
-		return cfg, err
-	}
-	if cfg.ScoreUntil, err = parseScoreTime("--score-until", b.scoreUntil); err != nil {
-		return cfg, err
-	}
-	cfg.Spot = backtest.Spot{Share: b.spotShare, InterruptionsPerHour: b.spotRate, Seed: b.seed}
-	if err := b.checkGrid(cfg, tr); err != nil {
-		return cfg, err
-	}
-	return cfg, b.checkWork(cfg, tr)
-}
-
-// poolConfig is the configuration of --config's pool (see config and
-// backtest.ForPool).
-func (b *backtestFlags) poolConfig(tr backtest.Trace) (backtest.Config, error) {
-	file, p, err := b.capacity.loadPool(backtestOverrides)
+	cfg, err := b.fleetConfig(tr)
 	if err != nil {
-		return backtest.Config{}, err
+		return cfg, err
 	}
-	cfg, err := backtest.ForPool(p, file.Interval, tr)
-	if err != nil {
-		return cfg, gridUsage(fmt.Errorf("%s: %w", b.capacity.config, err))
+	if err := b.sim.Apply(&cfg); err != nil {
+		return cfg, err
 	}
-	return cfg, nil
-}
-
-// checkGrid refuses a forecast grid the trace cannot be folded onto, and
-// a history too long for its step, naming the flag or YAML key.
-func (b *backtestFlags) checkGrid(cfg backtest.Config, tr backtest.Trace) error {
-	keys := backtest.GridKeys{Step: "--forecast-step", Refit: "--refit", History: "forecast.history"}
+	keys := backtest.FlagGridKeys
 	if b.capacity.fromPool() {
 		keys = backtest.PoolGridKeys
 	}
-	return gridUsage(cfg.CheckGrid(tr, keys))
+	if err := gridUsage(cfg.CheckGrid(tr, keys)); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.CheckWork(tr, b.frontier)
+}
+
+// fleetConfig is the configuration of --config's pool, or of the fleet
+// flags with the backtest's forecast flags.
+func (b *backtestFlags) fleetConfig(tr backtest.Trace) (backtest.Config, error) {
+	if b.capacity.fromPool() {
+		file, p, err := b.capacity.loadPool(backtest.PoolKeys)
+		if err != nil {
+			return backtest.Config{}, err
+		}
+		cfg, err := backtest.ForPool(p, file.Interval, tr)
+		if err != nil {
+			return cfg, gridUsage(fmt.Errorf("%s: %w", b.capacity.config, err))
+		}
+		return cfg, nil
+	}
+	cfg := backtest.DefaultConfig()
+	var err error
+	if cfg.Planner, err = b.capacity.plannerConfig(tr); err != nil {
+		return cfg, err
+	}
+	l := b.capacity.Limits
+	cfg.Planner.Fleet.MaxStep, cfg.Planner.Fleet.MinInterval = l.MaxStep, l.MinInterval
+	return cfg, b.sim.ApplyForecast(&cfg)
 }
 
 // gridUsage makes a setting off the demand's grid a usage error.
 func gridUsage(err error) error {
 	if errors.Is(err, backtest.ErrOffGrid) {
-		return &usageError{err: err}
+		return &usageError{Err: err}
 	}
 	return err
-}
-
-// checkWork bounds the simulation's work before it is attempted: the runs
-// (Run's policies and the flat fleet's bisection, or the frontier's
-// trials) × ticks × the servers of the peak's fleet (each tick's queue and
-// each decision's Erlang C grow with them).
-func (b *backtestFlags) checkWork(cfg backtest.Config, tr backtest.Trace) error {
-	c := cfg.Planner
-	tick := cfg.Tick
-	if tick == 0 {
-		tick = min(time.Minute, tr.Step)
-	}
-	ticks := float64(len(tr.RPS)) * float64(tr.Step/tick)
-	rps := c.Fleet.RPS() * c.TargetUtilisation
-	instances := float64(c.Fleet.MaxInstances)
-	if rps > 0 {
-		instances = math.Min(instances, math.Ceil(tr.Peak()/rps)+1)
-	}
-	runs := backtest.RunRuns()
-	if b.frontier {
-		runs = backtest.FrontierTrials()
-	}
-	work := float64(runs) * ticks * instances * float64(max(c.Fleet.Slots, 1))
-	if work > maxServerTicks {
-		what := fmt.Sprintf("the %d runs of the backtest", runs)
-		if b.frontier {
-			what = fmt.Sprintf("the frontier's %d runs", runs)
-		}
-		return usageErrorf("%.0f ticks of a fleet of up to %.0f instances of %d slots is too much work for %s (%.3g server-ticks, at most %.3g): "+
-			"give a larger --gpu-rps (or fewer --peak-instances), a smaller --max, fewer --slots or less demand",
-			ticks, instances, max(c.Fleet.Slots, 1), what, work, maxServerTicks)
-	}
-	return nil
 }
 
 // parseBacktestFlags parses and checks the backtest's flags into fs, and
@@ -252,7 +135,7 @@ func parseBacktestFlags(fs *pflag.FlagSet, args []string) (*backtestFlags, error
 		return nil, err
 	}
 	if bf.capacity.fromPool() {
-		if _, _, err := bf.capacity.loadPool(backtestOverrides); err != nil {
+		if _, _, err := bf.capacity.loadPool(backtest.PoolKeys); err != nil {
 			return nil, err
 		}
 	}
@@ -297,71 +180,22 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	var rep backtest.Report
-	var front backtest.Frontier
 	var clearProgress func()
 	cfg.Progress, clearProgress = progress.Stages(stderr)
-	if bf.frontier {
-		rep, front, err = backtest.RunFrontier(ctx, tr, cfg, bf.sloTargets, bf.policies...)
-	} else {
-		rep, err = backtest.Run(ctx, tr, cfg, bf.policies...)
-	}
+	rep, front, err := backtest.Compare(ctx, tr, cfg, bf.frontier, bf.sim.SLOTargets, bf.sim.Policies...)
 	clearProgress()
 	if err != nil {
 		return err
 	}
 	if bf.out != "" {
-		files, err := backtest.WriteFiles(bf.out, bf.plotFormat, rep, front.Trials, bf.sloTargets, cfg.Planner)
+		files, err := backtest.WriteFiles(bf.out, bf.plotFormat, rep, front.Trials, bf.sim.SLOTargets, cfg.Planner)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %d files to %s: %s\n", len(files), bf.out, strings.Join(files, ", "))
 	}
 	if bf.format == "json" {
-		return printJSON(stdout, backtestJSON{Trace: rep.Trace, Config: bf.capacity.config, Pool: bf.capacity.poolName,
-			Static: rep.Static, Flat: rep.Flat, GPURPS: cfg.Planner.Fleet.RPS(),
-			ServiceTimeS: cfg.Planner.Fleet.ServiceTime.Seconds(), Slots: cfg.Planner.Fleet.Slots, SLOTarget: cfg.Planner.SLO.Quantile,
-			TraceRequests: rep.TraceRequests, Tick: rep.Tick.String(), ForecastStep: rep.ForecastStep.String(),
-			Refit: rep.RefitEvery.String(), Policies: rep.Policies, Frontier: front.Points})
+		return printJSON(stdout, backtest.NewDocument(rep, front, cfg, bf.capacity.config, bf.capacity.poolName))
 	}
-	if err := backtest.WriteTable(stdout, rep, cfg.Planner); err != nil {
-		return err
-	}
-	if bf.frontier {
-		fmt.Fprintln(stdout)
-		return backtest.WriteFrontierTable(stdout, front.Points)
-	}
-	return nil
-}
-
-func parseScoreTime(flag, v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return t, usageErrorf("%s %q: want an RFC 3339 time such as 2014-10-15T00:00:00Z", flag, v)
-	}
-	return t, nil
-}
-
-// backtestJSON is the --format json document: each policy's figures
-// ("policies") and the frontier ("frontier"), plus the settings that
-// produced them.
-type backtestJSON struct {
-	Trace         string                   `json:"trace"`
-	Config        string                   `json:"config,omitempty"`
-	Pool          string                   `json:"pool,omitempty"`
-	Static        int                      `json:"static_instances"`
-	Flat          int                      `json:"flat_instances,omitempty"`
-	GPURPS        float64                  `json:"gpu_rps"`
-	ServiceTimeS  float64                  `json:"service_time_s"`
-	Slots         int                      `json:"slots"`
-	SLOTarget     float64                  `json:"slo_target"`
-	TraceRequests float64                  `json:"trace_requests"`
-	Tick          string                   `json:"tick"`
-	ForecastStep  string                   `json:"forecast_step"`
-	Refit         string                   `json:"refit_every"`
-	Policies      []backtest.Result        `json:"policies"`
-	Frontier      []backtest.FrontierPoint `json:"frontier,omitempty"`
+	return backtest.WriteTables(stdout, rep, front, cfg.Planner, bf.frontier)
 }

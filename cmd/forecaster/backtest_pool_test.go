@@ -212,7 +212,7 @@ func TestBacktestPoolRefusesOverrides(t *testing.T) {
 
 // The plain flags start from a pool's defaults: every setting a pool
 // spec also sets is poolspec.DefaultPool's, but for the two the flags keep
-// (flagSizing, flagMaxInstances), so --config F --pool P and the flags
+// (poolspec.FlagSizing, poolspec.FlagMaxInstances), so --config F --pool P and the flags
 // differ only where a flag or the file says so.
 func TestBacktestFlagsDefaultToAPool(t *testing.T) {
 	bf, err := parseBacktestFlags(newFlagSet("backtest", "", "", io.Discard), []string{"--gpu-rps", "5"})
@@ -220,12 +220,12 @@ func TestBacktestFlagsDefaultToAPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := poolspec.DefaultPool().Config
-	want.Sizing, want.Fleet.MaxInstances, want.Fleet.RPSPerInstance = flagSizing, flagMaxInstances, 5
-	if got := bf.capacity.flagConfig(); !reflect.DeepEqual(got, want) {
+	want.Sizing, want.Fleet.MaxInstances, want.Fleet.RPSPerInstance = poolspec.FlagSizing, poolspec.FlagMaxInstances, 5
+	if got := bf.capacity.Config(); !reflect.DeepEqual(got, want) {
 		t.Errorf("the flags' defaults\n%+v\nwant a pool's\n%+v", got, want)
 	}
 	d := poolspec.DefaultPool()
-	got := []any{bf.capacity.limits.MaxStep, bf.capacity.limits.MinInterval, bf.spotPrice}
+	got := []any{bf.capacity.Limits.MaxStep, bf.capacity.Limits.MinInterval, bf.sim.SpotPrice}
 	if w := []any{d.Fleet.MaxStep, d.Fleet.MinInterval, d.Prices.SpotPerHour}; !reflect.DeepEqual(got, w) {
 		t.Errorf("--max-step, --min-interval, --spot-price = %v, want a pool's %v", got, w)
 	}

@@ -8,19 +8,17 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/prewarm/prewarm/poolspec"
 )
 
 // usageError marks a mistake in the command line; it makes the process
-// exit with status 2.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
+// exit with status 2. It is the packages' poolspec.FlagError, so a range
+// a package checks for a flag exits the same way.
+type usageError = poolspec.FlagError
 
 // usageErrorf builds a usageError with a formatted message.
-func usageErrorf(format string, args ...any) error {
-	return &usageError{err: fmt.Errorf(format, args...)}
-}
+func usageErrorf(format string, args ...any) error { return poolspec.Flagf(format, args...) }
 
 // exitError makes the process exit with code after printing err, without
 // the usage hint: an invalid configuration file exits 2 this way.
@@ -77,7 +75,7 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	case errors.Is(err, pflag.ErrHelp):
 		return errHelp
 	default:
-		return &usageError{err: err}
+		return &usageError{Err: err}
 	}
 }
 

@@ -9,13 +9,11 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/backtest"
+	"github.com/prewarm/prewarm/poolspec"
 )
 
-// Ranges of eval policy's own flags.
-const (
-	maxSuiteSeeds = 10
-	maxSuiteFiles = 100
-)
+// maxSuiteSeeds is the most --synthetic-seeds of eval policy.
+const maxSuiteSeeds = 10
 
 // runEvalPolicy implements 'forecaster eval policy'.
 func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -37,10 +35,10 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	cf.registerCSV(fs)
 	cf.registerFleet(fs)
 	var inputs []string
-	fs.StringArrayVar(&inputs, "input", nil, fmt.Sprintf("a demand CSV file, or a folder of them; repeat for more (at most %d files)", maxSuiteFiles))
+	fs.StringArrayVar(&inputs, "input", nil, fmt.Sprintf("a demand CSV file, or a folder of them; repeat for more (at most %d files)", backtest.MaxSuiteFiles))
 	datasetsDir := fs.String("datasets", defaultDatasets(), "the shared datasets folder, whose traces/ the suite replays without --input")
 	seeds := fs.UintSlice("synthetic-seeds", []uint{1, 2, 3}, fmt.Sprintf("seeds of the generator's bursts and spikes to add, at most %d (0: none)", maxSuiteSeeds))
-	days := fs.Int("synthetic-days", 56, fmt.Sprintf("days of each generated trace, 4 to %d", maxSyntheticDays))
+	days := fs.Int("synthetic-days", 56, fmt.Sprintf("days of each generated trace, 4 to %d", backtest.MaxSyntheticDays))
 	tuning := fs.Bool("tune", true, "let the hybrid choose walk-forward among its candidates, as serve's pools do (tune.off: false); false: the hybrid alone")
 	loto := fs.Bool("loto", false, "choose the tuner's defaults without each trace before scoring it (leave one trace out); replays every first half once per setting")
 	format := fs.String("format", "table", "output format: table or json")
@@ -55,24 +53,20 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case len(*seeds) > maxSuiteSeeds:
 		return usageErrorf("--synthetic-seeds: %d seeds, at most %d", len(*seeds), maxSuiteSeeds)
 	}
-	if err := checkInt("--synthetic-days", *days, 4, maxSyntheticDays); err != nil {
+	if err := poolspec.CheckInt("--synthetic-days", *days, 4, backtest.MaxSyntheticDays); err != nil {
 		return err
 	}
-	if err := cf.checkRanges(); err != nil {
+	if err := cf.CheckRanges(); err != nil {
 		return err
 	}
-	traces, err := suiteTraces(&cf, inputs, *datasetsDir, *seeds, *days, stderr)
+	suite := backtest.SuiteInputs{Inputs: inputs, Datasets: *datasetsDir, Seeds: *seeds, Days: *days}
+	traces, err := suite.Traces(func(path string) (backtest.Trace, error) { return cf.loadFile(path, stderr) }, stderr)
 	if err != nil {
 		return err
 	}
-	cases := make([]backtest.SuiteCase, len(traces))
-	for i, tr := range traces {
-		cfg := backtest.DefaultConfig()
-		if cfg.Planner, err = cf.plannerConfig(tr); err != nil {
-			return fmt.Errorf("%s: %w", tr.Name, err)
-		}
-		cfg.Tune.Off = !*tuning
-		cases[i] = backtest.SuiteCase{Trace: tr, Config: cfg}
+	cases, err := backtest.SuiteCases(traces, cf.plannerConfig, !*tuning)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	say := func(s string) { fmt.Fprintf(stderr, "%6s  %s\n", time.Since(start).Round(time.Second), s) }
@@ -107,58 +101,4 @@ func defaultDatasets() string {
 		return d
 	}
 	return filepath.Join("..", "shared", "datasets")
-}
-
-// suiteTraces loads the traces the suite replays: every --input (a file,
-// or the CSVs of a folder), or the shared ones that exist, then the
-// generated ones.
-func suiteTraces(cf *capacityFlags, inputs []string, datasetsDir string, seeds []uint, days int, stderr io.Writer) ([]backtest.Trace, error) {
-	var files []string
-	for _, in := range inputs {
-		st, err := os.Stat(in)
-		if err != nil {
-			return nil, usageErrorf("--input %s: %v", in, err)
-		}
-		if !st.IsDir() {
-			files = append(files, in)
-			continue
-		}
-		csvs, _ := filepath.Glob(filepath.Join(in, "*.csv"))
-		if len(csvs) == 0 {
-			return nil, usageErrorf("--input %s: no .csv file in the folder", in)
-		}
-		files = append(files, csvs...)
-	}
-	if len(inputs) == 0 {
-		for _, name := range backtest.SuiteFiles {
-			path := filepath.Join(datasetsDir, "traces", name)
-			if _, err := os.Stat(path); err != nil {
-				fmt.Fprintf(stderr, "forecaster eval policy: %s not found, left out (--datasets names the shared datasets folder)\n", path)
-				continue
-			}
-			files = append(files, path)
-		}
-	}
-	if len(files) > maxSuiteFiles {
-		return nil, usageErrorf("--input: %d files, at most %d", len(files), maxSuiteFiles)
-	}
-	var traces []backtest.Trace
-	for _, f := range files {
-		tr, err := cf.loadFile(f, stderr)
-		if err != nil {
-			return nil, err
-		}
-		traces = append(traces, tr)
-	}
-	var s []uint64
-	for _, seed := range seeds {
-		if seed != 0 {
-			s = append(s, uint64(seed))
-		}
-	}
-	traces = append(traces, backtest.SuiteSynthetic(s, days)...)
-	if len(traces) == 0 {
-		return nil, usageErrorf("no trace to replay: give --input, --datasets or --synthetic-seeds")
-	}
-	return traces, nil
 }

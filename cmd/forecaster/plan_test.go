@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prewarm/prewarm/report"
 )
 
 func TestPlanJSON(t *testing.T) {
@@ -23,7 +25,7 @@ func TestPlanJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var r planJSON
+	var r report.PlanSummary
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
@@ -82,7 +84,7 @@ func TestPlanGateAtColdStart(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("--warm-up %s: exit %d: %s", tc.warmUp, code, errOut)
 		}
-		var r planJSON
+		var r report.PlanSummary
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatal(err)
 		}

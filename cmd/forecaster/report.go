@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/model"
 	"github.com/spf13/pflag"
 
 	"github.com/prewarm/prewarm/backtest"
@@ -19,7 +16,6 @@ import (
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/report"
-	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/influx"
 )
 
@@ -77,39 +73,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := report.Render(&buf, rep, *format); err != nil {
-		return err
-	}
-	if *out == "" {
-		_, err := stdout.Write(buf.Bytes())
-		return err
-	}
-	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	fmt.Fprintf(stdout, "%s: %s report of %s for the next %v: reserve %d, burst up to +%d, cost %s (%.0f%% below all on demand), %s\n",
-		*out, *format, in.Title, formatSpan(in.Horizon), rep.Reserved.Recommended, rep.Plan.Peak-rep.Reserved.Recommended,
-		summaryCost(rep.Cost.Recommended, rep.Settings.Prices), 100*rep.Cost.SavingShare, plural(len(rep.Risks), "risk"))
-	return nil
-}
-
-// summaryCost writes a cost for the one-line summary: its currency, and
-// a warning when the prices are the placeholders.
-func summaryCost(v float64, p report.Prices) string {
-	s := fmt.Sprintf("%.2f %s", v, p.Currency)
-	if p.Placeholder {
-		s += " at placeholder prices"
-	}
-	return s
-}
-
-// plural writes a count with its noun: "1 risk", "2 risks".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return report.WriteFile(stdout, *out, *format, rep, in.Title, in.Horizon)
 }
 
 // reportFlags are the flags 'report' and 'plan' add to capacityFlags: the
@@ -125,14 +89,6 @@ type reportFlags struct {
 	currency string
 }
 
-// capacityPriceFlags are the capacity flags that may override a pool's
-// config; demandFlags choose where its demand is read. The other capacity
-// flags are the config's to set.
-var (
-	capacityPriceFlags = []string{"price", "reserved-price", "reserved"}
-	demandFlags        = []string{"input", "value-column", "counts", "step"}
-)
-
 func (f *reportFlags) register(fs *pflag.FlagSet, horizon time.Duration) {
 	f.config = stringFlag(fs, "config", "", "the forecaster's configuration (docs/forecaster.yaml): use the settings of --pool from it")
 	f.pool = stringFlag(fs, "pool", "", "with --config: the pool to report on")
@@ -142,8 +98,8 @@ func (f *reportFlags) register(fs *pflag.FlagSet, horizon time.Duration) {
 		fs.StringVar(&f.influx.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
 		fs.StringVar(&f.influx.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
 	}
-	fs.Var(newSpanFlag(&f.horizon, horizon, report.MinHorizon, report.MaxHorizon), "horizon", "how far ahead to plan (1h to 28d; 36h, 7d and 2w work)")
-	fs.Var(newSpanFlag(&f.warmUp, 14*24*time.Hour, 0, report.MaxWarmUp), "warm-up",
+	fs.Var(report.NewSpanFlag(&f.horizon, horizon, report.MinHorizon, report.MaxHorizon), "horizon", "how far ahead to plan (1h to 28d; 36h, 7d and 2w work)")
+	fs.Var(report.NewSpanFlag(&f.warmUp, 14*24*time.Hour, 0, report.MaxWarmUp), "warm-up",
 		"history replayed through the controller before the plan, so its gate and bounds are a running service's (0: a cold start, as serve's first refit; up to 90d)")
 	def := backtestSpotDefaults()
 	fs.Float64Var(&f.spotPrice, "spot-price", def.price, "spot price per instance-hour (0: no spot)")
@@ -181,13 +137,10 @@ func stringFlag(fs *pflag.FlagSet, name, value, usage string) func() string {
 }
 
 func (f *reportFlags) check() error {
+	if err := report.CheckSpot(f.spotPrice, f.spotRate, f.spotShare); err != nil {
+		return err
+	}
 	switch {
-	case !(f.spotPrice >= 0 && f.spotPrice <= 1e6):
-		return usageErrorf("--spot-price %v: must be between 0 and 1e6", f.spotPrice)
-	case !(f.spotRate >= 0 && f.spotRate <= 100):
-		return usageErrorf("--spot-interruptions %v: must be between 0 and 100 per instance-hour", f.spotRate)
-	case !(f.spotShare >= 0 && f.spotShare <= 1):
-		return usageErrorf("--spot-share %v: must be in [0, 1]", f.spotShare)
 	case f.pool() != "" && f.config() == "":
 		return usageErrorf("--pool goes with --config")
 	case f.config() != "" && f.pool() == "":
@@ -232,36 +185,23 @@ func (f *reportFlags) fromFlags(cf *capacityFlags, in *report.Input, cfg *backte
 		cfg.Planner.Prices.Currency = f.currency
 	}
 	in.Trace, in.Title, in.Source = tr, tr.Name, demandSource(cf)
-	if in.Location, err = time.LoadLocation(cf.timeZone); err != nil {
-		return usageErrorf("--time-zone %q: %v", cf.timeZone, err)
+	if in.Location, err = time.LoadLocation(cf.TimeZone); err != nil {
+		return usageErrorf("--time-zone %q: %v", cf.TimeZone, err)
 	}
 	return nil
 }
 
 // demandSource describes the --input (or synthetic) demand.
 func demandSource(cf *capacityFlags) string {
-	if cf.input == "" {
-		return fmt.Sprintf("synthetic demand, %d days", cf.syntheticDays)
-	}
-	if cf.counts {
-		return cf.input + " (requests per step, as requests/s)"
-	}
-	return cf.input + " (requests/s)"
+	return report.DemandSource(cf.input, cf.counts, cf.syntheticDays)
 }
 
 // fromConfig takes the pool's settings from --config, the demand from
 // --input or the store, and the price overrides from the flags.
 func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *capacityFlags, in *report.Input,
 	cfg *backtest.Config, weeks int, stderr io.Writer) error {
-	var wrong []string
-	for _, name := range capacityFlagNames() {
-		if fs.Changed(name) && !slices.Contains(capacityPriceFlags, name) && !slices.Contains(demandFlags, name) {
-			wrong = append(wrong, "--"+name)
-		}
-	}
-	if len(wrong) > 0 {
-		return usageErrorf("%s: the pool's config sets that with --config (edit %s, or override only --price, --reserved-price, --reserved, --spot-price, --currency)",
-			strings.Join(wrong, ", "), f.config())
+	if err := report.RefusePoolFlags(fs, capacityFlagNames(), f.config()); err != nil {
+		return err
 	}
 	file, err := loadConfig(f.config())
 	if err != nil {
@@ -271,30 +211,12 @@ func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *cap
 	if err != nil {
 		return usageErrorf("--pool: %v", err)
 	}
-	if cfg.Planner, err = pool.Planner(); err != nil {
-		return fmt.Errorf("%s: %w", f.config(), err)
+	prices := report.PriceFlags{OnDemand: cf.Price, Reserved: cf.ReservedPrice, ReservedInstances: cf.Reserved,
+		Spot: f.spotPrice, Currency: f.currency}
+	if err := report.FromPool(in, cfg, pool, file.Interval, f.config()); err != nil {
+		return err
 	}
-	cfg.Forecast.Settings = pool.Settings()
-	if fs.Changed("price") {
-		cfg.Planner.Prices.OnDemandPerHour = cf.price
-	}
-	if fs.Changed("reserved-price") {
-		cfg.Planner.Prices.ReservedPerHour = cf.reservedPrice
-	}
-	if fs.Changed("reserved") {
-		cfg.Planner.Prices.ReservedInstances = cf.reserved
-	}
-	if fs.Changed("spot-price") {
-		cfg.Planner.Prices.SpotPerHour = f.spotPrice
-	}
-	if fs.Changed("currency") {
-		cfg.Planner.Prices.Currency = f.currency
-	}
-	in.Tick = file.Interval
-	in.Title = pool.Name
-	if in.Location, err = pool.Location(); err != nil {
-		return fmt.Errorf("%s: pool %q: time_zone: %w", f.config(), pool.Name, err)
-	}
+	prices.Apply(&cfg.Planner.Prices, fs.Changed)
 	if cf.input != "" {
 		if in.Trace, err = cf.load(stderr); err != nil {
 			return err
@@ -310,9 +232,8 @@ func (f *reportFlags) fromConfig(ctx context.Context, fs *pflag.FlagSet, cf *cap
 	return nil
 }
 
-// readDemand reads the pool's demand over the last span from the store, on
-// its forecast step, each step the busiest value (as serve's refits read
-// it), the tag sets summed.
+// readDemand reads the pool's demand over the last span from --store
+// (report.ReadDemand).
 func (f *reportFlags) readDemand(ctx context.Context, pool poolspec.Pool, span time.Duration) (backtest.Trace, error) {
 	f.influx.Token = os.Getenv("INFLUX_TOKEN")
 	db, err := openStore(ctx, f.storeSpec(), f.influx)
@@ -320,20 +241,7 @@ func (f *reportFlags) readDemand(ctx context.Context, pool poolspec.Pool, span t
 		return backtest.Trace{}, err
 	}
 	defer db.Close()
-	step := pool.Forecast.Step
-	end := store.WindowStart(time.Now(), step)
-	start := end.Add(-span / step * step)
-	series, err := db.Query(ctx, pool.Demand.Query(start, end, step, store.Mean))
-	if err != nil {
-		return backtest.Trace{}, fmt.Errorf("reading %s from %s: %w", pool.Demand, f.storeSpec(), err)
-	}
-	rps := store.SumOnGrid(series, start, step, int(end.Sub(start)/step))
-	first := slices.IndexFunc(rps, func(v float64) bool { return !math.IsNaN(v) })
-	if first < 0 {
-		return backtest.Trace{}, fmt.Errorf("no %s in %s over the last %v: is the collector writing it (or run 'forecaster import')?",
-			pool.Demand, f.storeSpec(), span)
-	}
-	return backtest.Trace{Name: pool.Name, Start: start.Add(time.Duration(first) * step), Step: step, RPS: rps[first:]}, nil
+	return report.ReadDemand(ctx, db, f.storeSpec(), pool, span, time.Now())
 }
 
 // capacityFlagNames lists the flags capacityFlags registers.
@@ -347,89 +255,13 @@ func capacityFlagNames() []string {
 }
 
 // backtestCommand is the 'forecaster backtest' line that reproduces the
-// report's backtest table: the same demand, fleet and spot flags, scored
-// from the same time, the same policies.
+// report's backtest table (report.BacktestCommand): the same demand, fleet
+// and spot flags.
 func backtestCommand(fs *pflag.FlagSet, tr backtest.Trace, weeks int) string {
 	keep := append(capacityFlagNames(), "config", "pool", "store", "influx-url", "influx-org", "influx-bucket",
 		"spot-price", "spot-interruptions", "spot-share", "seed")
-	parts := []string{"forecaster", "backtest"}
-	fs.Visit(func(f *pflag.Flag) {
-		if !slices.Contains(keep, f.Name) || f.Deprecated != "" {
-			return
-		}
-		switch {
-		case f.Value.Type() == "bool" && f.Value.String() == "true":
-			parts = append(parts, "--"+f.Name)
-			return
-		case f.Value.Type() == "bool":
-			parts = append(parts, "--"+f.Name+"=false")
-			return
-		}
-		parts = append(parts, "--"+f.Name, shellQuote(f.Value.String()))
-	})
-	if from := report.ScoreFrom(tr, weeks); !from.IsZero() {
-		parts = append(parts, "--score-from", from.UTC().Format(time.RFC3339))
-	}
-	parts = append(parts, "--policies", strings.Join(report.BacktestPolicies, ","))
-	return strings.Join(parts, " ")
+	return report.BacktestCommand(fs, keep, tr, weeks)
 }
 
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// spanFlag is a duration flag that also reads Prometheus' units (7d, 2w)
-// and refuses values outside [lo, hi], naming them.
-type spanFlag struct {
-	v      *time.Duration
-	lo, hi time.Duration
-}
-
-func newSpanFlag(v *time.Duration, def, lo, hi time.Duration) *spanFlag {
-	*v = def
-	return &spanFlag{v: v, lo: lo, hi: hi}
-}
-
-func (f *spanFlag) Set(s string) error {
-	d, err := parseSpan(s)
-	if err != nil {
-		return err
-	}
-	if d < f.lo || d > f.hi {
-		return fmt.Errorf("%s is out of range: must be between %s and %s", s, formatSpan(f.lo), formatSpan(f.hi))
-	}
-	*f.v = d
-	return nil
-}
-
-func (f *spanFlag) String() string { return formatSpan(*f.v) }
-func (f *spanFlag) Type() string   { return "duration" }
-
-// parseSpan reads 90m, 1h30m, 36h, 7d, 2w.
-func parseSpan(s string) (time.Duration, error) {
-	if d, err := model.ParseDuration(s); err == nil {
-		return time.Duration(d), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("want a duration such as 90m, 36h, 7d or 2w")
-	}
-	return d, nil
-}
-
-// formatSpan writes d in whole days when it is some (7d, 28d), else in
-// Prometheus' notation (1h, 90m, 36h); 0 and negative ones as Go does.
-func formatSpan(d time.Duration) string {
-	switch {
-	case d <= 0 || d%time.Millisecond != 0:
-		return d.String()
-	case d%(24*time.Hour) == 0:
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
-	}
-	return model.Duration(d).String()
-}
+// formatSpan writes a span as the report does (report.FormatSpan).
+func formatSpan(d time.Duration) string { return report.FormatSpan(d) }

@@ -1,0 +1,150 @@
+package poolspec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/prewarm/prewarm/planner"
+)
+
+// parseFleet registers the fleet flags on a fresh flag set and parses args.
+func parseFleet(t *testing.T, args ...string) (*FleetFlags, *pflag.FlagSet) {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	var f FleetFlags
+	f.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return &f, fs
+}
+
+// The flags build the planner configuration, refusing values out of
+// range, and combinations that cannot hold, as a FlagError naming the flag.
+func TestFleetFlagsPlanner(t *testing.T) {
+	schedule := filepath.Join(t.TempDir(), "floors")
+	if err := os.WriteFile(schedule, []byte("weekdays 09:00-12:00 at least 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args    []string
+		peakRPS float64
+		want    string // error text; "" for none
+		usage   bool   // the error is a FlagError
+		check   func(planner.Config) bool
+	}{
+		{args: []string{"--gpu-rps", "5"}, check: func(c planner.Config) bool {
+			return c.Fleet.RPSPerInstance == 5 && c.Fleet.ServiceTime == 200*time.Millisecond
+		}},
+		{args: []string{"--service-time", "2s", "--slots", "4"}, check: func(c planner.Config) bool { return c.Fleet.RPSPerInstance == 2 }},
+		{args: []string{"--peak-instances", "10"}, peakRPS: 100, check: func(c planner.Config) bool { return c.Fleet.RPSPerInstance > 0 }},
+		{args: []string{"--gpu-rps", "5", "--schedule", schedule}, check: func(c planner.Config) bool { return len(c.Windows) == 1 }},
+		{args: nil, want: "--gpu-rps (or --peak-instances, or --service-time) is required", usage: true},
+		{args: []string{"--gpu-rps", "5", "--peak-instances", "3"}, want: "give one of --gpu-rps, --peak-instances and --service-time", usage: true},
+		{args: []string{"--peak-instances", "3"}, want: "--peak-instances: the demand has no positive peak to size from"},
+		{args: []string{"--gpu-rps", "-1"}, want: "--gpu-rps -1: must be in [1e-09, 1e+09]", usage: true},
+		{args: []string{"--gpu-rps", "5", "--max", "0"}, want: "--max 0: must be in [1, 100000]", usage: true},
+		{args: []string{"--gpu-rps", "5", "--reserved", "2000"}, want: "--reserved 2000: must be in [0, --max 1000]", usage: true},
+		{args: []string{"--gpu-rps", "5", "--slo-target", "0.2"}, want: "--slo-target 0.2: must be in [0.5, 1)", usage: true},
+		{args: []string{"--gpu-rps", "5", "--sizing", "foo"}, want: `--sizing "foo": want erlang-c or utilisation`, usage: true},
+		{args: []string{"--gpu-rps", "5", "--time-zone", "Mars/X"}, want: `--time-zone "Mars/X"`, usage: true},
+		{args: []string{"--gpu-rps", "5", "--schedule", schedule + ".missing"}, want: "--schedule: open"},
+	} {
+		f, _ := parseFleet(t, tc.args...)
+		c, err := f.Planner(tc.peakRPS)
+		var fe *FlagError
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v", tc.args, err)
+		case tc.want == "" && !tc.check(c):
+			t.Errorf("%v: configuration %+v", tc.args, c.Fleet)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		case tc.want != "" && errors.As(err, &fe) != tc.usage:
+			t.Errorf("%v: %v is a FlagError: %v, want %v", tc.args, err, !tc.usage, tc.usage)
+		}
+	}
+}
+
+// With --config, the flags the pool sets are refused, each named with
+// its key; the others are not.
+func TestRefuseOverrides(t *testing.T) {
+	extra := map[string]string{"refit": "forecast.refit_every"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"--input", "x.csv"}, ""},
+		{[]string{"--max", "4", "--gpu-rps", "2"}, "drop --gpu-rps (the pool's rps_per_instance), --max (the pool's max), or change"},
+		{[]string{"--refit", "1h"}, "drop --refit (the pool's forecast.refit_every)"},
+	} {
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		var f FleetFlags
+		f.Register(fs)
+		fs.String("input", "", "")
+		fs.Duration("refit", 0, "")
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := RefuseOverrides(fs, "f.yaml", "p", extra)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// The range checks name the flag and the range; 0 may stand for unset.
+func TestCheckHelpers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"int in", CheckInt("--n", 3, 1, 5), ""},
+		{"int out", CheckInt("--n", 6, 1, 5), "--n 6: must be in [1, 5]"},
+		{"float unset", CheckFloat("--x", 0, 1, 2, true), ""},
+		{"float zero", CheckFloat("--x", 0, 1, 2, false), "--x 0: must be in [1, 2]"},
+		{"float NaN", CheckFloat("--x", nan(), 1, 2, false), "--x NaN"},
+		{"unit open", CheckUnit("--q", 1, false, false), "--q 1: must be in (0, 1)"},
+		{"unit closed", CheckUnit("--q", 1, false, true), ""},
+		{"unit zero", CheckUnit("--q", 0, true, false), ""},
+		{"unit closed out", CheckUnit("--q", 2, false, true), "--q 2: must be in (0, 1]"},
+		{"step unset", CheckStep("--s", 0, time.Second, time.Hour, true), ""},
+		{"step out", CheckStep("--s", 2*time.Hour, time.Second, time.Hour, false), "--s 2h0m0s: must be in [1s, 1h0m0s]"},
+	} {
+		var fe *FlagError
+		switch {
+		case tc.want == "" && tc.err != nil:
+			t.Errorf("%s: %v", tc.name, tc.err)
+		case tc.want != "" && (tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) || !errors.As(tc.err, &fe)):
+			t.Errorf("%s: %v, want a FlagError %q", tc.name, tc.err, tc.want)
+		}
+	}
+}
+
+func nan() float64 { z := 0.0; return z / z }
+
+// A range table names the flag that sets an out-of-range key, with the
+// flag that bounds it; a key no flag sets is left to the planner.
+func TestCheckRangeTable(t *testing.T) {
+	for _, tc := range []struct {
+		limits planner.Limits
+		want   string
+	}{
+		{planner.Limits{MinInstances: 1, MaxInstances: 10}, ""},
+		{planner.Limits{MinInstances: 1, MaxInstances: 10, MaxStep: 20}, "--max-step 20: must be in [0, --max 10]"},
+		{planner.Limits{MinInstances: 5, MaxInstances: 3}, "--max 3: must be in [5, 100000]"},
+	} {
+		err := CheckRangeTable(tc.limits.CheckRanges, map[string]string{"max-step": "max_step"})
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.limits, err, tc.want)
+		}
+	}
+}

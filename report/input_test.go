@@ -1,0 +1,175 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/prewarm/prewarm/backtest"
+	"github.com/prewarm/prewarm/poolspec"
+	"github.com/prewarm/prewarm/store"
+)
+
+// A span flag reads Go's and Prometheus' units, refuses values out of its
+// range naming it, and writes whole days as days.
+func TestSpanFlag(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{"36h", "1d12h", ""},
+		{"7d", "7d", ""},
+		{"2w", "14d", ""},
+		{"90m", "1h30m", ""},
+		{"30m", "", "30m is out of range: must be between 1h and 28d"},
+		{"5w", "", "5w is out of range"},
+		{"banana", "", "want a duration such as 90m, 36h, 7d or 2w"},
+	} {
+		var d time.Duration
+		f := NewSpanFlag(&d, 24*time.Hour, time.Hour, 28*24*time.Hour)
+		err := f.Set(tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %v, want %q", tc.in, err, tc.err)
+		case tc.err == "" && (err != nil || f.String() != tc.want):
+			t.Errorf("%s: %q, %v; want %q", tc.in, f.String(), err, tc.want)
+		case tc.err != "" && d != 24*time.Hour:
+			t.Errorf("%s: refused, yet the value became %v", tc.in, d)
+		}
+	}
+	for d, want := range map[time.Duration]string{0: "0s", -time.Hour: "-1h0m0s", 48 * time.Hour: "2d", 36 * time.Hour: "1d12h"} {
+		if got := FormatSpan(d); got != want {
+			t.Errorf("FormatSpan(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// The backtest command repeats the given flags it keeps, quoted for a
+// shell, booleans as switches, and scores from the report's weeks.
+func TestBacktestCommand(t *testing.T) {
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	fs.String("input", "", "")
+	fs.Bool("counts", false, "")
+	fs.Bool("calibrate", true, "")
+	fs.String("title", "", "")
+	fs.Float64("old", 0, "")
+	_ = fs.MarkDeprecated("old", "gone")
+	if err := fs.Parse([]string{"--input", "my demand.csv", "--counts", "--calibrate=false", "--title", "x", "--old", "1"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tr := backtest.Trace{Start: start, Step: time.Hour, RPS: make([]float64, 6*7*24)}
+	got := BacktestCommand(fs, []string{"input", "counts", "calibrate", "old"}, tr, 1)
+	want := "forecaster backtest --input 'my demand.csv' --counts --calibrate=false --score-from 2026-02-05T00:00:00Z --policies " +
+		strings.Join(BacktestPolicies, ",")
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// fakeQuerier answers every query with its series, or its error.
+type fakeQuerier struct {
+	series []store.Series
+	err    error
+}
+
+func (f fakeQuerier) Query(context.Context, store.Query) ([]store.Series, error) {
+	return f.series, f.err
+}
+
+// The store's demand is summed over tag sets on the forecast step, from
+// the first step with data; no data, or a failing store, is an error
+// naming the series and the store.
+func TestReadDemand(t *testing.T) {
+	pool := poolspec.DefaultPool()
+	pool.Name = "sd"
+	pool.Forecast.Step = time.Hour
+	now := time.Date(2026, 1, 2, 0, 30, 0, 0, time.UTC)
+	at := func(h int) time.Time { return time.Date(2026, 1, 1, h, 0, 0, 0, time.UTC) }
+	two := []store.Series{
+		{Samples: []store.Sample{{Time: at(20), Value: 1}, {Time: at(21), Value: 2}}},
+		{Samples: []store.Sample{{Time: at(21), Value: 3}}},
+	}
+	for _, tc := range []struct {
+		name string
+		q    fakeQuerier
+		want []float64
+		err  string
+	}{
+		{"summed", fakeQuerier{series: two}, []float64{1, 5}, ""},
+		{"empty", fakeQuerier{}, nil, "over the last 24h0m0s"},
+		{"down", fakeQuerier{err: errors.New("refused")}, nil, "from embedded:x: refused"},
+	} {
+		tr, err := ReadDemand(context.Background(), tc.q, "embedded:x", pool, 24*time.Hour, now)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
+		case tc.err == "" && (err != nil || !tr.Start.Equal(at(20)) || len(tr.RPS) < 2 || tr.RPS[0] != tc.want[0] || tr.RPS[1] != tc.want[1]):
+			t.Errorf("%s: %+v, %v; want %v from 20:00", tc.name, tr, err, tc.want)
+		}
+	}
+}
+
+// The spot flags are checked in order; with --config only the prices
+// and the demand's flags may be given; given prices override the pool's.
+func TestPoolFlagInput(t *testing.T) {
+	for _, tc := range []struct {
+		price, rate, share float64
+		want               string
+	}{
+		{1, 0.05, 0, ""},
+		{-1, 0.05, 0, "--spot-price -1: must be between 0 and 1e6"},
+		{1, 200, 0, "--spot-interruptions 200"},
+		{1, 0.05, 2, "--spot-share 2: must be in [0, 1]"},
+	} {
+		err := CheckSpot(tc.price, tc.rate, tc.share)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--price", "3", "--input", "d.csv"}, ""},
+		{[]string{"--slots", "2", "--gpu-rps", "3", "--price", "3"}, "--gpu-rps, --slots: the pool's config sets that with --config (edit f.yaml"},
+	} {
+		fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+		for _, name := range []string{"price", "input", "slots", "gpu-rps"} {
+			fs.String(name, "", "")
+		}
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := RefusePoolFlags(fs, []string{"gpu-rps", "input", "price", "slots"}, "f.yaml")
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	p := poolspec.DefaultPool().Prices
+	before := p
+	f := PriceFlags{OnDemand: 3, Reserved: 2, Spot: 1, ReservedInstances: 4, Currency: "EUR"}
+	f.Apply(&p, func(flag string) bool { return flag == "price" || flag == "currency" })
+	if p.OnDemandPerHour != 3 || p.Currency != "EUR" || p.ReservedPerHour != before.ReservedPerHour || p.ReservedInstances != before.ReservedInstances {
+		t.Errorf("--price 3 --currency EUR over %+v: %+v", before, p)
+	}
+	for _, tc := range []struct {
+		input  string
+		counts bool
+		want   string
+	}{
+		{"", false, "synthetic demand, 7 days"},
+		{"d.csv", true, "d.csv (requests per step, as requests/s)"},
+		{"d.csv", false, "d.csv (requests/s)"},
+	} {
+		if got := DemandSource(tc.input, tc.counts, 7); got != tc.want {
+			t.Errorf("%q %v: %q, want %q", tc.input, tc.counts, got, tc.want)
+		}
+	}
+}
