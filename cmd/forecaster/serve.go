@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -203,22 +202,11 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopReload := reloadOnHUP(ctx, f.config, svc, log)
+	stopReload := cli.OnSignal(ctx, syscall.SIGHUP, func(ctx context.Context) { reload(ctx, f.config, svc, log) })
 	defer stopReload()
-	kedaErr := make(chan error, 1)
+	var kedaErr <-chan error = closedChan()
 	if s, ok := b.backends[keda.Name].(*keda.Scaler); ok {
-		// KEDA pools get their capacity only through this server: if it
-		// cannot listen or dies, the whole service stops with its error.
-		go func() {
-			err := s.ListenAndServe(ctx, f.kedaListen)
-			if err != nil {
-				err = fmt.Errorf("KEDA external scaler (--keda-listen %s): %w", f.kedaListen, err)
-			}
-			kedaErr <- err
-			cancel()
-		}()
-	} else {
-		kedaErr <- nil
+		kedaErr = s.ServeInBackground(ctx, f.kedaListen, "--keda-listen", cancel) // its end stops the service
 	}
 	handler := svc.Handler(service.HTTPOptions{Gatherer: reg, Release: release, APIToken: apiTok})
 	err = httpserve.RunWhile(ctx, file.Listen, "listen in the config, or --listen", handler, svc.Run, log)
@@ -226,41 +214,24 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	return errors.Join(err, <-kedaErr) // wait for the gRPC server's graceful stop
 }
 
-// reloadOnHUP reloads the configuration on SIGHUP until ctx ends. A file
-// with problems is refused with each of them logged, and the running
-// configuration stays.
-func reloadOnHUP(ctx context.Context, path string, svc *service.Service, log *slog.Logger) (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-			}
-			file, err := poolspec.Load(path, backendOptions())
-			if err == nil {
-				err = svc.Reload(ctx, file)
-			}
-			var problems poolspec.Errors
-			switch {
-			case errors.As(err, &problems):
-				for _, p := range problems {
-					log.Error("configuration not reloaded; the running one stays", "problem", p.String())
-				}
-			case err != nil:
-				log.Error("configuration not reloaded; the running one stays", "err", err)
-			default:
-				log.Info("configuration reloaded on SIGHUP", "config", path)
-			}
+// reload reloads the configuration at path into svc. A file with problems
+// is refused with each of them logged, and the running configuration
+// stays.
+func reload(ctx context.Context, path string, svc *service.Service, log *slog.Logger) {
+	file, err := poolspec.Load(path, backendOptions())
+	if err == nil {
+		err = svc.Reload(ctx, file)
+	}
+	var problems poolspec.Errors
+	switch {
+	case errors.As(err, &problems):
+		for _, p := range problems {
+			log.Error("configuration not reloaded; the running one stays", "problem", p.String())
 		}
-	}()
-	return func() {
-		signal.Stop(hup)
-		<-done
+	case err != nil:
+		log.Error("configuration not reloaded; the running one stays", "err", err)
+	default:
+		log.Info("configuration reloaded on SIGHUP", "config", path)
 	}
 }
 
@@ -324,6 +295,13 @@ func releaseHandler(file *poolspec.File, b *backends, token string, log *slog.Lo
 		hc.Notes = volcengine.NoteRecorder
 	}
 	return releasehook.New(hc)
+}
+
+// closedChan is a channel that yields nil: the end of a server not run.
+func closedChan() <-chan error {
+	c := make(chan error)
+	close(c)
+	return c
 }
 
 // electionConfig is the election: block as the election package takes it.
