@@ -110,11 +110,7 @@ func checkConfig(path string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(file.Pools))
-	for i, p := range file.Pools {
-		names[i] = fmt.Sprintf("%s (%s, %s)", p.Name, p.Backend, p.Mode)
-	}
-	fmt.Fprintf(stdout, "%s: valid: %d pools: %s\n", path, len(file.Pools), strings.Join(names, ", "))
+	fmt.Fprintf(stdout, "%s: valid: %s\n", path, file.Summary())
 	return nil
 }
 
@@ -127,15 +123,7 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if f.listen != "" {
-		file.Listen = f.listen
-	}
-	if f.auditLog != "" {
-		file.AuditLog = f.auditLog
-	}
-	if f.statePath != "" {
-		file.StateFile = f.statePath
-	}
+	file.Override(f.listen, f.auditLog, f.statePath)
 	releaseTok, err := cli.ReadToken(os.Getenv, releasehook.EnvToken, f.releaseTokenFile, "--release-token-file")
 	if err != nil {
 		return err
