@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -104,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	observers := []collector.Observer{engine}
 	if o.print {
-		observers = append(observers, printer(stdout))
+		observers = append(observers, collector.LinePrinter(stdout))
 	}
 
 	st, storeDesc, err := openStore(ctx, cfg, o.once && !fs.Changed("store") && cfg.Store.Influx == nil, log)
@@ -119,7 +116,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 
 	c, err := collector.New(collector.Config{
 		Inputs: inputs, Store: st, Buffer: buf, Interval: cfg.Interval,
-		Tags: withHost(cfg.Tags, cfg.Host), HostPools: cfg.HostPools,
+		Tags: collector.WithHost(cfg.Tags, cfg.Host), HostPools: cfg.HostPools,
 		Observers: observers, Metrics: metrics, Logger: log, UnreadyAfter: cfg.UnreadyAfterIntervals,
 	})
 	if err != nil {
@@ -129,7 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if o.once {
 		res := c.Cycle(ctx)
 		err := c.Flush(ctx)
-		closeSources(inputs)
+		collector.CloseSources(inputs)
 		log.Info("one cycle done", "accepted", res.Accepted, "rejected", res.Rejected, "store", storeDesc)
 		return errors.Join(err, buf.Close())
 	}
@@ -142,7 +139,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if srv != nil {
 		defer srv.Close()
 	}
-	log.Info("collector started", "version", buildinfo.Read().String(), "interval", cfg.Interval, "sources", sourceNames(inputs),
+	log.Info("collector started", "version", buildinfo.Read().String(), "interval", cfg.Interval, "sources", collector.SourceNames(inputs),
 		"store", storeDesc, "spool", bufferOptions(cfg, o.once).SpoolDir, "metrics", cfg.Listen, "webhooks", len(cfg.Webhooks))
 	return c.Run(ctx)
 }
@@ -297,33 +294,6 @@ func bufferOptions(cfg *config.Config, once bool) buffer.Options {
 	return opts
 }
 
-func withHost(tags map[string]string, host string) map[string]string {
-	out := maps.Clone(tags)
-	if out == nil {
-		out = map[string]string{}
-	}
-	if host != "" {
-		out[store.TagHost] = host
-	}
-	return out
-}
-
-func sourceNames(inputs []collector.Input) string {
-	names := make([]string, len(inputs))
-	for i, in := range inputs {
-		names[i] = in.Source.Name()
-	}
-	return strings.Join(names, ",")
-}
-
-func closeSources(inputs []collector.Input) {
-	for _, in := range inputs {
-		if c, ok := in.Source.(io.Closer); ok {
-			c.Close()
-		}
-	}
-}
-
 // serve serves /metrics, /healthz (liveness: the process answers),
 // /readyz (points reach the store) and the read-only query API over st
 // (remote.Path, for the forecaster) on cfg.Listen ("" disables it).
@@ -359,22 +329,4 @@ func serve(cfg *config.Config, reg *prometheus.Registry, st store.Querier, c *co
 		}
 	}()
 	return srv, nil
-}
-
-// printer writes each cycle's points as line-protocol-like lines.
-func printer(w io.Writer) collector.Observer {
-	var mu sync.Mutex
-	return collector.ObserverFunc(func(at time.Time, points []store.Point) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, p := range points {
-			var b strings.Builder
-			b.WriteString(p.Measurement)
-			for _, k := range slices.Sorted(maps.Keys(p.Tags)) {
-				fmt.Fprintf(&b, ",%s=%s", k, strings.ReplaceAll(p.Tags[k], " ", `\ `))
-			}
-			fmt.Fprintf(&b, " value=%g %d\n", p.Value, p.Time.UnixNano())
-			io.WriteString(w, b.String())
-		}
-	})
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/prewarm/prewarm/demo"
 	"github.com/prewarm/prewarm/demo/live"
@@ -97,13 +96,10 @@ func liveDemo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) error 
 
 // replayDemo runs the offline replay and backtest (package demo).
 func replayDemo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) error {
-	if f.offline.LiveHours < 1 || f.offline.LiveHours > 8760 {
-		return usageErrorf("--live-hours %d: want 1 to 8760", f.offline.LiveHours)
-	}
-	if f.offline.BootDelay < 0 || f.offline.BootDelay > 24*time.Hour {
-		return usageErrorf("--boot %v: want 0 to 24h", f.offline.BootDelay)
-	}
 	opts := f.offline
+	if err := opts.Check(); err != nil {
+		return usageErrorf("%v", err)
+	}
 	if f.verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}

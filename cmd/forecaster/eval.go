@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -79,7 +77,11 @@ func runEvalM4(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageErrorf("--methods: %v", err)
 	}
-	series, official, err := loadM4(*dataDir, split, *limit)
+	series, err := m4.LoadHourly(*dataDir)
+	if err != nil {
+		return fmt.Errorf("%w (pass --data with the folder of the M4 Hourly files)", err)
+	}
+	series, official, err := m4.Prepare(series, *dataDir, split, *limit)
 	if err != nil {
 		return err
 	}
@@ -95,30 +97,6 @@ func runEvalM4(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return printJSON(stdout, report)
 	}
 	return report.WriteTable(stdout)
-}
-
-// loadM4 reads the M4 Hourly series of --data, the first limit of them
-// (0: all) on split, and the official results on the official split when
-// the folder has them.
-func loadM4(dir string, split m4.Split, limit int) ([]m4.Series, []m4.Result, error) {
-	series, err := m4.LoadHourly(dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w (pass --data with the folder of the M4 Hourly files)", err)
-	}
-	if limit > 0 && limit < len(series) {
-		series = series[:limit]
-	}
-	if series, err = split.Apply(series, m4.HourlyHorizon); err != nil {
-		return nil, nil, err
-	}
-	if split != m4.SplitOfficial {
-		return series, nil, nil
-	}
-	official, err := m4.LoadResults(filepath.Join(dir, m4.HourlyResults))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, nil, err
-	}
-	return series, official, nil
 }
 
 // runEvalTraces implements 'forecaster eval traces' (package
@@ -157,9 +135,13 @@ func runEvalTraces(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fmt.Errorf("%w (pass --data with the folder of the recorded traces)", err)
 	}
 	if *export != "" {
-		return exportWindows(*export, windows, stderr)
+		if err := traceeval.ExportWindows(*export, "--export-windows", windows); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %d windows to %s\n", len(windows), *export)
+		return nil
 	}
-	ref, err := readReference(*refPath)
+	ref, err := traceeval.LoadReference(*refPath, "--reference")
 	if err != nil {
 		return err
 	}
@@ -173,37 +155,4 @@ func runEvalTraces(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return printJSON(stdout, report)
 	}
 	return report.WriteTable(stdout)
-}
-
-// readReference reads --reference: R's scores built in (""), none
-// ("none"), or those of a file.
-func readReference(path string) ([]traceeval.RefScore, error) {
-	switch path {
-	case "none":
-		return nil, nil
-	case "":
-		return traceeval.ReadReference(strings.NewReader(traceeval.Reference), "r_reference.csv (built in)")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--reference: %w", err)
-	}
-	defer f.Close()
-	return traceeval.ReadReference(f, path)
-}
-
-func exportWindows(path string, windows []traceeval.Window, stderr io.Writer) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--export-windows: %w", err)
-	}
-	if err := traceeval.WriteWindows(f, windows); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--export-windows: %w", err)
-	}
-	fmt.Fprintf(stderr, "wrote %d windows to %s\n", len(windows), path)
-	return nil
 }

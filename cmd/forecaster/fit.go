@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/model/fit"
@@ -17,24 +15,6 @@ import (
 // maxFitHorizon bounds --horizon (about two years of per-minute steps), so
 // a typo cannot make the forecasters allocate gigabytes.
 const maxFitHorizon = 1_000_000
-
-// fitPoint is one forecast step of the JSON output.
-type fitPoint struct {
-	Timestamp string  `json:"timestamp"`
-	Forecast  float64 `json:"forecast"`
-	Lower     float64 `json:"lower"`
-	Upper     float64 `json:"upper"`
-}
-
-// fitResult is the JSON output of 'forecaster fit'.
-type fitResult struct {
-	Input    string     `json:"input"`
-	Method   string     `json:"method"`
-	Fallback string     `json:"fallback,omitempty"`
-	Periods  []int      `json:"periods"`
-	Level    float64    `json:"level"`
-	Points   []fitPoint `json:"points"`
-}
 
 // fitFlags are the command line of 'forecaster fit'.
 type fitFlags struct {
@@ -67,11 +47,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.input, err)
 	}
-	res := fitResult{Input: f.input, Method: fc.Method, Fallback: fc.Fallback, Periods: fc.Periods, Level: f.level}
-	for j := range fc.Mean {
-		res.Points = append(res.Points, fitPoint{Timestamp: stepTimestamp(series, series.Len()+j),
-			Forecast: fc.Mean[j], Lower: fc.Lower[j], Upper: fc.Upper[j]})
-	}
+	res := fit.NewOutput(f.input, f.level, fc, func(j int) string { return series.Stamp(series.Len() + j) })
 	if f.format == "json" {
 		return printJSON(stdout, res)
 	}
@@ -120,35 +96,21 @@ func parseFitFlags(args []string, stderr io.Writer) (*fitFlags, error) {
 		return nil, usageErrorf("--method %q: want one of %s", *method, strings.Join(fit.Names(), ", "))
 	}
 	var err error
-	f.periods, err = parsePeriods(*period)
-	return f, err
+	if f.periods, err = fit.ParsePeriods(*period); err != nil {
+		return nil, usageErrorf("--period %q: %v", *period, err)
+	}
+	return f, nil
 }
 
-// maxListedBadRows is how many bad rows 'forecaster fit' prints before
-// summarising the rest.
-const maxListedBadRows = 20
-
-// listBadRows prints the bad rows of a *datasets.BadRowsError, one
-// "file:line: column: problem" per line, and returns a short error; other
-// errors are returned as they are.
+// listBadRows prints the bad rows of a *datasets.BadRowsError to stderr
+// and returns a short error (datasets.ListBadRows).
 func listBadRows(err error, input string, stderr io.Writer) error {
-	var bad *datasets.BadRowsError
-	if !errors.As(err, &bad) {
-		return err
-	}
-	for i, r := range bad.Rows {
-		if i == maxListedBadRows {
-			fmt.Fprintf(stderr, "... and %d more bad rows\n", len(bad.Rows)-i)
-			break
-		}
-		fmt.Fprintln(stderr, r.Error())
-	}
-	return fmt.Errorf("%s: %d bad rows; fix them and run again", input, len(bad.Rows))
+	return datasets.ListBadRows(stderr, err, input)
 }
 
 // writeFitCSV writes the forecast with the header
 // timestamp,forecast,lower,upper.
-func writeFitCSV(w io.Writer, points []fitPoint) error {
+func writeFitCSV(w io.Writer, points []fit.Point) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"timestamp", "forecast", "lower", "upper"})
 	for _, p := range points {
@@ -156,39 +118,6 @@ func writeFitCSV(w io.Writer, points []fitPoint) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// parsePeriods reads --period: "auto" (detect: nil), "none" (empty), or
-// a comma list of periods ≥ 2 in increasing order.
-func parsePeriods(s string) ([]int, error) {
-	switch strings.TrimSpace(s) {
-	case "auto", "":
-		return nil, nil
-	case "none":
-		return []int{}, nil
-	}
-	var periods []int
-	for _, f := range strings.Split(s, ",") {
-		p, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || p < 2 {
-			return nil, usageErrorf("--period %q: want auto, none, or periods ≥ 2 such as 24,168", s)
-		}
-		if len(periods) > 0 && p <= periods[len(periods)-1] {
-			return nil, usageErrorf("--period %q: list the periods shortest first, each once", s)
-		}
-		periods = append(periods, p)
-	}
-	return periods, nil
-}
-
-// stepTimestamp formats the time of step i: RFC 3339 in UTC, or the plain
-// index for an indexed file (loaded with the default index unit, so a file
-// indexed 10, 12, 14 continues 16, 18).
-func stepTimestamp(s datasets.Series, i int) string {
-	if s.Index {
-		return strconv.FormatInt(int64(s.Time(i).Sub(time.Unix(0, 0))/datasets.DefaultIndexUnit), 10)
-	}
-	return s.Time(i).UTC().Format(time.RFC3339)
 }
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prewarm/prewarm/model/fit"
 )
 
 // writeDemandCSV writes n hourly steps of daily-cycle demand with the
@@ -103,7 +105,7 @@ func TestFitJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var res fitResult
+	var res fit.Output
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("bad JSON %q: %v", out, err)
 	}
@@ -122,7 +124,7 @@ func TestFitDetectsPeriod(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var res fitResult
+	var res fit.Output
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}

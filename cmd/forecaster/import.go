@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
-	"net/url"
 	"os"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/prewarm/prewarm/internal/progress"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/influx"
+	"github.com/prewarm/prewarm/store/open"
 )
 
 // runImport implements 'forecaster import': a CSV export into the store,
@@ -73,10 +72,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		unit = fmt.Sprintf("requests per %v, as requests/s", series.Step)
 	}
 	now := time.Now()
-	var moved shifted
+	var moved datasets.Shift
 	switch {
 	case shift:
-		series, moved = shiftToNow(series, now)
+		series, moved = datasets.ShiftToNow(series, now)
 	case series.Index:
 		return usageErrorf("%s: the timestamps are an index (0, 1, 2, ...), not dates: add --shift-to-now", input)
 	}
@@ -86,7 +85,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	tags := map[string]string{store.TagPool: pool}
 	tell, clearProgress := progress.Stages(stderr)
-	res, err := importInChunks(ctx, db, series, datasets.ImportOptions{Measurement: measurement, Tags: tags,
+	res, err := datasets.ImportInChunks(ctx, db, series, datasets.ImportOptions{Measurement: measurement, Tags: tags,
 		PointEvery: pointEvery, Until: now}, tell)
 	clearProgress()
 	if cerr := db.Close(); err == nil && cerr != nil {
@@ -99,7 +98,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout, moved)
 	}
 	fmt.Fprintf(stdout, "imported %d points (%d steps of %v, %s) into %s{pool=%s} in %s", res.Points, res.Steps, series.Step, unit,
-		measurement, pool, storeName(storeSpec, ic))
+		measurement, pool, open.Name(storeSpec, ic))
 	if res.Steps > 0 {
 		end := res.Last.Add(series.Step)
 		fmt.Fprintf(stdout, " from %s to %s (%s)", res.First.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), endsBefore(now, end))
@@ -116,95 +115,6 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// importChunk is how many steps importInChunks writes between two
-// progress reports.
-const importChunk = 2000
-
-// importInChunks is datasets.Import over s in runs of importChunk steps,
-// reporting the steps done to progress (nil: none) as "importing steps"
-// after each; the results add up to Import's over the whole series.
-func importInChunks(ctx context.Context, db store.Store, s datasets.Series, opts datasets.ImportOptions,
-	progress func(stage string, done, total int)) (datasets.Imported, error) {
-	var res datasets.Imported
-	if len(s.Values) == 0 {
-		return datasets.Import(ctx, db, s, opts)
-	}
-	for from := 0; from < len(s.Values); from += importChunk {
-		part := s
-		part.Start, part.Values = s.Time(from), s.Values[from:min(from+importChunk, len(s.Values))]
-		r, err := datasets.Import(ctx, db, part, opts)
-		res = addImported(res, r)
-		if err != nil {
-			return res, err
-		}
-		if progress != nil {
-			progress("importing steps", from+len(part.Values), len(s.Values))
-		}
-	}
-	return res, nil
-}
-
-// addImported adds what one run of datasets.Import wrote to the runs'
-// before it.
-func addImported(sum, r datasets.Imported) datasets.Imported {
-	if r.Steps > 0 {
-		if sum.Steps == 0 {
-			sum.First = r.First
-		}
-		sum.Last = r.Last
-	}
-	sum.Points += r.Points
-	sum.Steps += r.Steps
-	sum.Missing += r.Missing
-	sum.Overlapping += r.Overlapping
-	return sum
-}
-
-// shifted says how shiftToNow moved a series.
-type shifted struct {
-	by    time.Duration // the shift, a whole number of days
-	weeks bool          // by whole weeks: weekdays kept
-}
-
-// String is the line import prints about the shift.
-func (s shifted) String() string {
-	const day = 24 * time.Hour
-	days := int(s.by / day)
-	switch {
-	case days == 0:
-		return "--shift-to-now: the series already ends within a day of now; not moved"
-	case s.weeks:
-		return fmt.Sprintf("--shift-to-now: moved by %s (weekdays and times of day kept)", countOf(days/7, "week"))
-	}
-	wd := ((days % 7) + 7) % 7
-	return fmt.Sprintf("--shift-to-now: moved by %s (times of day kept; weekdays moved by %s: the export's Mondays are now %ss), "+
-		"as whole weeks would end it more than a day before now", countOf(days, "day"), countOf(wd, "day"), (time.Monday + time.Weekday(wd)).String())
-}
-
-// shiftToNow moves s to end within a day of now, at or before it: by the
-// whole weeks that do so when there are such (weekday and time of day
-// kept, for a weekly season), else by whole days (time of day kept, the
-// weekdays moved), so that the imported history reaches the last day
-// rather than leaving up to a week empty before now.
-func shiftToNow(s datasets.Series, now time.Time) (datasets.Series, shifted) {
-	const day = 24 * time.Hour
-	weekly := s.AlignWeeks(now)
-	if now.Sub(weekly.End()) <= day {
-		return weekly, shifted{by: weekly.Start.Sub(s.Start), weeks: true}
-	}
-	days := int64(math.Floor(float64(now.Sub(s.End())) / float64(day)))
-	s.Start = s.Start.Add(time.Duration(days) * day)
-	return s, shifted{by: time.Duration(days) * day}
-}
-
-// countOf is n and the noun, plural when n is not 1 ("3 weeks").
-func countOf(n int, noun string) string {
-	if n == 1 || n == -1 {
-		return fmt.Sprintf("%d %s", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // endsBefore says how long before now the history ends ("history ends 3h
 // before now").
 func endsBefore(now, end time.Time) string {
@@ -213,16 +123,4 @@ func endsBefore(now, end time.Time) string {
 		return "history ends at now"
 	}
 	return "history ends " + formatSpan(gap.Truncate(time.Minute)) + " before now"
-}
-
-// storeName names the store import wrote to, without credentials.
-func storeName(spec string, ic influx.Config) string {
-	if ic.URL == "" {
-		return spec
-	}
-	name := ic.URL
-	if u, err := url.Parse(ic.URL); err == nil {
-		name = u.Redacted()
-	}
-	return "InfluxDB " + name + " bucket " + ic.Bucket
 }

@@ -94,68 +94,45 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // pool spec; with poolName, that pool only). Precedence, highest first: the
 // --region and --volcengine-endpoint flags, the first volcengine pool of
 // the config (its region, endpoint and credentials file), the environment,
-// the --credentials file.
+// the --credentials file (volcengine.ReleaseConfig).
 func releaseConfig(credentials, configPath, poolName, region, endpoint string) (volcengine.Config, []actuator.PoolConfig, error) {
-	var pools []actuator.PoolConfig
 	cfg, err := volcengine.LoadConfig(credentials, os.Getenv)
+	if err != nil {
+		return cfg, nil, err
+	}
+	pools, err := releasePools(configPath, poolName)
 	if err != nil {
 		return cfg, pools, err
 	}
-	if configPath != "" {
-		file, err := loadConfig(configPath)
-		if err != nil {
-			return cfg, pools, err
-		}
-		for _, p := range file.Pools {
-			if poolName == "" || p.Name == poolName {
-				pools = append(pools, p.Actuator())
-			}
-		}
-		if poolName != "" {
-			p, err := file.Pool(poolName)
-			if err != nil {
-				return cfg, pools, usageErrorf("--pool: %v", err)
-			}
-			if p.Backend != volcengine.Name {
-				return cfg, pools, usageErrorf("--pool %s: its back-end is %s; only volcengine pools release instances", p.Name, p.Backend)
-			}
-		}
-		for _, p := range pools {
-			if p.Backend != volcengine.Name {
-				continue
-			}
-			if p.Options[volcengine.OptCredentialsFile] == "" && credentials != "" {
-				p.Options = withOption(p.Options, volcengine.OptCredentialsFile, credentials)
-			}
-			// The flags win, and must be in place before ConfigForPool
-			// validates (a --region may be what the pool lacks).
-			if region != "" {
-				p.Options = withOption(p.Options, volcengine.OptRegion, region)
-			}
-			if endpoint != "" {
-				p.Options = withOption(p.Options, volcengine.OptEndpoint, endpoint)
-			}
-			if cfg, err = volcengine.ConfigForPool(p, os.Getenv); err != nil {
-				return cfg, pools, err
-			}
-			break
-		}
-	}
-	if region != "" {
-		cfg.Region = region
-	}
-	if endpoint != "" {
-		cfg.Endpoint = endpoint
-	}
-	return cfg, pools, cfg.Validate()
+	cfg, err = volcengine.ReleaseConfig(cfg, pools, volcengine.ReleaseSettings{Credentials: credentials, Region: region, Endpoint: endpoint}, os.Getenv)
+	return cfg, pools, err
 }
 
-// withOption returns a copy of opts with key set.
-func withOption(opts map[string]string, key, value string) map[string]string {
-	out := make(map[string]string, len(opts)+1)
-	for k, v := range opts {
-		out[k] = v
+// releasePools are the pools of the configuration at configPath (none
+// when ""), poolName's only when set; --pool must name a volcengine pool.
+func releasePools(configPath, poolName string) ([]actuator.PoolConfig, error) {
+	if configPath == "" {
+		return nil, nil
 	}
-	out[key] = value
-	return out
+	file, err := loadConfig(configPath)
+	if err != nil {
+		return nil, err
+	}
+	var pools []actuator.PoolConfig
+	for _, p := range file.Pools {
+		if poolName == "" || p.Name == poolName {
+			pools = append(pools, p.Actuator())
+		}
+	}
+	if poolName == "" {
+		return pools, nil
+	}
+	p, err := file.Pool(poolName)
+	if err != nil {
+		return pools, usageErrorf("--pool: %v", err)
+	}
+	if p.Backend != volcengine.Name {
+		return pools, usageErrorf("--pool %s: its back-end is %s; only volcengine pools release instances", p.Name, p.Backend)
+	}
+	return pools, nil
 }

@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
@@ -169,31 +168,6 @@ pools:
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("serve did not stop")
-			}
-		})
-	}
-}
-
-func TestSimulatedBootDelay(t *testing.T) {
-	pool := func(backend string, boot time.Duration) poolspec.Pool {
-		p := poolspec.DefaultPool()
-		p.Name, p.Backend, p.Fleet.MaxInstances, p.Fleet.RPSPerInstance, p.Fleet.BootDelay = backend+boot.String(), backend, 4, 1, boot
-		return p
-	}
-	tests := []struct {
-		name  string
-		pools []poolspec.Pool
-		want  time.Duration
-	}{
-		{"the simulated pool's boot delay", []poolspec.Pool{pool("simulated", 3*time.Minute)}, 3 * time.Minute},
-		{"the longest of several", []poolspec.Pool{pool("simulated", 3*time.Minute), pool("simulated", 7*time.Minute)}, 7 * time.Minute},
-		{"other back-ends do not count", []poolspec.Pool{pool("dryrun", 30*time.Minute), pool("simulated", 2*time.Minute)}, 2 * time.Minute},
-		{"default without a simulated pool", []poolspec.Pool{pool("dryrun", time.Minute)}, 10 * time.Minute},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := simulatedBootDelay(&poolspec.File{Pools: tt.pools}); got != tt.want {
-				t.Errorf("boot delay = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -1,0 +1,56 @@
+package fit
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/prewarm/prewarm/model"
+)
+
+func TestParsePeriods(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []int
+		wantErr error
+	}{
+		{"auto", nil, nil},
+		{"", nil, nil},
+		{"none", []int{}, nil},
+		{"24", []int{24}, nil},
+		{" 24, 168 ", []int{24, 168}, nil},
+		{"1", nil, ErrPeriodList},
+		{"24,x", nil, ErrPeriodList},
+		{"168,24", nil, ErrPeriodOrder},
+		{"24,24", nil, ErrPeriodOrder},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParsePeriods(tt.in)
+			if !errors.Is(err, tt.wantErr) || !slices.Equal(got, tt.want) || (got == nil) != (tt.want == nil) {
+				t.Errorf("ParsePeriods(%q) = %v, %v; want %v, %v", tt.in, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestNewOutput(t *testing.T) {
+	r := Result{Forecast: model.Forecast{Method: "snaive", Mean: []float64{1, 2}, Lower: []float64{0, 1}, Upper: []float64{2, 3}}, Periods: []int{24}}
+	tests := []struct {
+		name string
+		r    Result
+		want []Point
+	}{
+		{"one point a step, stamped", r, []Point{{"s0", 1, 0, 2}, {"s1", 2, 1, 3}}},
+		{"no steps, no points", Result{Forecast: model.Forecast{Method: "snaive"}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := NewOutput("in.csv", 80, tt.r, func(j int) string { return "s" + strconv.Itoa(j) })
+			if !slices.Equal(out.Points, tt.want) || out.Input != "in.csv" || out.Level != 80 || out.Method != "snaive" {
+				t.Errorf("NewOutput = %+v, want points %v of in.csv at 80%%", out, tt.want)
+			}
+		})
+	}
+}
