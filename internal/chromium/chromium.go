@@ -56,6 +56,11 @@ func Find(t testing.TB) string {
 	return ""
 }
 
+// devtoolsOrigin is the Origin the DevTools websocket is opened with, and
+// the only one Chromium is told to accept: since Chromium 111 a websocket
+// from an origin not named in --remote-allow-origins is refused.
+const devtoolsOrigin = "http://127.0.0.1"
+
 // Browser is one headless Chromium with one page open.
 type Browser struct {
 	cmd     *exec.Cmd
@@ -97,7 +102,7 @@ func Start(ctx context.Context, binary string, width, height int) (*Browser, err
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
 		"--disable-extensions", "--mute-audio", "--hide-scrollbars", "--user-data-dir="+dir,
 		fmt.Sprintf("--window-size=%d,%d", width, height), "--remote-debugging-address=127.0.0.1",
-		"--remote-debugging-port=0", "about:blank")
+		"--remote-debugging-port=0", "--remote-allow-origins="+devtoolsOrigin, "about:blank")
 	b.cmd.Stdout, b.cmd.Stderr = b.stderr, b.stderr
 	if err := b.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
@@ -153,7 +158,7 @@ func (b *Browser) connect(ctx context.Context) error {
 		}
 		for _, t := range targets {
 			if t.Type == "page" && t.WebSocketDebuggerURL != "" {
-				ws, err := websocket.Dial(t.WebSocketDebuggerURL, "", base)
+				ws, err := websocket.Dial(t.WebSocketDebuggerURL, "", devtoolsOrigin)
 				if err != nil {
 					return fmt.Errorf("connecting to the page: %w", err)
 				}
