@@ -173,3 +173,17 @@ func TestPoolFlagInput(t *testing.T) {
 		}
 	}
 }
+
+// The line printed after --out says the span and the cost in words, with
+// the currency and thousands separators, and marks placeholder prices.
+func TestSummaryLineInWords(t *testing.T) {
+	rep := &Report{}
+	rep.Cost.Recommended, rep.Cost.SavingShare = 2879.674, 0.34
+	rep.Settings.Prices.Currency, rep.Settings.Prices.Placeholder = "USD", true
+	rep.Reserved.Recommended, rep.Plan.Peak = 8, 20
+	got := summaryLine("plan.html", "html", rep, "nyc_taxi.csv", 7*24*time.Hour)
+	want := "plan.html: html report of nyc_taxi.csv for the next week: reserve 8, burst up to +12, cost 2,879.67 USD at placeholder prices (34% below all on demand), 0 risks\n"
+	if got != want {
+		t.Errorf("summary line\n got %q\nwant %q", got, want)
+	}
+}

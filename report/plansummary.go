@@ -151,11 +151,11 @@ func WriteFile(stdout io.Writer, path, format string, rep *Report, title string,
 // report of format went, what to reserve and burst, its cost in its
 // currency (marked at placeholder prices) and the count of risks.
 func summaryLine(path, format string, rep *Report, title string, horizon time.Duration) string {
-	cost := fmt.Sprintf("%.2f %s", rep.Cost.Recommended, rep.Settings.Prices.Currency)
+	cost := moneyIn(rep.Cost.Recommended, rep.Settings.Prices.Currency)
 	if rep.Settings.Prices.Placeholder {
 		cost += " at placeholder prices"
 	}
-	return fmt.Sprintf("%s: %s report of %s for the next %v: reserve %d, burst up to +%d, cost %s (%.0f%% below all on demand), %s\n",
-		path, format, title, FormatSpan(horizon), rep.Reserved.Recommended, rep.Plan.Peak-rep.Reserved.Recommended,
+	return fmt.Sprintf("%s: %s report of %s for %s: reserve %d, burst up to +%d, cost %s (%.0f%% below all on demand), %s\n",
+		path, format, title, nextSpan(Duration(horizon)), rep.Reserved.Recommended, rep.Plan.Peak-rep.Reserved.Recommended,
 		cost, 100*rep.Cost.SavingShare, plural(len(rep.Risks), "risk"))
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prewarm/prewarm/planner"
 )
 
 // An SLO attainment is printed to a hundredth of a percent, and a
@@ -182,5 +184,26 @@ func TestRenderedFiguresAgree(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The report rewrites the gate's own reasons: a change to the planner's
+// wording that the rewrite no longer matches fails here, not silently in
+// a report that still shows a comparison sign.
+func TestGateWordsOfThePlannersReasons(t *testing.T) {
+	cfg := planner.DefaultConfig()
+	cfg.Gating.Tolerance = 1.5
+	for _, tc := range []struct {
+		in   planner.GateInput
+		want string
+	}{
+		{planner.GateInput{HistorySteps: 10000, Season: 24, ModelError: 1.07, ProfileError: 2, NaiveError: 1.76},
+			"model trusted: MAE 1.07 within 1.5× seasonal naive's 1.76"},
+		{planner.GateInput{HistorySteps: 10000, Season: 24, ModelError: 3, ProfileError: 1, NaiveError: 1.76},
+			"stepped back to seasonal profile: model MAE 3 above 1.5× seasonal naive's 1.76"},
+	} {
+		if got := gateWords(cfg.Gate(tc.in).Reason, cfg.Gating.Tolerance); got != tc.want {
+			t.Errorf("gate reason in words = %q, want %q", got, tc.want)
+		}
 	}
 }

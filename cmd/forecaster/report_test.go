@@ -213,9 +213,9 @@ func TestReportSummaryLine(t *testing.T) {
 		args []string
 		want *regexp.Regexp
 	}{
-		{"default prices", nil, regexp.MustCompile(`cost [\d.]+ USD at placeholder prices \(\d+% below all on demand\), (1 risk|\d+ risks)\n$`)},
+		{"default prices", nil, regexp.MustCompile(`cost [\d,.]+ USD at placeholder prices \(\d+% below all on demand\), (1 risk|\d+ risks)\n$`)},
 		{"prices and currency set", []string{"--price", "3", "--currency", "EUR"},
-			regexp.MustCompile(`cost [\d.]+ EUR \(\d+% below all on demand\), (1 risk|\d+ risks|0 risks)\n$`)},
+			regexp.MustCompile(`cost [\d,.]+ EUR \(\d+% below all on demand\), (1 risk|\d+ risks|0 risks)\n$`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, errOut := runForecaster(append(base, tc.args...)...)
