@@ -36,9 +36,6 @@ type capacityFlags struct {
 	pool *poolspec.Pool
 }
 
-// maxFleet is the most instances a flag may name.
-const maxFleet = poolspec.MaxFleet
-
 func (f *capacityFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.input, "input", "", "demand CSV file (timestamp and value columns); none: synthetic demand")
 	f.registerCSV(fs)
