@@ -13,7 +13,9 @@ package influxtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -136,14 +138,15 @@ func StartServer(t testing.TB, opts ...Option) *Server {
 }
 
 // createDatabase creates Database. Right after the first user is created,
-// InfluxDB 1.8 can refuse that user's credentials for a moment (HTTP 403)
+// InfluxDB 1.8 can refuse that user's credentials or privileges for a
+// moment (HTTP 403, or 200 with "error authorizing query" in the body)
 // while its user cache catches up, so a refusal is retried for up to 10 s.
 func createDatabase(base, user, password string) error {
 	form := url.Values{"q": {"CREATE DATABASE " + Database}}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		err := post(base+"/query", form, user, password)
-		if err == nil || user == "" || time.Now().After(deadline) || !strings.Contains(err.Error(), "HTTP 40") {
+		if err == nil || user == "" || time.Now().After(deadline) || !(strings.Contains(err.Error(), "HTTP 40") || strings.Contains(err.Error(), "authoriz")) {
 			return err
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -291,6 +294,20 @@ func post(u string, form url.Values, user, password string) error {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("POST %s: HTTP %d", u, resp.StatusCode)
+	}
+	// A statement that fails is answered 200 with its error in the body
+	// ({"results":[{"error":"..."}]}).
+	var body struct {
+		Results []struct {
+			Error string `json:"error"`
+		} `json:"results"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err == nil {
+		for _, r := range body.Results {
+			if r.Error != "" {
+				return fmt.Errorf("POST %s: %s", u, r.Error)
+			}
+		}
 	}
 	return nil
 }
