@@ -93,11 +93,11 @@ func (c *Config) Gate(in GateInput) GateResult {
 				spanText(time.Duration(season)*in.Step))
 		}
 	case !beats(in.ModelError):
-		why = fmt.Sprintf("model MAE %.3g > seasonal naive %.3g", in.ModelError, in.NaiveError)
+		why = "model " + againstNaive(in.ModelError, in.NaiveError, g.Tolerance)
 	default:
 		reason := "model trusted"
 		if !math.IsNaN(in.ModelError) && !math.IsNaN(in.NaiveError) {
-			reason = fmt.Sprintf("model trusted: MAE %.3g <= seasonal naive %.3g", in.ModelError, in.NaiveError)
+			reason = "model trusted: " + againstNaive(in.ModelError, in.NaiveError, g.Tolerance)
 		}
 		return GateResult{Level: GateModel, Reason: reason}
 	}
@@ -107,7 +107,7 @@ func (c *Config) Gate(in GateInput) GateResult {
 	case in.HistorySteps < season:
 		why += fmt.Sprintf("; history %d steps < 1 season of %d", in.HistorySteps, season)
 	case !beats(in.ProfileError):
-		why += fmt.Sprintf("; profile MAE %.3g > seasonal naive %.3g", in.ProfileError, in.NaiveError)
+		why += "; profile " + againstNaive(in.ProfileError, in.NaiveError, g.Tolerance)
 	default:
 		return GateResult{Level: GateProfile, Reason: "stepped back to seasonal profile: " + why}
 	}
@@ -116,6 +116,24 @@ func (c *Config) Gate(in GateInput) GateResult {
 
 // spanText is a span as a reason shows it: whole days as "2d", else as
 // shortDuration does ("1h30m").
+// againstNaive words a method's error against seasonal naive's as the
+// gate judges it, tolerance included, so that the figures agree with the
+// verdict: "MAE 10 at most seasonal naive's 12", "MAE 14 within 1.5×
+// seasonal naive's 10", "MAE 16 above 1.5× seasonal naive's 10".
+func againstNaive(mae, naive, tolerance float64) string {
+	times := ""
+	if tolerance != 1 {
+		times = strconv.FormatFloat(tolerance, 'g', 3, 64) + "× "
+	}
+	switch {
+	case mae <= naive:
+		return fmt.Sprintf("MAE %.3g at most seasonal naive's %.3g", mae, naive)
+	case mae <= tolerance*naive:
+		return fmt.Sprintf("MAE %.3g within %sseasonal naive's %.3g", mae, times, naive)
+	}
+	return fmt.Sprintf("MAE %.3g above %sseasonal naive's %.3g", mae, times, naive)
+}
+
 func spanText(d time.Duration) string {
 	if day := 24 * time.Hour; d >= day && d%day == 0 {
 		return strconv.Itoa(int(d/day)) + "d"

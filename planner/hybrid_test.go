@@ -51,10 +51,10 @@ func TestGate(t *testing.T) {
 		{"no history: reactive only", GateInput{0, 24, nan, nan, nan, 0}, GateReactive, "history 0 steps < 2 seasons of 24; history 0 steps < 1 season of 24"},
 		{"one season: seasonal profile", GateInput{30, 24, nan, nan, nan, 0}, GateProfile, "stepped back to seasonal profile: history 30 steps < 2 seasons"},
 		{"two seasons, nothing measured yet: model", GateInput{48, 24, nan, nan, nan, 0}, GateModel, "model trusted"},
-		{"model as good as naive: model", GateInput{500, 24, 10, 12, 10, 0}, GateModel, "model trusted: MAE 10 <= seasonal naive 10"},
+		{"model as good as naive: model", GateInput{500, 24, 10, 12, 10, 0}, GateModel, "model trusted: MAE 10 at most seasonal naive's 10"},
 		{"model within tolerance: model", GateInput{500, 24, 14, 12, 10, 0}, GateModel, "model trusted"},
-		{"model worse than naive: profile", GateInput{500, 24, 16, 9, 10, 0}, GateProfile, "model MAE 16 > seasonal naive 10"},
-		{"both worse than naive: reactive", GateInput{500, 24, 16, 17, 10, 0}, GateReactive, "forecast stepped back, reactive only: model MAE 16 > seasonal naive 10; profile MAE 17 > seasonal naive 10"},
+		{"model worse than naive: profile", GateInput{500, 24, 16, 9, 10, 0}, GateProfile, "model MAE 16 above 1.5× seasonal naive's 10"},
+		{"both worse than naive: reactive", GateInput{500, 24, 16, 17, 10, 0}, GateReactive, "forecast stepped back, reactive only: model MAE 16 above 1.5× seasonal naive's 10; profile MAE 17 above 1.5× seasonal naive's 10"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

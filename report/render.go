@@ -200,7 +200,7 @@ func funcs(rep *Report) map[string]any {
 		"pct":        func(v float64) string { return pct(v, 1) },
 		"pct0":       func(v float64) string { return pct(v, 0) },
 		"slo":        attainment,
-		"gate":       func(reason string) string { return gateWords(reason, rep.Settings.GateTolerance) },
+		"gate":       comparisonWords,
 		"held80":     func(v float64) string { return pctAgainst(v, RuleMinCoverage80) },
 		"held95":     func(v float64) string { return pctAgainst(v, RuleMinCoverage95) },
 		"costVersus": costVersus,

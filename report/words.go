@@ -117,20 +117,6 @@ func comparisonWords(s string) string {
 	return strings.NewReplacer(" <= ", " at most ", " >= ", " at least ", " < ", " below ", " > ", " above ").Replace(s)
 }
 
-// gateWords writes the gate's reason for the report's body: its
-// comparison with seasonal naive names the tolerance the gate allows
-// (the model is trusted while its error is within tolerance× seasonal
-// naive's), so that the figures agree with the verdict, and no
-// comparison sign is left.
-func gateWords(reason string, tolerance float64) string {
-	if tolerance > 0 && tolerance != 1 {
-		t := trimZero(fmt.Sprintf("%.3g", tolerance))
-		reason = strings.ReplaceAll(reason, " <= seasonal naive ", " within "+t+"× seasonal naive's ")
-		reason = strings.ReplaceAll(reason, " > seasonal naive ", " above "+t+"× seasonal naive's ")
-	}
-	return comparisonWords(reason)
-}
-
 // spansWords writes spans in words: "a day and a week".
 func spansWords(ds []Duration) string {
 	if len(ds) == 0 {
