@@ -274,7 +274,7 @@ func (c *Controller) InCharge() Charge {
 	}
 	switch level {
 	case planner.GateModel:
-		return Charge{ChargeModel, "the model's plan (" + r.Model + ") is in charge, beside the reactive rules: " + r.Gate.Reason}
+		return Charge{ChargeModel, "the model's plan is in charge, beside the reactive rules: " + r.Gate.Reason}
 	case planner.GateProfile:
 		return Charge{ChargeProfile, "the seasonal profile's plan is in charge, beside the reactive rules: " + r.Gate.Reason}
 	}
