@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 
@@ -30,6 +31,11 @@ type JoinConfig struct {
 	Buckets int
 	// Timings are the Leases' periods.
 	Timings Timings
+	// Address is where the other replicas reach this one's API; ""
+	// means http://$POD_IP:PORT with Port, and none without $POD_IP.
+	Address string
+	// Port is the API's port, for the default Address.
+	Port string
 	// APIServer is the Kubernetes API's URL (election.api_server, a
 	// test's loopback stand-in, without credentials); "" uses the pod's
 	// service account.
@@ -78,7 +84,7 @@ func Join(cfg JoinConfig, getenv func(string) string, log *slog.Logger) (*Joined
 		return nil, fmt.Errorf("election: Kubernetes client: %w", err)
 	}
 	sharder, err := NewSharder(coord, ShardConfig{Namespace: namespace, Identity: identity, Prefix: cfg.Prefix,
-		Buckets: cfg.Buckets, Timings: cfg.Timings, Logger: logr.FromSlogHandler(log.Handler()).WithValues("component", "election")})
+		Address: advertised(cfg, getenv), Buckets: cfg.Buckets, Timings: cfg.Timings, Logger: logr.FromSlogHandler(log.Handler()).WithValues("component", "election")})
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +105,19 @@ func Join(cfg JoinConfig, getenv func(string) string, log *slog.Logger) (*Joined
 		<-done
 	}
 	return &Joined{Sharder: sharder, Store: store, identity: identity, buckets: cfg.Buckets, stop: stop}, nil
+}
+
+// advertised is this replica's API URL for the others: cfg.Address, else
+// http://$POD_IP:Port (the downward API's pod IP), else none.
+func advertised(cfg JoinConfig, getenv func(string) string) string {
+	if cfg.Address != "" {
+		return cfg.Address
+	}
+	ip := getenv("POD_IP")
+	if ip == "" || cfg.Port == "" {
+		return ""
+	}
+	return "http://" + net.JoinHostPort(ip, cfg.Port)
 }
 
 // serviceAccountNamespace is where a pod's service account names its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -19,6 +20,10 @@ const forgetMembersAfter = 10
 // groupLabel marks the member Leases of one set of shards; its value is the
 // shard prefix.
 const groupLabel = "prewarm.io/shard-group"
+
+// addressAnnotation holds, on a member Lease, the URL at which the other
+// replicas reach that replica's API (ShardConfig.Address).
+const addressAnnotation = "prewarm.io/api-address"
 
 // membership keeps this replica's member Lease (prefix-member-IDENTITY)
 // renewed and reads the others', so that every replica knows how many are
@@ -37,8 +42,14 @@ type membership struct {
 	// deleted.
 	forgetAfter time.Duration
 
+	// address is this replica's API URL, written on its member Lease.
+	address string
+
 	own  *coordinationv1.Lease     // last written, nil to read it again
 	seen map[string]memberSighting // by Lease name
+
+	mu        sync.Mutex
+	addresses map[string]string // the live members' API URLs, by identity
 }
 
 // memberSighting is what this replica last saw of a member Lease.
@@ -47,14 +58,16 @@ type memberSighting struct {
 	at       time.Time // when this replica saw that version first
 	holder   string
 	duration time.Duration
+	address  string
 }
 
 // newMembership prepares the member Lease of identity in group prefix.
-func newMembership(leases coordinationv1client.LeaseInterface, prefix, identity string, duration time.Duration) *membership {
+func newMembership(leases coordinationv1client.LeaseInterface, prefix, identity, address string, duration time.Duration) *membership {
 	return &membership{
 		leases:      leases,
 		name:        memberName(prefix, identity),
 		identity:    identity,
+		address:     address,
 		group:       prefix,
 		duration:    duration,
 		forgetAfter: forgetMembersAfter * duration,
@@ -81,6 +94,7 @@ func (m *membership) heartbeat(ctx context.Context, holder string) error {
 		m.own = got
 	}
 	m.own.Spec = m.spec(holder)
+	m.annotate(m.own)
 	updated, err := m.leases.Update(ctx, m.own, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) { // forgotten by the others while away
 		return m.create(ctx, holder)
@@ -99,12 +113,32 @@ func (m *membership) create(ctx context.Context, holder string) error {
 		ObjectMeta: metav1.ObjectMeta{Name: m.name, Labels: map[string]string{groupLabel: m.group}},
 		Spec:       m.spec(holder),
 	}
+	m.annotate(lease)
 	created, err := m.leases.Create(ctx, lease, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("election: member lease %s: %w", m.name, err)
 	}
 	m.own = created
 	return nil
+}
+
+// annotate writes this replica's API address on its member Lease.
+func (m *membership) annotate(lease *coordinationv1.Lease) {
+	if m.address == "" {
+		return
+	}
+	if lease.Annotations == nil {
+		lease.Annotations = map[string]string{}
+	}
+	lease.Annotations[addressAnnotation] = m.address
+}
+
+// addressOf is the API URL of the live member identity, "" when it has
+// none or is not known to be alive.
+func (m *membership) addressOf(identity string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.addresses[identity]
 }
 
 // spec is a member Lease renewed now.
@@ -124,18 +158,25 @@ func (m *membership) alive(ctx context.Context) ([]string, error) {
 	now := time.Now()
 	seen := make(map[string]memberSighting, len(list.Items))
 	ids := map[string]bool{m.identity: true}
+	addresses := map[string]string{}
 	for i := range list.Items {
 		lease := &list.Items[i]
 		s := m.sighting(lease, now)
 		seen[lease.Name] = s
 		if s.holder != "" && now.Before(s.at.Add(s.duration)) {
 			ids[s.holder] = true
+			if s.address != "" {
+				addresses[s.holder] = s.address
+			}
 		}
 		if lease.Name != m.name && now.After(s.at.Add(m.forgetAfter)) {
 			m.forget(ctx, lease.Name, s.version)
 		}
 	}
 	m.seen = seen
+	m.mu.Lock()
+	m.addresses = addresses
+	m.mu.Unlock()
 	out := make([]string, 0, len(ids))
 	for id := range ids {
 		out = append(out, id)
@@ -160,6 +201,7 @@ func (m *membership) sighting(lease *coordinationv1.Lease, now time.Time) member
 	if lease.Spec.HolderIdentity != nil {
 		s.holder = *lease.Spec.HolderIdentity
 	}
+	s.address = lease.Annotations[addressAnnotation]
 	if lease.Spec.LeaseDurationSeconds != nil {
 		s.duration = time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second
 	}

@@ -11,11 +11,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// Members count the live ones, learn their API addresses and forget Leases
+// left stale.
 func TestMembershipCountsLiveMembersAndForgetsStaleOnes(t *testing.T) {
 	leases := newReplica(t, newServer(t)).client.CoordinationV1().Leases("ns")
 	ctx := context.Background()
-	a := newMembership(leases, "prewarm-shard", "a", time.Second)
-	b := newMembership(leases, "prewarm-shard", "b", time.Second)
+	a := newMembership(leases, "prewarm-shard", "a", "", time.Second)
+	b := newMembership(leases, "prewarm-shard", "b", "http://127.0.0.1:9109", time.Second)
 	a.forgetAfter = 1500 * time.Millisecond
 	for _, m := range []*membership{a, b} {
 		if err := m.heartbeat(ctx, m.identity); err != nil {
@@ -32,6 +34,14 @@ func TestMembershipCountsLiveMembersAndForgetsStaleOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertAlive(t, a, "a", "b")
+	// b's member Lease carries its API address; a wrote none.
+	assertAlive(t, b, "a", "b")
+	if got := a.addressOf("b"); got != "http://127.0.0.1:9109" {
+		t.Errorf("b's address as a reads it: %q, want http://127.0.0.1:9109", got)
+	}
+	if got := b.addressOf("a"); got != "" {
+		t.Errorf("a's address as b reads it: %q, want none", got)
+	}
 
 	// b stops renewing: a counts it out after a lease duration and
 	// deletes its Lease after forgetAfter, while its own stays.
@@ -42,6 +52,9 @@ func TestMembershipCountsLiveMembersAndForgetsStaleOnes(t *testing.T) {
 		alive, err := a.alive(ctx)
 		return err == nil && slices.Equal(alive, []string{"a"})
 	})
+	if got := a.addressOf("b"); got != "" {
+		t.Errorf("a member counted out still has an address: %q", got)
+	}
 	waitFor(t, time.Second, "b's lease deleted", func() bool {
 		_, _ = a.alive(ctx)
 		_, err := leases.Get(ctx, b.name, metav1.GetOptions{})

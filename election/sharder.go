@@ -27,6 +27,10 @@ type ShardConfig struct {
 	// Buckets is how many buckets the pools hash into (election.buckets).
 	// Changing it moves pools between buckets: every replica must agree.
 	Buckets int
+	// Address is the URL at which the other replicas reach this one's API
+	// (http://POD_IP:PORT), written on its member Lease so that a standby
+	// can forward a request only the owner may serve; "" writes none.
+	Address string
 	// Timings are the periods of every Lease.
 	Timings Timings
 	// Logger gets the election log; the zero value discards it.
@@ -98,7 +102,7 @@ func NewSharder(leases coordinationv1client.LeasesGetter, cfg ShardConfig) (*Sha
 	}
 	s := &Sharder{
 		cfg:     cfg,
-		members: newMembership(leases.Leases(cfg.Namespace), cfg.Prefix, cfg.Identity, cfg.Timings.LeaseDuration),
+		members: newMembership(leases.Leases(cfg.Namespace), cfg.Prefix, cfg.Identity, cfg.Address, cfg.Timings.LeaseDuration),
 		changes: make(chan struct{}, 1),
 		cancels: make([]context.CancelFunc, cfg.Buckets),
 	}
@@ -233,6 +237,10 @@ func (s *Sharder) Owns(pool string) bool {
 func (s *Sharder) Owner(pool string) string {
 	return s.electors[Bucket(pool, s.cfg.Buckets)].Leader()
 }
+
+// Address is the API URL the live replica identity wrote on its member
+// Lease, as last read (at most a retry period old); "" when none is known.
+func (s *Sharder) Address(identity string) string { return s.members.addressOf(identity) }
 
 // Owned lists the buckets this replica holds now, in order.
 func (s *Sharder) Owned() []int {

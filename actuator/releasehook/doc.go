@@ -18,8 +18,10 @@
 //
 // With several replicas sharing the pools (leader election), only the
 // replica acting for the instance's pool releases it (Config.Route); the
-// others answer 503 with Retry-After and {"outcome":"standby","owner":…},
-// calling nothing, so a retry through the Service reaches the owner. The
+// others pass the request on to it once (Config.Forward, the owner's
+// address from its member Lease) and answer with its answer, or, when it
+// cannot be reached, answer 503 with Retry-After and
+// {"outcome":"standby","owner":…}, calling nothing. The
 // instance's pool comes from the membership check (Config.Locate), else
 // the request's "pool", else the only pool configured; a request whose
 // pool cannot be told is refused (400).

@@ -1,6 +1,7 @@
 package releasehook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,6 +64,11 @@ type Config struct {
 	// RetryAfter is what a standby's 503 asks the caller to wait
 	// (default 1s).
 	RetryAfter time.Duration
+	// Forward, when set, gives the API URL of a replica (from its member
+	// Lease), so that a standby passes a release on to the pool's owner,
+	// once, with the caller's headers, and answers with the owner's
+	// answer. "" or an unreachable owner leaves the standby's 503.
+	Forward func(owner string) (baseURL string)
 	// Notes, if set, prepares a context in which the back-end records
 	// remarks about the release (volcengine.NoteRecorder: a StopCharging
 	// fallback) and returns a function reading them after Release.
@@ -127,9 +133,10 @@ var instanceIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
 // Handler serves POST /api/v1/release.
 type Handler struct {
-	cfg   Config
-	log   *slog.Logger
-	guard *authguard.Guard
+	cfg    Config
+	log    *slog.Logger
+	guard  *authguard.Guard
+	client *http.Client // forwards to a pool's owner
 }
 
 // New checks cfg and returns the handler.
@@ -160,7 +167,10 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("releasehook: %w", err)
 	}
-	return &Handler{cfg: cfg, log: cfg.Logger.With("component", "releasehook"), guard: guard}, nil
+	return &Handler{cfg: cfg, log: cfg.Logger.With("component", "releasehook"), guard: guard,
+		client: &http.Client{Timeout: cfg.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // an owner answers; it does not send the token elsewhere
+		}}}, nil
 }
 
 // ServeHTTP implements http.Handler.
@@ -182,7 +192,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(refused.Status, Reply{Outcome: "error", Error: refused.Message})
 		return
 	}
-	req, err := decode(r.Body)
+	body, err := readBody(r.Body)
+	var req Request
+	if err == nil {
+		req, err = decode(body)
+	}
 	if err != nil {
 		reply(http.StatusBadRequest, Reply{Outcome: "error", Error: err.Error()})
 		return
@@ -209,10 +223,69 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	status, rep := h.release(ctx, req)
 	if rep.Outcome == "standby" {
+		if h.forward(ctx, w, r, body, rep) {
+			return
+		}
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(h.cfg.RetryAfter.Seconds()))))
 	}
 	reply(status, rep)
 }
+
+// ForwardedHeader marks a request a standby passed to the pool's owner; a
+// replica that receives one and does not own the pool answers 503 instead
+// of passing it on again.
+const ForwardedHeader = "X-Prewarm-Forwarded"
+
+// forward passes a request this replica may not serve to the owner named
+// in rep, when Config.Forward knows its address, and copies the owner's
+// answer back. It reports whether an answer was written; a request that
+// was already forwarded, an owner without an address, or one that cannot
+// be reached leaves the standby's 503 to the caller.
+func (h *Handler) forward(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte, rep Reply) bool {
+	if h.cfg.Forward == nil || rep.Owner == "" || r.Header.Get(ForwardedHeader) != "" {
+		return false
+	}
+	base := h.cfg.Forward(rep.Owner)
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return false
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+Path, bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	for _, k := range []string{"Authorization", "Content-Type", IdempotencyHeader} {
+		if v := r.Header.Get(k); v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	req.Header.Set(ForwardedHeader, "1")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		h.log.Warn("release not forwarded to the pool's owner", "instance", rep.InstanceID, "pool", rep.Pool,
+			"owner", rep.Owner, "err", err)
+		return false
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
+	if err != nil {
+		return false
+	}
+	for _, k := range []string{"Content-Type", "Retry-After"} {
+		if v := resp.Header.Get(k); v != "" {
+			w.Header().Set(k, v)
+		}
+	}
+	w.Header().Set(ForwardedToHeader, rep.Owner)
+	w.WriteHeader(resp.StatusCode)
+	w.Write(answer)
+	h.log.Info("release forwarded to the pool's owner", "instance", rep.InstanceID, "pool", rep.Pool,
+		"owner", rep.Owner, "status", resp.StatusCode)
+	return true
+}
+
+// ForwardedToHeader names, on an answer a standby passed on, the replica
+// that served the request.
+const ForwardedToHeader = "X-Prewarm-Forwarded-To"
 
 // IdempotencyHeader names the optional request header whose value makes
 // retried requests one release at the provider.
@@ -222,15 +295,20 @@ const IdempotencyHeader = "Idempotency-Key"
 // client tokens take at most 64 such characters.
 var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 
-// decode reads and checks the body.
-func decode(body io.Reader) (Request, error) {
+// readBody reads a request body of at most maxBodyBytes.
+func readBody(body io.Reader) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(body, maxBodyBytes+1))
 	if err != nil {
-		return Request{}, fmt.Errorf("reading the body: %v", err)
+		return nil, fmt.Errorf("reading the body: %v", err)
 	}
 	if len(data) > maxBodyBytes {
-		return Request{}, fmt.Errorf("body larger than %d bytes", maxBodyBytes)
+		return nil, fmt.Errorf("body larger than %d bytes", maxBodyBytes)
 	}
+	return data, nil
+}
+
+// decode checks a body.
+func decode(data []byte) (Request, error) {
 	var req Request
 	if err := json.Unmarshal(data, &req); err != nil {
 		return Request{}, fmt.Errorf("body is not a release request or idle event: %v", err)

@@ -387,3 +387,76 @@ func TestOnlyThePoolsOwnerReleases(t *testing.T) {
 		})
 	}
 }
+
+// A standby passes a release on to the pool's owner once, with the
+// caller's token and idempotency key, and answers with the owner's
+// answer; a request already passed on, or an owner it cannot reach, gets
+// the standby's 503 and releases nothing anywhere.
+func TestStandbyForwardsToTheOwner(t *testing.T) {
+	var ownerReleased []string
+	var ownerKeys []string
+	owner, err := releasehook.New(releasehook.Config{Token: token, Pools: []string{"gpu"}, Logger: slog.New(slog.DiscardHandler),
+		Route: func(string) (bool, string) { return true, "" },
+		Releaser: releaserFunc(func(ctx context.Context, id, _ string) error {
+			ownerReleased = append(ownerReleased, id)
+			return nil
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownerSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ownerKeys = append(ownerKeys, r.Header.Get(releasehook.IdempotencyHeader))
+		owner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ownerSrv.Close)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	goneURL := gone.URL
+	gone.Close()
+
+	cases := []struct {
+		name      string
+		address   string
+		forwarded bool
+		status    int
+		outcome   string
+		to        string
+		released  int
+	}{
+		{"passed on to the owner", ownerSrv.URL, false, 200, "released", "replica-a", 1},
+		{"already passed on once", ownerSrv.URL, true, 503, "standby", "", 0},
+		{"owner without an address", "", false, 503, "standby", "", 0},
+		{"owner unreachable", goneURL, false, 503, "standby", "", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ownerReleased, ownerKeys = nil, nil
+			standbyReleased := false
+			standby, err := releasehook.New(releasehook.Config{Token: token, Pools: []string{"gpu"}, Logger: slog.New(slog.DiscardHandler),
+				Route:    func(string) (bool, string) { return false, "replica-a" },
+				Forward:  func(string) string { return tc.address },
+				Releaser: releaserFunc(func(context.Context, string, string) error { standbyReleased = true; return nil })})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := httptest.NewRequest(http.MethodPost, releasehook.Path, strings.NewReader(`{"instance_id":"i-9"}`))
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set(releasehook.IdempotencyHeader, "job-9-end")
+			if tc.forwarded {
+				req.Header.Set(releasehook.ForwardedHeader, "1")
+			}
+			rec := httptest.NewRecorder()
+			standby.ServeHTTP(rec, req)
+			var rep releasehook.Reply
+			json.Unmarshal(rec.Body.Bytes(), &rep)
+			if rec.Code != tc.status || rep.Outcome != tc.outcome || rec.Header().Get(releasehook.ForwardedToHeader) != tc.to ||
+				len(ownerReleased) != tc.released || standbyReleased {
+				t.Errorf("got %d %s (forwarded to %q), owner released %v, standby released %v; want %d %s (%q), %d by the owner",
+					rec.Code, rep.Outcome, rec.Header().Get(releasehook.ForwardedToHeader), ownerReleased, standbyReleased,
+					tc.status, tc.outcome, tc.to, tc.released)
+			}
+			if tc.released > 0 && (len(ownerKeys) != 1 || ownerKeys[0] != "job-9-end") {
+				t.Errorf("the owner saw idempotency keys %q, want the caller's", ownerKeys)
+			}
+		})
+	}
+}

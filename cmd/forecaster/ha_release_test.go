@@ -16,10 +16,12 @@ import (
 
 const haReleaseToken = "release-token-of-the-ha-test"
 
-// Two replicas share a dry-run pool with election on. A release posted to
-// the standby is answered 503 with Retry-After and the owner's name and
-// releases nothing; the same request posted to the owner releases the
-// instance. The shared audit log holds exactly one release.
+// Two replicas share a dry-run pool with election on, each with its API
+// address on its member Lease ($POD_IP and the listen port). A release
+// posted to the standby is passed on to the owner, which releases the
+// instance; one the standby receives already forwarded is answered 503
+// with Retry-After and the owner's name and releases nothing. The shared
+// audit log holds exactly one release.
 func TestOnlyTheOwnerReleases(t *testing.T) {
 	forecaster, _ := binaries(t)
 	dir := t.TempDir()
@@ -48,7 +50,7 @@ pools:
 	addrs := map[string]string{}
 	for _, name := range []string{"replica-a", "replica-b"} {
 		addrs[name] = freeAddr(t)
-		start(t, forecaster, []string{"POD_NAME=" + name, releasehook.EnvToken + "=" + haReleaseToken},
+		start(t, forecaster, []string{"POD_NAME=" + name, "POD_IP=127.0.0.1", releasehook.EnvToken + "=" + haReleaseToken},
 			"serve", "--config", config, "--store", "embedded:"+filepath.Join(dir, name+"-store"), "--listen", addrs[name],
 			"--state", filepath.Join(dir, name+"-state.db"))
 	}
@@ -70,10 +72,13 @@ pools:
 		return true
 	})
 
-	release := func(addr string) (int, string, releasehook.Reply) {
+	release := func(addr string, forwarded bool) (*http.Response, releasehook.Reply) {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+releasehook.Path,
 			strings.NewReader(`{"kind":"idle","instance_id":"i-idle01","pool":"gpu","host":"gpu-07","gpu":"0"}`))
 		req.Header.Set("Authorization", "Bearer "+haReleaseToken)
+		if forwarded {
+			req.Header.Set(releasehook.ForwardedHeader, "1")
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -81,15 +86,26 @@ pools:
 		defer resp.Body.Close()
 		var rep releasehook.Reply
 		json.NewDecoder(resp.Body).Decode(&rep)
-		return resp.StatusCode, resp.Header.Get("Retry-After"), rep
+		return resp, rep
 	}
-	if code, retry, rep := release(addrs[standby]); code != http.StatusServiceUnavailable || rep.Outcome != "standby" ||
-		rep.Owner != owner || retry != "1" {
-		t.Errorf("release posted to the standby %s: %d %+v (Retry-After %q), want 503 standby naming %s, Retry-After 1",
-			standby, code, rep, retry, owner)
+	// The standby learns the owner's address from its member Lease within
+	// a retry period or two.
+	var resp *http.Response
+	var rep releasehook.Reply
+	waitFor(t, 5*time.Second, "a release posted to the standby to be passed on", func() bool {
+		resp, rep = release(addrs[standby], false)
+		return resp.Header.Get(releasehook.ForwardedToHeader) != "" || rep.Outcome == "released"
+	})
+	if resp.StatusCode != http.StatusOK || rep.Outcome != "released" || rep.Pool != "gpu" ||
+		resp.Header.Get(releasehook.ForwardedToHeader) != owner {
+		t.Errorf("release posted to the standby %s: %d %+v (forwarded to %q), want 200 released in pool gpu by %s",
+			standby, resp.StatusCode, rep, resp.Header.Get(releasehook.ForwardedToHeader), owner)
 	}
-	if code, _, rep := release(addrs[owner]); code != http.StatusOK || rep.Outcome != "released" || rep.Pool != "gpu" {
-		t.Errorf("release posted to the owner %s: %d %+v, want 200 released in pool gpu", owner, code, rep)
+	resp, rep = release(addrs[standby], true)
+	if resp.StatusCode != http.StatusServiceUnavailable || rep.Outcome != "standby" || rep.Owner != owner ||
+		resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("a forwarded release reaching the standby %s: %d %+v (Retry-After %q), want 503 standby naming %s, Retry-After 1",
+			standby, resp.StatusCode, rep, resp.Header.Get("Retry-After"), owner)
 	}
 	raw, err := os.ReadFile(audit)
 	if err != nil {

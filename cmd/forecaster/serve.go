@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -161,13 +162,14 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	}
 	deps := service.Deps{Store: db, Backend: b.Build, Safety: b.safety, State: st,
 		Preview: f.once && !f.apply, Logger: log, Metrics: metrics, Redactor: redactor}
+	var ownerAddress func(identity string) string // the other replicas' API URLs, with election on
 	if file.Election.Enabled && !f.once {
-		el, err := election.Join(electionConfig(file.Election), os.Getenv, log)
+		el, err := election.Join(electionConfig(file.Election, file.Listen), os.Getenv, log)
 		if err != nil {
 			return err
 		}
 		defer el.Stop() // after the decisions in flight: the buckets are released last
-		deps.Shards, deps.ShardStore = el, el.Store
+		deps.Shards, deps.ShardStore, ownerAddress = el, el.Store, el.Address
 	}
 	svc, err := service.New(ctx, file, deps)
 	if err != nil {
@@ -184,7 +186,7 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	release, err := releaseHandler(file, b, svc, releaseTok, log)
+	release, err := releaseHandler(file, b, svc, ownerAddress, releaseTok, log)
 	if err != nil {
 		return err
 	}
@@ -261,9 +263,11 @@ func newBackends(file *poolspec.File, reg prometheus.Registerer, log *slog.Logge
 // (nil otherwise). Releases go through the first pool's back-end, or the
 // first volcengine pool's when there is one; volcengine pools also get the
 // membership check, which names the instance's pool. With election on,
-// only the replica acting for that pool releases (svc.ActsFor). Its pools
+// only the replica acting for that pool releases (svc.ActsFor); another
+// passes the request on to it (ownerAddress, from its member Lease). Its pools
 // are those at start: a reload does not change them.
-func releaseHandler(file *poolspec.File, b *backends, svc *service.Service, token string, log *slog.Logger) (http.Handler, error) {
+func releaseHandler(file *poolspec.File, b *backends, svc *service.Service, ownerAddress func(string) string, token string,
+	log *slog.Logger) (http.Handler, error) {
 	if token == "" {
 		log.Info("release hook disabled: no token", "hint", "set "+releasehook.EnvToken+" or --release-token-file")
 		return nil, nil
@@ -282,7 +286,7 @@ func releaseHandler(file *poolspec.File, b *backends, svc *service.Service, toke
 	opts.Pools = pools
 	hc := releasehook.Config{Releaser: actuator.NewSafe(releaser, opts), Token: token, Logger: log, Pools: names}
 	if file.Election.Enabled {
-		hc.Route, hc.RetryAfter = svc.ActsFor, file.Election.RetryPeriod
+		hc.Route, hc.RetryAfter, hc.Forward = svc.ActsFor, file.Election.RetryPeriod, ownerAddress
 	}
 	if v, ok := b.backends[volcengine.Name].(*volcengine.Actuator); ok {
 		hc.Locate = volcengine.PoolOfInstance(v, pools)
@@ -299,8 +303,10 @@ func closedChan() <-chan error {
 }
 
 // electionConfig is the election: block as the election package takes it.
-func electionConfig(cfg poolspec.Election) election.JoinConfig {
+func electionConfig(cfg poolspec.Election, listen string) election.JoinConfig {
+	_, port, _ := net.SplitHostPort(listen) // checked when the server listens
 	return election.JoinConfig{Namespace: cfg.Namespace, Identity: cfg.Identity, Prefix: cfg.ShardPrefix, Buckets: cfg.Buckets,
+		Port:      port,
 		Timings:   election.Timings{LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod},
 		APIServer: cfg.APIServer}
 }
