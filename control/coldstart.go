@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/model"
+	"github.com/prewarm/prewarm/model/stats"
 	"github.com/prewarm/prewarm/planner"
 )
 
@@ -106,17 +107,14 @@ func finiteValues(x []float64) []float64 {
 	return out
 }
 
-// quantileOf is the q quantile of x (sorted in place), interpolated
-// between order statistics; 0 for an empty x.
+// quantileOf is the q quantile of x (sorted in place, R's type 7); 0 for
+// an empty x.
 func quantileOf(x []float64, q float64) float64 {
 	if len(x) == 0 {
 		return 0
 	}
 	slices.Sort(x)
-	pos := q * float64(len(x)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(x)-1)
-	return x[lo] + (pos-float64(lo))*(x[hi]-x[lo])
+	return stats.Quantile(x, q)
 }
 
 // stdDev is the standard deviation of x's finite values (0 with fewer
@@ -242,7 +240,7 @@ type Charge struct {
 // scored, else the level the last decision followed.
 func (c *Controller) InCharge() Charge {
 	r := c.last
-	need := spanWords(time.Duration(c.plan.Gating.MinSeasons*c.season()) * c.settings.Step)
+	need := planner.SpanText(time.Duration(c.plan.Gating.MinSeasons*c.season()) * c.settings.Step)
 	guess := "no forecast yet"
 	if r.Model != "" {
 		guess = "the forecast shown is a guess (" + r.Model + "), its band the spread of the history there is"
@@ -260,12 +258,18 @@ func (c *Controller) InCharge() Charge {
 		}
 		return Charge{ChargeColdStart, "cold start: " + joinWords(terms) + " are in charge until the model has " + need + " of history; " + guess}
 	case r.Cold:
-		plan := map[string]string{planner.GateModel: "the model's plan", planner.GateProfile: "the seasonal profile's plan"}[c.followedAt(r.Gate)]
-		if plan == "" {
-			plan = "no plan"
+		plan := "no plan"
+		switch c.followedAt(r.Gate) {
+		case planner.GateModel:
+			plan = "the model's plan"
+		case planner.GateProfile:
+			plan = "the seasonal profile's plan"
 		}
-		return Charge{ChargeColdStart, "cold start: " + plan + " is followed beside the reactive rules" +
-			map[bool]string{true: " and the peak of live demand", false: ""}[!c.plan.Bounds.NoWarmUpPeak] +
+		beside := "the reactive rules"
+		if !c.plan.Bounds.NoWarmUpPeak {
+			beside += " and the peak of live demand"
+		}
+		return Charge{ChargeColdStart, "cold start: " + plan + " is followed beside " + beside +
 			" until the next refit scores the model's first forecasts against live demand"}
 	}
 	level := c.level
@@ -279,20 +283,4 @@ func (c *Controller) InCharge() Charge {
 		return Charge{ChargeProfile, "the seasonal profile's plan is in charge, beside the reactive rules: " + r.Gate.Reason}
 	}
 	return Charge{ChargeReactive, "the reactive rules are in charge: " + r.Gate.Reason}
-}
-
-// spanWords is a span as a sentence shows it: whole days as "2d", else
-// as time.Duration prints it without its zero units ("36h", "1h30m").
-func spanWords(d time.Duration) string {
-	if day := 24 * time.Hour; d >= day && d%day == 0 {
-		return strconv.Itoa(int(d/day)) + "d"
-	}
-	s := d.String()
-	if rest, ok := strings.CutSuffix(s, "m0s"); ok {
-		s = rest + "m"
-	}
-	if rest, ok := strings.CutSuffix(s, "h0m"); ok {
-		s = rest + "h"
-	}
-	return s
 }

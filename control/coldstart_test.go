@@ -244,11 +244,3 @@ func TestColdStartSaysWhoIsInCharge(t *testing.T) {
 		t.Errorf("with the model scored: %+v, want the model in charge", got)
 	}
 }
-
-func TestSpanWords(t *testing.T) {
-	for d, want := range map[time.Duration]string{48 * time.Hour: "2d", 36 * time.Hour: "36h", 30 * time.Minute: "30m", 90 * time.Minute: "1h30m"} {
-		if got := spanWords(d); got != want {
-			t.Errorf("spanWords(%v) = %q, want %q", d, got, want)
-		}
-	}
-}

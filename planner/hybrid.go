@@ -89,8 +89,8 @@ func (c *Config) Gate(in GateInput) GateResult {
 		why = fmt.Sprintf("history %d steps < %d seasons of %d", in.HistorySteps, g.MinSeasons, season)
 		if in.Step > 0 {
 			why = fmt.Sprintf("history %s < the %s the model needs (%d seasons of %s); it is used as soon as the store holds it, at once after 'forecaster import'",
-				spanText(time.Duration(in.HistorySteps)*in.Step), spanText(time.Duration(g.MinSeasons*season)*in.Step), g.MinSeasons,
-				spanText(time.Duration(season)*in.Step))
+				SpanText(time.Duration(in.HistorySteps)*in.Step), SpanText(time.Duration(g.MinSeasons*season)*in.Step), g.MinSeasons,
+				SpanText(time.Duration(season)*in.Step))
 		}
 	case !beats(in.ModelError):
 		why = "model " + againstNaive(in.ModelError, in.NaiveError, g.Tolerance)
@@ -103,7 +103,7 @@ func (c *Config) Gate(in GateInput) GateResult {
 	}
 	switch {
 	case in.HistorySteps < season && in.Step > 0:
-		why += fmt.Sprintf("; the seasonal profile needs one season (%s)", spanText(time.Duration(season)*in.Step))
+		why += fmt.Sprintf("; the seasonal profile needs one season (%s)", SpanText(time.Duration(season)*in.Step))
 	case in.HistorySteps < season:
 		why += fmt.Sprintf("; history %d steps < 1 season of %d", in.HistorySteps, season)
 	case !beats(in.ProfileError):
@@ -114,8 +114,6 @@ func (c *Config) Gate(in GateInput) GateResult {
 	return GateResult{Level: GateReactive, Reason: "forecast stepped back, reactive only: " + why}
 }
 
-// spanText is a span as a reason shows it: whole days as "2d", else as
-// shortDuration does ("1h30m").
 // againstNaive words a method's error against seasonal naive's as the
 // gate judges it, tolerance included, so that the figures agree with the
 // verdict: "MAE 10 at most seasonal naive's 12", "MAE 14 within 1.5×
@@ -134,7 +132,9 @@ func againstNaive(mae, naive, tolerance float64) string {
 	return fmt.Sprintf("MAE %.3g above %sseasonal naive's %.3g", mae, times, naive)
 }
 
-func spanText(d time.Duration) string {
+// SpanText is a span as a reason shows it: whole days as "2d", else as
+// time.Duration prints it without its zero units ("36h", "1h30m").
+func SpanText(d time.Duration) string {
 	if day := 24 * time.Hour; d >= day && d%day == 0 {
 		return strconv.Itoa(int(d/day)) + "d"
 	}

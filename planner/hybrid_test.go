@@ -142,3 +142,11 @@ func TestGateSaysHowLongTheHistoryMustBe(t *testing.T) {
 		}
 	}
 }
+
+func TestSpanText(t *testing.T) {
+	for d, want := range map[time.Duration]string{48 * time.Hour: "2d", 36 * time.Hour: "36h", 30 * time.Minute: "30m", 90 * time.Minute: "1h30m"} {
+		if got := SpanText(d); got != want {
+			t.Errorf("SpanText(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

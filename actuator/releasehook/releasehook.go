@@ -226,6 +226,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.forward(ctx, w, r, body, rep) {
 			return
 		}
+		h.log.Info("release left to the pool's owner", "instance", rep.InstanceID, "pool", rep.Pool, "owner", rep.Owner)
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(h.cfg.RetryAfter.Seconds()))))
 	}
 	reply(status, rep)
@@ -431,9 +432,9 @@ func (h *Handler) locate(ctx context.Context, req Request) (string, int, error) 
 	return "", 0, nil
 }
 
-// standby answers for a replica that does not act for the pool: 503 with
-// Retry-After, naming the owner, so that the caller's retry (through the
-// Service, to another replica) reaches it. Nothing is called.
+// standby is the answer of a replica that does not act for the pool: 503,
+// naming the owner, when the request cannot be passed on to it (forward),
+// so that the caller's retry reaches it. Nothing is called.
 func (h *Handler) standby(rep Reply, owner string) (int, Reply) {
 	rep.Outcome, rep.Owner = "standby", owner
 	who := owner
@@ -441,7 +442,6 @@ func (h *Handler) standby(rep Reply, owner string) (int, Reply) {
 		who = "no replica yet"
 	}
 	rep.Error = fmt.Sprintf("pool %s is acted on by %s; this replica is its standby and released nothing: send the request again", rep.Pool, who)
-	h.log.Info("release left to the pool's owner", "instance", rep.InstanceID, "pool", rep.Pool, "owner", owner)
 	return http.StatusServiceUnavailable, rep
 }
 

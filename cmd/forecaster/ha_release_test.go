@@ -54,23 +54,12 @@ pools:
 			"serve", "--config", config, "--store", "embedded:"+filepath.Join(dir, name+"-store"), "--listen", addrs[name],
 			"--state", filepath.Join(dir, name+"-state.db"))
 	}
-	var owner, standby string
-	waitFor(t, 20*time.Second, "one owner that the standby names", func() bool {
-		a, okA := poolStatus(addrs["replica-a"])
-		b, okB := poolStatus(addrs["replica-b"])
-		if !okA || !okB || a.Election == nil || b.Election == nil {
-			return false
-		}
-		switch {
-		case a.Election.Owned && !b.Election.Owned && b.Election.Owner == "replica-a":
-			owner, standby = "replica-a", "replica-b"
-		case b.Election.Owned && !a.Election.Owned && a.Election.Owner == "replica-b":
-			owner, standby = "replica-b", "replica-a"
-		default:
-			return false
-		}
-		return true
+	waitFor(t, 20*time.Second, "both replicas' first decisions", func() bool {
+		_, okA := poolStatus(addrs["replica-a"])
+		_, okB := poolStatus(addrs["replica-b"])
+		return okA && okB
 	})
+	owner, standby := waitForOwner(t, addrs)
 
 	release := func(addr string, forwarded bool) (*http.Response, releasehook.Reply) {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+releasehook.Path,

@@ -82,9 +82,17 @@ func (p *process) kill(t *testing.T) {
 // it, and returns the owner and the standby.
 func (r *haRig) owner(t *testing.T) (owner, standby string) {
 	t.Helper()
+	return waitForOwner(t, r.addrs)
+}
+
+// waitForOwner waits until exactly one of replica-a and replica-b (their
+// API addresses in addrs) owns the first pool and the other names it, and
+// returns the owner and the standby.
+func waitForOwner(t *testing.T, addrs map[string]string) (owner, standby string) {
+	t.Helper()
 	waitFor(t, 10*time.Second, "one owner that the standby names", func() bool {
-		a, okA := poolStatus(r.addrs["replica-a"])
-		b, okB := poolStatus(r.addrs["replica-b"])
+		a, okA := poolStatus(addrs["replica-a"])
+		b, okB := poolStatus(addrs["replica-b"])
 		if !okA || !okB || a.Election == nil || b.Election == nil {
 			return false
 		}
