@@ -34,14 +34,12 @@ const (
 	minGPURPS = 1e-9
 )
 
-// The fleet flags' defaults where they differ from a pool's. A pool has
-// no max (its file must set one); the figures of README.md and
-// docs/scaling.md were measured at the flags' defaults, an Erlang-C queue
-// and 1000 instances at most, where a pool sizes by utilisation.
-const (
-	FlagSizing       = planner.SizingErlangC
-	FlagMaxInstances = 1000
-)
+// FlagMaxInstances is --max's default, the one fleet flag whose default
+// is not a pool's (DefaultPool): a pool has no default max, its file must
+// name one, while the flags need a ceiling to size under when none is
+// given. The figures of README.md and docs/scaling.md were measured at it.
+// --max and a pool's max share one range (planner.Limits.CheckRanges).
+const FlagMaxInstances = 1000
 
 // FleetFlags are the fleet, SLO, sizing and plan flags of 'backtest',
 // 'plan', 'report' and 'eval policy': what a pool's file sets, given on
@@ -73,13 +71,13 @@ type FleetFlags struct {
 }
 
 // Register adds the fleet flags to fs. Their defaults are a pool's
-// (DefaultPool), but for FlagSizing and FlagMaxInstances.
+// (DefaultPool), but for --max's (FlagMaxInstances).
 func (f *FleetFlags) Register(fs *pflag.FlagSet) {
 	d := DefaultPool()
 	fs.Float64Var(&f.GPURPS, "gpu-rps", 0, "requests/s one instance serves flat out, 1e-9 to 1e9 (each of its --slots takes slots/gpu-rps seconds a request)")
 	fs.IntVar(&f.PeakInstances, "peak-instances", 0, fmt.Sprintf("instead of --gpu-rps: size instances so the demand's peak needs this many, 1 to %d (under --sizing, at --slo-target)", MaxFleet))
 	fs.Float64Var(&f.TargetUtil, "target-util", d.TargetUtilisation, "share of an instance's throughput the plan aims to use, in (0, 1]")
-	fs.StringVar(&f.Sizing, "sizing", FlagSizing, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
+	fs.StringVar(&f.Sizing, "sizing", d.Sizing, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
 	fs.DurationVar(&f.ServiceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot, up to 1h (throughput slots/service-time)")
 	fs.IntVar(&f.Slots, "slots", d.Fleet.Slots, fmt.Sprintf("requests one instance serves at once: its servers in the queue, 1 to %d", MaxFleet))
 	fs.DurationVar(&f.Boot, "boot", d.Fleet.BootDelay, "boot plus model-load time of a new instance, 0 to 24h")
@@ -196,7 +194,7 @@ func (f *FleetFlags) throughput(peakRPS float64) (planner.Config, error) {
 	default:
 		return c, Flagf("--gpu-rps (or --peak-instances, or --service-time) is required")
 	}
-	c.Fleet.ServiceTime = time.Duration(float64(f.Slots) / c.Fleet.RPSPerInstance * float64(time.Second))
+	c.Fleet.ServiceTime = c.Fleet.MeanServiceTime() // slots/throughput, as Pool.Planner derives it
 	return c, nil
 }
 

@@ -2,8 +2,10 @@ package poolspec
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +70,43 @@ func TestFleetFlagsPlanner(t *testing.T) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
 		case tc.want != "" && errors.As(err, &fe) != tc.usage:
 			t.Errorf("%v: %v is a FlagError: %v, want %v", tc.args, err, !tc.usage, tc.usage)
+		}
+	}
+}
+
+// A pool file and the plain flags that give the same settings build the
+// same planner configuration: a pool that names no sizing sizes by an
+// Erlang-C queue as the flags do, its service time derived from
+// rps_per_instance and slots as the flags derive it from --gpu-rps and
+// --slots.
+func TestPoolAndFlagsAgree(t *testing.T) {
+	for _, tc := range []struct {
+		keys string
+		args []string
+	}{
+		{"rps_per_instance: 5", []string{"--gpu-rps", "5"}},
+		{"rps_per_instance: 8\n    slots: 4", []string{"--gpu-rps", "8", "--slots", "4"}},
+		{"service_time: 2s\n    slots: 4", []string{"--service-time", "2s", "--slots", "4"}},
+		{"sizing: utilisation\n    rps_per_instance: 5", []string{"--sizing", "utilisation", "--gpu-rps", "5"}},
+		{"rps_per_instance: 5\n    slo_latency: 2s\n    target_utilisation: 1", []string{"--gpu-rps", "5", "--slo", "2s", "--target-util", "1"}},
+	} {
+		yml := fmt.Sprintf("pools:\n  - name: p\n    backend: dryrun\n    max: %d\n    %s\n", FlagMaxInstances, tc.keys)
+		file, err := Parse([]byte(yml), "pool.yml", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.keys, err)
+		}
+		fromPool, err := file.Pools[0].Planner()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.keys, err)
+		}
+		f, _ := parseFleet(t, tc.args...)
+		fromFlags, err := f.Planner(0)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if fromPool.Sizing != fromFlags.Sizing || !reflect.DeepEqual(fromPool, fromFlags) {
+			t.Errorf("pool %q sizes by %s with %+v,\nflags %v by %s with %+v", tc.keys, fromPool.Sizing, fromPool.Fleet,
+				tc.args, fromFlags.Sizing, fromFlags.Fleet)
 		}
 	}
 }

@@ -47,7 +47,7 @@ var noDefault = map[string]string{
 	"name": "required", "backend": "required", "max": "required",
 	"options": "none", "publish_schedule": "off", "demand": "its default depends on the pool's name",
 	"utilisation": "derived from demand and capacity", "queue": "0",
-	"rps_per_instance": "required for utilisation sizing, else derived", "service_time": "derived from rps_per_instance",
+	"rps_per_instance": "required unless service_time is set", "service_time": "derived from rps_per_instance and slots",
 	"max_step": "no limit", "min_interval": "none", "prices.reserved_instances": "none reserved",
 	"windows": "none", "forecast.choose_model_daily": "off", "tune.off": "tuning on", "tune.trim": "no day left out",
 }
@@ -79,11 +79,12 @@ func TestEverySettingHasADefault(t *testing.T) {
 		}
 	}
 	// The planner's settings are planner.DefaultConfig's, but for max,
-	// which a pool must set.
+	// which a pool must set, and the sizing, an Erlang-C queue as the
+	// fleet flags'.
 	want := planner.DefaultConfig()
-	want.Fleet.MaxInstances = 0
+	want.Fleet.MaxInstances, want.Sizing = 0, planner.SizingErlangC
 	if got := DefaultPool().Config; !reflect.DeepEqual(got, want) {
-		t.Errorf("DefaultPool().Config = %+v, want planner.DefaultConfig() without max: %+v", got, want)
+		t.Errorf("DefaultPool().Config = %+v, want planner.DefaultConfig() without max, sizing by Erlang C: %+v", got, want)
 	}
 }
 

@@ -170,11 +170,17 @@ func DefaultFile() File {
 
 // DefaultPool returns the settings every pool starts from: the planner's
 // (planner.DefaultConfig) and the controller's (control.Settings'
-// defaults), mode forecast-only, in UTC. Name, Backend, Max and (for
-// utilisation sizing) RPSPerInstance have no default.
+// defaults), mode forecast-only, in UTC, but for two. A pool sizes by an
+// Erlang-C queue (planner.SizingErlangC) that meets its SLO latency and
+// quantile, as the fleet flags of backtest, plan and report do and as
+// the figures of README.md and docs/scaling.md were measured; its service
+// time, unless it gives one, follows from rps_per_instance and slots
+// (Planner). And it has no max: each pool names its own ceiling. Name,
+// Backend, Max and RPSPerInstance (or ServiceTime) have no default.
 func DefaultPool() Pool {
 	c := planner.DefaultConfig()
-	c.Fleet.MaxInstances = 0 // required: each pool names its own ceiling
+	c.Sizing = planner.SizingErlangC
+	c.Fleet.MaxInstances = 0
 	return Pool{
 		Mode:     ModeForecastOnly,
 		Config:   c,
@@ -348,10 +354,15 @@ func (p Pool) Location() (*time.Location, error) {
 	return loc, nil
 }
 
-// Planner returns the pool's planner configuration. A pool from Parse never
+// Planner returns the pool's planner configuration. Of rps_per_instance
+// and service_time, the one the pool does not give follows from the other
+// and slots (each slot serves one request per service time), as the fleet
+// flags derive them from --gpu-rps or --service-time and --slots: Erlang-C
+// sizing, the default, needs the service time. A pool from Parse never
 // fails; one built in code may (its windows or time zone).
 func (p Pool) Planner() (planner.Config, error) {
 	c := p.Config
+	c.Fleet.RPSPerInstance, c.Fleet.ServiceTime = c.Fleet.RPS(), c.Fleet.MeanServiceTime()
 	loc, err := p.Location()
 	if err != nil {
 		return c, fmt.Errorf("time_zone: %w", err)

@@ -46,9 +46,11 @@ func TestMinimalFileTakesTheDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The planner's own defaults, with the file's fleet.
+	// The planner's own defaults, with the file's fleet, sized by an
+	// Erlang-C queue of one slot serving a request per 1/5 s.
 	want := planner.DefaultConfig()
-	want.Fleet.RPSPerInstance, want.Fleet.MaxInstances = 5, 10
+	want.Fleet.RPSPerInstance, want.Fleet.ServiceTime, want.Fleet.MaxInstances = 5, 200*time.Millisecond, 10
+	want.Sizing = planner.SizingErlangC
 	if !reflect.DeepEqual(plan, want) {
 		t.Errorf("planner config =\n%+v\nwant\n%+v", plan, want)
 	}
@@ -89,7 +91,7 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 	}
 	shanghai, _ := time.LoadLocation("Asia/Shanghai")
 	want := planner.Config{
-		Fleet:  planner.Fleet{ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, Limits: planner.Limits{MinInstances: 2, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}},
+		Fleet:  planner.Fleet{RPSPerInstance: 2, ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, Limits: planner.Limits{MinInstances: 2, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}},
 		Prices: planner.Prices{OnDemandPerHour: 3.2, ReservedPerHour: 2.1, ReservedInstances: 4, SpotPerHour: 1.1, Currency: "EUR"},
 		SLO:    planner.SLO{Latency: 5 * time.Second, Quantile: 0.95},
 		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.9, Calibration: planner.Calibration{On: true},
@@ -177,9 +179,10 @@ func TestBadFiles(t *testing.T) {
 		{"empty.bad.yml", []string{"1: pools: at least one pool is required"}},
 		{"syntax.bad.yml", []string{"2: found a tab character that violates indentation"}},
 		{"sizing.bad.yml", []string{
-			"2: pools[0].service_time: is required for erlang-c sizing",
+			"2: pools[0].rps_per_instance: is required for erlang-c sizing (or set service_time and slots)",
 			`9: pools[1].sizing: "magic" is not a sizing: want utilisation or erlang-c`,
-			"11: pools[2].rps_per_instance: is required for utilisation sizing",
+			"11: pools[2].rps_per_instance: is required for erlang-c sizing (or set service_time and slots)",
+			"14: pools[3].rps_per_instance: is required for utilisation sizing (or set service_time and slots)",
 		}},
 		{"windows.bad.yml", []string{`8: pools[0].windows: window 2: field 1 "someday": unknown day "someday"`}},
 		{"forecast.bad.yml", []string{

@@ -192,13 +192,9 @@ func (p Pool) checkBackend(c *checker, at func(string) string, backends Backends
 
 func (p Pool) checkSizing(c *checker, at func(string) string) {
 	switch p.Sizing {
-	case planner.SizingUtilisation:
+	case planner.SizingUtilisation, planner.SizingErlangC:
 		if p.Fleet.RPSPerInstance == 0 && p.Fleet.ServiceTime == 0 {
-			c.add(at("rps_per_instance"), "is required for utilisation sizing (or set service_time and slots)")
-		}
-	case planner.SizingErlangC:
-		if p.Fleet.ServiceTime == 0 {
-			c.add(at("service_time"), "is required for erlang-c sizing")
+			c.add(at("rps_per_instance"), "is required for %s sizing (or set service_time and slots)", p.Sizing)
 		}
 	default:
 		c.add(at("sizing"), "%q is not a sizing: want %s or %s", p.Sizing, planner.SizingUtilisation, planner.SizingErlangC)

@@ -211,16 +211,16 @@ func TestBacktestPoolRefusesOverrides(t *testing.T) {
 }
 
 // The plain flags start from a pool's defaults: every setting a pool
-// spec also sets is poolspec.DefaultPool's, but for the two the flags keep
-// (poolspec.FlagSizing, poolspec.FlagMaxInstances), so --config F --pool P and the flags
-// differ only where a flag or the file says so.
+// spec also sets is poolspec.DefaultPool's, but for --max, which a pool
+// has no default for (poolspec.FlagMaxInstances), so --config F --pool P
+// and the flags differ only where a flag or the file says so.
 func TestBacktestFlagsDefaultToAPool(t *testing.T) {
 	bf, err := parseBacktestFlags(newFlagSet("backtest", "", "", io.Discard), []string{"--gpu-rps", "5"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := poolspec.DefaultPool().Config
-	want.Sizing, want.Fleet.MaxInstances, want.Fleet.RPSPerInstance = poolspec.FlagSizing, poolspec.FlagMaxInstances, 5
+	want.Fleet.MaxInstances, want.Fleet.RPSPerInstance = poolspec.FlagMaxInstances, 5
 	if got := bf.capacity.Config(); !reflect.DeepEqual(got, want) {
 		t.Errorf("the flags' defaults\n%+v\nwant a pool's\n%+v", got, want)
 	}
