@@ -440,7 +440,7 @@ func (f Fleet) MeanServiceTime() time.Duration {
 // reactive.scale_in_utilisation 0.9 is out of range: want [0,
 // reactive.scale_out_utilisation 0.85)".
 func (c Config) Validate() error {
-	errs := []error{rangeError(c.CheckRanges)}
+	errs := []error{RangeErrors(c.CheckRanges)}
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	f := c.Fleet
 	switch c.Sizing {

@@ -54,4 +54,4 @@ func (l Limits) CheckRanges(c RangeChecker) {
 
 // Validate reports every limit outside its range, each error naming the
 // YAML key (as a *RangeError).
-func (l Limits) Validate() error { return rangeError(l.CheckRanges) }
+func (l Limits) Validate() error { return RangeErrors(l.CheckRanges) }

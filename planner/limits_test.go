@@ -78,3 +78,28 @@ func (r *rangeKeys) add(key string, in bool) {
 		r.outside = append(r.outside, key)
 	}
 }
+
+// A range says what it wants as a message states it, and a setting that
+// a negative value switches off takes any negative value besides its
+// range.
+func TestRangeWantAndContains(t *testing.T) {
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		r    Range[time.Duration]
+		in   bool
+		want string
+	}{
+		{Range[time.Duration]{Value: 2 * day, Lo: day, Hi: 4 * day}, true, "24h0m0s to 96h0m0s"},
+		{Range[time.Duration]{Value: time.Hour, Lo: day, Hi: 4 * day, HiKey: "tune.window"}, false, "24h0m0s to tune.window 96h0m0s"},
+		{Range[time.Duration]{Value: -time.Second, Lo: day, Hi: 4 * day, NegativeOff: true}, true, "24h0m0s to 96h0m0s, or negative for none"},
+		{Range[time.Duration]{Value: 0, Lo: day, Hi: 4 * day, NegativeOff: true}, false, "24h0m0s to 96h0m0s, or negative for none"},
+		{Range[time.Duration]{Value: -time.Second, Lo: day, Hi: 4 * day}, false, "24h0m0s to 96h0m0s"},
+	} {
+		if got := tc.r.Contains(); got != tc.in {
+			t.Errorf("%+v: Contains() = %v, want %v", tc.r, got, tc.in)
+		}
+		if got := tc.r.Want(); got != tc.want {
+			t.Errorf("%+v: Want() = %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}

@@ -27,19 +27,25 @@ const (
 
 // Range is the range a setting's Value must lie in: [Lo, Hi], open at Lo
 // with LoOpen and at Hi with HiOpen. Key is the setting's YAML key below
-// a pool (reactive.max_step); HiKey, when set, is the key whose value Hi
-// is, for messages: a sibling's, or one of a pool's top level (max).
+// a pool (reactive.max_step, tune.window); HiKey, when set, is the key
+// whose value Hi is, for messages: a sibling's, or one of a pool's top
+// level (max). With NegativeOff any negative Value is in range too: it
+// switches the setting off (tune.half_life).
 type Range[T int | time.Duration | float64] struct {
 	Key            string
 	Value, Lo, Hi  T
 	LoOpen, HiOpen bool
 	HiKey          string
+	NegativeOff    bool
 }
 
 // Contains reports whether Value lies in the range (a NaN never does).
 func (r Range[T]) Contains() bool {
 	v := float64(r.Value)
 	lo, hi := float64(r.Lo), float64(r.Hi)
+	if r.NegativeOff && v < 0 {
+		return true
+	}
 	return !math.IsNaN(v) && v >= lo && v <= hi && !(r.LoOpen && v == lo) && !(r.HiOpen && v == hi)
 }
 
@@ -118,8 +124,15 @@ func (e *RangeError) Error() string {
 
 // Want renders the range as a message states it: "0 to 4" for whole
 // numbers and durations, "[0.5, 1)" for fractions, naming HiKey's setting
-// when Hi is its value ("0 to max 4").
+// when Hi is its value ("0 to max 4"), and saying when a negative value
+// switches the setting off ("24h0m0s to tune.window 336h0m0s, or
+// negative for none").
 func (r Range[T]) Want() string {
+	if r.NegativeOff {
+		s := r
+		s.NegativeOff = false
+		return s.Want() + ", or negative for none"
+	}
 	render := func(v T) string {
 		if d, ok := any(v).(time.Duration); ok {
 			return d.String()
@@ -160,9 +173,11 @@ func (e *rangeErrors) check(in bool, key, value, want string) {
 	}
 }
 
-// rangeError is the errors of the settings rc's table puts out of range,
-// joined; nil when none is.
-func rangeError(table func(RangeChecker)) error {
+// RangeErrors checks a range table (a type's CheckRanges) and returns a
+// *RangeError for each setting out of its range, joined in the table's
+// order; nil when none is. It is how a type validates itself against its
+// own table (Config.Validate, Limits.Validate, tune.Options.Validate).
+func RangeErrors(table func(RangeChecker)) error {
 	var e rangeErrors
 	table(&e)
 	return errors.Join(e...)

@@ -89,8 +89,9 @@ func TestEverySettingHasADefault(t *testing.T) {
 }
 
 // Every number a pool file can set has a range: a value far above it or
-// below zero is a problem reported at that key, and the planner's range
-// table names each of its keys once.
+// below zero is a problem reported at that key, and each number of the
+// planner's settings and the tuner's options is named once, in its own
+// type's range table.
 func TestEverySettingHasARange(t *testing.T) {
 	base := DefaultPool()
 	base.Name, base.Backend, base.Fleet.MaxInstances, base.Fleet.RPSPerInstance = "p", "dryrun", 10, 5
@@ -124,11 +125,44 @@ func TestEverySettingHasARange(t *testing.T) {
 			t.Errorf("%s: neither %v nor %v is refused at its key", s.key, probes[0], probes[1])
 		}
 	}
-	var keys tableKeys
-	base.Config.CheckRanges(&keys)
-	for i, k := range keys {
-		if slices.Contains(keys[:i], k) {
-			t.Errorf("%s: twice in the planner's range table", k)
+	checkOneRangeEach(t, base)
+}
+
+// ownRanges are the numeric settings of the planner's and the tuner's
+// types whose range poolspec checks itself: the gate's window is measured
+// in forecast steps, which the forecast block holds.
+var ownRanges = []string{"gate.window"}
+
+// checkOneRangeEach checks that every number of the planner's settings
+// and of the tuner's options has its range in its type's table (planner's
+// Config.CheckRanges, tune's Options.CheckRanges), named there once and in
+// no other table.
+func checkOneRangeEach(t *testing.T, base Pool) {
+	t.Helper()
+	var planned, tuned tableKeys
+	base.Config.CheckRanges(&planned)
+	base.Tune.WithDefaults().CheckRanges(&tuned)
+	all := append(slices.Clone(planned), tuned...)
+	for i, k := range all {
+		if slices.Contains(all[:i], k) {
+			t.Errorf("%s: twice in the range tables", k)
+		}
+	}
+	configField, _ := reflect.TypeOf(Pool{}).FieldByName("Config")
+	tuneField, _ := reflect.TypeOf(Pool{}).FieldByName("Tune")
+	for _, s := range poolSettings(reflect.TypeOf(Pool{}), "", nil) {
+		if outOfRange(s.typ) == nil || slices.Contains(ownRanges, s.key) {
+			continue
+		}
+		switch s.index[0] {
+		case configField.Index[0]:
+			if !slices.Contains(planned, s.key) {
+				t.Errorf("%s: not in the planner's range table", s.key)
+			}
+		case tuneField.Index[0]:
+			if !slices.Contains(tuned, s.key) {
+				t.Errorf("%s: not in the tuner's range table", s.key)
+			}
 		}
 	}
 }

@@ -141,6 +141,10 @@ func TestBadFiles(t *testing.T) {
 			"17: pools[0].reactive.scale_out_step: 0 is out of range: want 1 to 100000",
 			"19: pools[0].gate.tolerance: 0.9 is out of range: want [1, 100]",
 			"22: pools[0].forecast.history: 100w is 1008000 forecast steps of 1m: at most 100000",
+			"25: pools[0].tune.half_life: 1h is too short: at least 1d, or negative for none",
+			"26: pools[0].tune.min_history: 3w is too long: at most tune.window 2w",
+			"27: pools[0].tune.margin: 1 is out of range: want [0, 0.9]",
+			"28: pools[0].tune.guard_window: 1h is too short: at least 2h",
 		}},
 		{"step.bad.yml", []string{"8: pools[0].forecast.step: 1ns is too short: at least 1m"}},
 		{"types.bad.yml", []string{

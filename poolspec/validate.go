@@ -1,7 +1,6 @@
 package poolspec
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -15,11 +14,11 @@ import (
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/store"
-	"github.com/prewarm/prewarm/tune"
 )
 
 // The bounds of the file's own settings and of the forecast grid; the
-// planner's settings have theirs in planner.Config.CheckRanges. Every
+// planner's settings have theirs in planner.Config.CheckRanges, the
+// tuner's in tune.Options.CheckRanges. Every
 // number a user can type has a range: the lower ends keep the service
 // from spinning or the forecast from allocating without bound (a 1ns step
 // once asked for 19 GB), the upper ends catch a unit typed wrong.
@@ -91,7 +90,16 @@ func (r ranges) Float(x planner.Range[float64]) {
 }
 
 func (r ranges) Duration(x planner.Range[time.Duration]) {
-	r.c.durations(r.at(x.Key), x.Value, x.Lo, x.Hi)
+	path := r.at(x.Key)
+	switch {
+	case x.Contains():
+	case x.Value > x.Hi && x.HiKey != "":
+		r.c.add(path, "%s is too long: at most %s %s", short(x.Value), x.HiKey, short(x.Hi))
+	case x.NegativeOff && x.Value < x.Lo:
+		r.c.add(path, "%s is too short: at least %s, or negative for none", short(x.Value), short(x.Lo))
+	default:
+		r.c.durations(path, x.Value, x.Lo, x.Hi)
+	}
 }
 
 // check returns every problem of f.
@@ -145,14 +153,7 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	if err := planner.CheckCurrency(p.Prices.Currency); err != nil {
 		c.add(at("prices.currency"), "%v", err)
 	}
-
-	if err := p.Tune.WithDefaults().Validate(); err != nil {
-		if oe := (*tune.OptionError)(nil); errors.As(err, &oe) {
-			c.add(at("tune."+oe.Key), "%s", oe.Msg)
-		} else {
-			c.add(at("tune"), "%v", err)
-		}
-	}
+	p.Tune.WithDefaults().CheckRanges(ranges{c, at})
 	p.Demand.check(c, at("demand"))
 	if p.Utilisation != nil {
 		p.Utilisation.check(c, at("utilisation"))

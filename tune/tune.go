@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prewarm/prewarm/control"
@@ -97,30 +98,12 @@ func (o Options) WithDefaults() Options {
 	return o
 }
 
-// Validate names the first option out of its range, by its YAML key.
+// Validate names the first option out of its range (CheckRanges), by
+// its YAML key.
 func (o Options) Validate() error {
-	bad := func(key, format string, args ...any) error {
-		return &OptionError{Key: key, Msg: fmt.Sprintf(format, args...)}
-	}
-	switch {
-	case o.Window < MinWindow || o.Window > MaxWindow:
-		return bad("window", "%v is out of range: want %v to %v", o.Window, MinWindow, MaxWindow)
-	case o.MinHistory < 24*time.Hour || o.MinHistory > o.Window:
-		return bad("min_history", "%v is out of range: want 24h to tune.window %v", o.MinHistory, o.Window)
-	case !(o.Margin >= 0 && o.Margin <= 0.9):
-		return bad("margin", "%v is out of range: want 0 to 0.9", o.Margin)
-	case o.HalfLife > 0 && (o.HalfLife < 24*time.Hour || o.HalfLife > o.Window):
-		return bad("half_life", "%v is out of range: want 24h to tune.window %v, or negative for none", o.HalfLife, o.Window)
-	case o.Trim < 0 || o.Trim > maxTrim:
-		return bad("trim", "%d is out of range: want 0 to %d", o.Trim, maxTrim)
-	case !(o.Slack >= 0 && o.Slack <= 2):
-		return bad("slack", "%v is out of range: want 0 to 2", o.Slack)
-	case !(o.Hysteresis >= 0 && o.Hysteresis <= 0.5):
-		return bad("hysteresis", "%v is out of range: want 0 to 0.5", o.Hysteresis)
-	case o.GuardWindow < 2*time.Hour || o.GuardWindow > 48*time.Hour:
-		return bad("guard_window", "%v is out of range: want 2h to 48h", o.GuardWindow)
-	case !(o.GuardBurn >= 1 && o.GuardBurn <= 100):
-		return bad("guard_burn", "%v is out of range: want 1 to 100", o.GuardBurn)
+	var re *planner.RangeError
+	if err := planner.RangeErrors(o.CheckRanges); errors.As(err, &re) {
+		return &OptionError{Key: strings.TrimPrefix(re.Key, "tune."), Msg: re.Value + " is out of range: want " + re.Want}
 	}
 	return nil
 }
