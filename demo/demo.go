@@ -189,12 +189,17 @@ func replay(ctx context.Context, opts Options, db store.Store, demand datasets.S
 	return st, tw.Flush()
 }
 
-// compare backtests every policy on the same demand and prints the table.
+// compare backtests every policy on the same demand and prints the table,
+// each sized as a pool's defaults size the live replay's (an Erlang-C
+// queue).
 func compare(ctx context.Context, demand datasets.Series, rpsPerInstance float64, boot time.Duration, w io.Writer) error {
+	pool := poolspec.DefaultPool()
+	pool.Fleet.RPSPerInstance, pool.Fleet.BootDelay, pool.Fleet.MaxInstances = rpsPerInstance, boot, 40
 	cfg := backtest.DefaultConfig()
-	cfg.Planner.Fleet.RPSPerInstance = rpsPerInstance
-	cfg.Planner.Fleet.BootDelay = boot
-	cfg.Planner.Fleet.MaxInstances = 40
+	var err error
+	if cfg.Planner, err = pool.Planner(); err != nil {
+		return err
+	}
 	rep, err := backtest.Run(ctx, backtest.Trace{Name: "synthetic", Start: demand.Start, Step: demand.Step, RPS: demand.Values}, cfg)
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
