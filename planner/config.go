@@ -28,7 +28,9 @@ type Config struct {
 	Fleet  Fleet  `yaml:",inline"`
 	Prices Prices `yaml:"prices"`
 	SLO    SLO    `yaml:",inline"`
-	// Sizing is SizingUtilisation or SizingErlangC.
+	// Sizing is SizingUtilisation or SizingErlangC (default utilisation in
+	// code; a pool in the configuration file, like the fleet flags, sizes
+	// by erlang-c unless it says otherwise).
 	Sizing string `yaml:"sizing"`
 	// TargetUtilisation is the share of an instance's throughput the plan
 	// aims to use, in (0, 1]. It leaves headroom for the reactive rules;
@@ -68,7 +70,8 @@ type Fleet struct {
 	// derived from ServiceTime and Slots.
 	RPSPerInstance float64 `yaml:"rps_per_instance"`
 	// ServiceTime is the mean time one request occupies a slot; required
-	// for Erlang-C sizing.
+	// for Erlang-C sizing (a pool in the configuration file derives it
+	// from RPSPerInstance and Slots when it gives none).
 	ServiceTime time.Duration `yaml:"service_time"`
 	// Slots is how many requests one instance serves at once (batch or
 	// concurrency); Erlang C treats each slot as a server. Default 1.
