@@ -105,12 +105,17 @@ func (c *Controller) width(at time.Time, f model.Forecast, i, method int, q floa
 // slotErrors returns, sorted, the remembered errors of one method at the
 // same position of the shortest season as at (the time of day), and
 // Bounds.Spread() steps either side, over Bounds.Window().
+// The pool is shared with later calls: callers must not change it.
 func (c *Controller) slotErrors(at time.Time, method int) []float64 {
 	season := int64(c.season())
 	spread := int64(c.plan.Bounds.Spread())
 	cycles := int64(c.plan.Bounds.Window()/c.settings.Step) / season
-	pool := make([]float64, 0, cycles*(2*spread+1))
 	at0 := c.step(at)
+	key := slotPoolKey{step: at0, method: method, season: season, spread: spread, cycles: cycles}
+	if pool, ok := c.slotPools.get(key, c.errors.changes); ok {
+		return pool
+	}
+	pool := make([]float64, 0, cycles*(2*spread+1))
 	for k := int64(1); k <= cycles; k++ {
 		base := at0 - k*season
 		for j := -spread; j <= spread; j++ {
@@ -120,7 +125,45 @@ func (c *Controller) slotErrors(at time.Time, method int) []float64 {
 		}
 	}
 	slices.Sort(pool)
+	c.slotPools.put(key, pool)
 	return pool
+}
+
+// slotPoolKey names one pool of slotErrors: the step, the method and the
+// bounds settings that shape it (shadows may differ in them).
+type slotPoolKey struct {
+	step           int64
+	method         int
+	season, spread int64
+	cycles         int64
+}
+
+// slotPoolCache holds the pools of slotErrors made since the errors log
+// last changed; it empties itself when the log moves on, so it holds at
+// most the pools of one refit's horizon.
+type slotPoolCache struct {
+	changes uint64 // the errors log's change count the pools were made at
+	pools   map[slotPoolKey][]float64
+}
+
+// get returns the pool of key made at the errors log's change count
+// changes, if there is one; a different count empties the cache.
+func (s *slotPoolCache) get(key slotPoolKey, changes uint64) ([]float64, bool) {
+	if s.pools == nil || s.changes != changes {
+		clear(s.pools)
+		s.changes = changes
+		return nil, false
+	}
+	pool, ok := s.pools[key]
+	return pool, ok
+}
+
+// put keeps pool under key at the count get last saw.
+func (s *slotPoolCache) put(key slotPoolKey, pool []float64) {
+	if s.pools == nil {
+		s.pools = make(map[slotPoolKey][]float64)
+	}
+	s.pools[key] = pool
 }
 
 // conformalQuantile returns the q-quantile of the sorted sample x as split

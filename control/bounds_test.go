@@ -261,3 +261,53 @@ func TestWarmUpHoldsThePeakSoFar(t *testing.T) {
 		t.Error("still warming up with three seasons of history")
 	}
 }
+
+// The error pools kept between plans are the ones the errors give now:
+// a refit that scores new errors, or a shadow that pools a wider spread
+// of slots from the same memory, never reads an older or another pool.
+func TestSlotErrorsKeptOnlyWhileTheErrorsHold(t *testing.T) {
+	p := testPlanner()
+	p.Bounds.MinErrors = 3
+	s := hourly(func([]int) model.Forecaster { return constant(100) })
+	s.RefitEvery = time.Hour
+	c, err := New(p, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := p
+	wide.Bounds.SlotSpread = 4
+	shadow, err := c.Shadow(wide, Strategy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const days = 6
+	start := t0.Add(-days * 24 * time.Hour)
+	history := burstAt10(start, days*24+24)
+	fresh := func(ctl *Controller, at time.Time) []float64 {
+		ctl.slotPools = slotPoolCache{}
+		return ctl.slotErrors(at, 0)
+	}
+	checked := 0
+	for h := 24; h <= days*24+12; h++ {
+		at := start.Add(time.Duration(h) * time.Hour)
+		probe := at.Add(23 * time.Hour) // its pool holds the step this refit scores
+		before := slices.Clone(c.slotErrors(probe, 0))
+		if _, err := c.Refit(at, history[:h]); err != nil {
+			t.Fatal(err)
+		}
+		kept, want := slices.Clone(c.slotErrors(probe, 0)), fresh(c, probe)
+		if !slices.Equal(kept, want) {
+			t.Fatalf("at %v: pool kept across the refit %v, the errors give %v (before it: %v)", at, kept, want, before)
+		}
+		c.slotErrors(probe, 0)
+		if got, want := slices.Clone(shadow.slotErrors(probe, 0)), fresh(shadow, probe); !slices.Equal(got, want) {
+			t.Fatalf("at %v: the wider shadow read %v, its spread gives %v", at, got, want)
+		}
+		if len(want) > 0 {
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no pool held errors: the test checked nothing")
+	}
+}

@@ -279,6 +279,10 @@ type memory struct {
 	// largest observed demand, for the peak cap.
 	within *withinStep
 	peaks  stepLog[float64]
+	// slotPools keeps the sorted error pools the plans were bounded with
+	// since errors last changed: a pool's shadows bound the same refit
+	// from the same errors, one after another.
+	slotPools slotPoolCache
 }
 
 // New returns a Controller for a pool planned with plan. Both configs are

@@ -158,6 +158,7 @@ func (c *Controller) Restore(st State) error {
 	c.reactive = st.Reactive
 	c.forecasts = c.unscored(st.Forecasts)
 	c.errors = c.unscored(st.Errors)
+	c.slotPools = slotPoolCache{}
 	c.quantile, c.lnTail, c.meanDemand, c.warmPeak, c.errorsFrom = st.Quantile, st.QuantileMemory, st.MeanDemand, st.WarmPeak, st.ErrorsFrom
 	c.asked = slices.Clone(st.Asked)
 	c.actual = stepLog[float64]{}

@@ -11,6 +11,9 @@ type stepLog[T any] struct {
 	first int64 // step number of vals[0]
 	vals  []T
 	ok    []bool
+	// changes counts the writes and forgets, so that what is derived
+	// from the log can tell whether it still holds.
+	changes uint64
 }
 
 // stepIndex is t's step number on a grid of step counted from the epoch.
@@ -46,6 +49,7 @@ func (l *stepLog[T]) set(k int64, v T) {
 		l.ok = append(l.ok, false)
 	}
 	l.vals[k-l.first], l.ok[k-l.first] = v, true
+	l.changes++
 }
 
 // forget drops the steps before k.
@@ -56,6 +60,7 @@ func (l *stepLog[T]) forget(k int64) {
 	}
 	l.vals, l.ok = l.vals[n:], l.ok[n:]
 	l.first += n
+	l.changes++
 	if len(l.vals) == 0 {
 		l.vals, l.ok = nil, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -237,7 +236,7 @@ func newSafe(fleet *simulated.Fleet, opts Options, now func() time.Time) *actuat
 	return actuator.NewSafe(fleet, actuator.SafetyOptions{
 		Pools:    []actuator.PoolConfig{cfg},
 		Now:      now,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:   slog.New(slog.DiscardHandler),
 		NewToken: func() string { return "sim" },
 		Sleep:    func(context.Context, time.Duration) error { return nil },
 		Retry:    actuator.RetryPolicy{AttemptTimeout: -1},

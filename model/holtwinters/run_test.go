@@ -183,3 +183,12 @@ func sameState(a, b *state) bool {
 	}
 	return true
 }
+
+func TestNotFiniteMatchesIsInfOrIsNaN(t *testing.T) {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, -1, math.MaxFloat64, -math.MaxFloat64,
+		math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN()} {
+		if got, want := notFinite(v), math.IsInf(v, 0) || math.IsNaN(v); got != want {
+			t.Errorf("notFinite(%v) = %v, want %v", v, got, want)
+		}
+	}
+}
