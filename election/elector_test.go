@@ -13,9 +13,9 @@ import (
 )
 
 // electorFor builds an elector of one replica on the Lease "leader".
-func electorFor(t *testing.T, r *replica, identity string) *Elector {
+func electorFor(t *testing.T, r *replica, identity string, timings Timings) *Elector {
 	t.Helper()
-	e, err := NewElector(r.client.CoordinationV1(), Config{Namespace: "ns", LeaseName: "leader", Identity: identity, Timings: fastTimings})
+	e, err := NewElector(r.client.CoordinationV1(), Config{Namespace: "ns", LeaseName: "leader", Identity: identity, Timings: timings})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,13 +30,13 @@ type pair struct {
 }
 
 // startPair starts replicas "a" and "b" and waits for one to lead.
-func startPair(t *testing.T, srv *kubetest.Server) *pair {
+func startPair(t *testing.T, srv *kubetest.Server, timings Timings) *pair {
 	t.Helper()
 	p := &pair{}
 	run := &runner{t: t}
 	for i, id := range []string{"a", "b"} {
 		p.replicas[i] = newReplica(t, srv)
-		e := electorFor(t, p.replicas[i], id)
+		e := electorFor(t, p.replicas[i], id, timings)
 		p.electors[i] = e
 		p.stops[i] = run.start(func(ctx context.Context) { _ = e.Run(ctx) })
 	}
@@ -66,7 +66,7 @@ func (p *pair) leader() int {
 }
 
 func TestExactlyOneOfTwoLeads(t *testing.T) {
-	p := startPair(t, newServer(t))
+	p := startPair(t, newServer(t), fastTimings)
 	lead := p.leader()
 	other := 1 - lead
 	leaderID := []string{"a", "b"}[lead]
@@ -86,24 +86,30 @@ func TestExactlyOneOfTwoLeads(t *testing.T) {
 }
 
 func TestStandbyTakesOverWithinOneLeaseDuration(t *testing.T) {
+	// The release runs within the renew deadline, which fastTimings keeps
+	// short for the killed case; a loaded machine under the race detector
+	// can take longer than that to give the Lease up. So the released case
+	// runs with a long deadline and Lease: taking over within the killed
+	// case's limit, well inside that Lease, shows the Lease was released
+	// and not left to expire.
+	slowLease := Timings{LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: fastTimings.RetryPeriod}
 	cases := []struct {
-		name  string
-		stop  func(p *pair, lead int)
-		limit time.Duration
+		name    string
+		timings Timings
+		stop    func(p *pair, lead int)
+		limit   time.Duration
 	}{
 		// Released: the Lease is given up at the stop (checked below), so
-		// the standby takes it at its next retry, well within the limit
-		// (0.1 to 0.25 s alone); the limit is the killed case's, which a
-		// loaded machine running the race detector needs.
-		{"released on cancel", func(p *pair, lead int) { p.stops[lead]() }, fastTimings.LeaseDuration + 5*fastTimings.RetryPeriod},
-		{"killed without release", func(p *pair, lead int) {
+		// the standby takes it at its next retry (0.1 to 0.25 s alone).
+		{"released on cancel", slowLease, func(p *pair, lead int) { p.stops[lead]() }, fastTimings.LeaseDuration + 5*fastTimings.RetryPeriod},
+		{"killed without release", fastTimings, func(p *pair, lead int) {
 			p.replicas[lead].dead.Store(true)
 			p.stops[lead]()
 		}, fastTimings.LeaseDuration + 5*fastTimings.RetryPeriod},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := startPair(t, newServer(t))
+			p := startPair(t, newServer(t), tc.timings)
 			lead := p.leader()
 			stoppedAt := time.Now()
 			tc.stop(p, lead)
@@ -143,7 +149,7 @@ func TestLeaderThatCannotRenewStopsBeforeTakeOver(t *testing.T) {
 			srv := newServer(t)
 			unblock := make(chan struct{})
 			t.Cleanup(func() { close(unblock) }) // runs before the server closes
-			p := startPair(t, srv)
+			p := startPair(t, srv, fastTimings)
 			lead := p.leader()
 			leaderID := []string{"a", "b"}[lead]
 			// Late in a second, the renewals made earlier in it have the
