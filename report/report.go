@@ -95,8 +95,9 @@ type Settings struct {
 	Sizing       string   `json:"sizing"`
 	TargetUtil   float64  `json:"target_utilisation"`
 	BootDelay    Duration `json:"boot_delay"`
-	Min          int      `json:"min"`
-	Max          int      `json:"max"`
+	// Limits are the pool's min, max, max_step and min_interval (the one
+	// planner.Limits, so the report shows what the pool set).
+	planner.Limits
 	SLOLatency   Duration `json:"slo_latency"`
 	SLOTarget    float64  `json:"slo_target"`
 	Prices       Prices   `json:"prices"`
@@ -246,7 +247,7 @@ func describeHistory(t backtest.Trace) History {
 func describeSettings(in Input, r *run) Settings {
 	c := in.Backtest.Planner
 	s := Settings{GPURPS: c.Fleet.RPS(), Slots: max(c.Fleet.Slots, 1), Sizing: c.Sizing, TargetUtil: c.TargetUtilisation,
-		BootDelay: Duration(c.Fleet.BootDelay), Min: c.Fleet.MinInstances, Max: c.Fleet.MaxInstances,
+		BootDelay: Duration(c.Fleet.BootDelay), Limits: c.Fleet.Limits,
 		SLOLatency: Duration(c.SLO.Latency), SLOTarget: c.SLO.Quantile,
 		Prices: Prices{Currency: cmp.Or(c.Prices.Currency, planner.DefaultCurrency), Placeholder: placeholderPrices(c.Prices),
 			OnDemandPerHour: c.Prices.OnDemandPerHour, ReservedPerHour: c.Prices.ReservedPerHour,

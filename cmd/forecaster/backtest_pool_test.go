@@ -75,11 +75,11 @@ func backtestConfigOf(t *testing.T, args ...string) (backtest.Config, backtest.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := bf.capacity.load(io.Discard)
+	tr, err := bf.Input.Load(io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := bf.config(tr)
+	cfg, err := bf.Config(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,11 +221,11 @@ func TestBacktestFlagsDefaultToAPool(t *testing.T) {
 	}
 	want := poolspec.DefaultPool().Config
 	want.Fleet.MaxInstances, want.Fleet.RPSPerInstance = poolspec.FlagMaxInstances, 5
-	if got := bf.capacity.Config(); !reflect.DeepEqual(got, want) {
+	if got := bf.Input.Config(); !reflect.DeepEqual(got, want) {
 		t.Errorf("the flags' defaults\n%+v\nwant a pool's\n%+v", got, want)
 	}
 	d := poolspec.DefaultPool()
-	got := []any{bf.capacity.Limits.MaxStep, bf.capacity.Limits.MinInterval, bf.sim.SpotPrice}
+	got := []any{bf.Input.Limits.MaxStep, bf.Input.Limits.MinInterval, bf.Sim.SpotPrice}
 	if w := []any{d.Fleet.MaxStep, d.Fleet.MinInterval, d.Prices.SpotPerHour}; !reflect.DeepEqual(got, w) {
 		t.Errorf("--max-step, --min-interval, --spot-price = %v, want a pool's %v", got, w)
 	}

@@ -31,9 +31,9 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 			"first halves of every trace but the one it scores (leave one trace out).\n\n"+
 			"Example:\n"+
 			"  forecaster eval policy --counts --peak-instances 20 --boot 10m --slo 10s", stderr)
-	var cf capacityFlags
-	cf.registerCSV(fs)
-	cf.registerFleet(fs)
+	var cf backtest.InputFlags
+	cf.RegisterCSV(fs)
+	cf.RegisterFleet(fs)
 	var inputs []string
 	fs.StringArrayVar(&inputs, "input", nil, fmt.Sprintf("a demand CSV file, or a folder of them; repeat for more (at most %d files)", backtest.MaxSuiteFiles))
 	datasetsDir := fs.String("datasets", defaultDatasets(), "the shared datasets folder, whose traces/ the suite replays without --input")
@@ -60,11 +60,11 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	suite := backtest.SuiteInputs{Inputs: inputs, Datasets: *datasetsDir, Seeds: *seeds, Days: *days}
-	traces, err := suite.Traces(func(path string) (backtest.Trace, error) { return cf.loadFile(path, stderr) }, stderr)
+	traces, err := suite.Traces(func(path string) (backtest.Trace, error) { return cf.LoadFile(path, stderr) }, stderr)
 	if err != nil {
 		return err
 	}
-	cases, err := backtest.SuiteCases(traces, cf.plannerConfig, !*tuning)
+	cases, err := backtest.SuiteCases(traces, cf.PlannerConfig, !*tuning)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ type fitFlags struct {
 	level         float64 // percent
 	method        fit.Method
 	periods       []int // nil: detect
-	csv           csvFlags
+	csv           datasets.CSVFlags
 }
 
 // runFit implements 'forecaster fit' (package model/fit).
@@ -32,7 +32,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	series, err := loadDemandCSV("forecaster fit", f.input, f.csv.options(), stderr)
+	series, err := datasets.LoadCSVTelling(stderr, "forecaster fit", f.input, f.csv.Options())
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func parseFitFlags(args []string, stderr io.Writer) (*fitFlags, error) {
 	fs.Float64Var(&f.level, "level", 95, "prediction interval coverage in percent, in (0, 100)")
 	fs.StringVar(&f.format, "format", "csv", "output format: csv or json")
 	method := fs.String("method", "auto", "forecasting method (see above)")
-	f.csv.register(fs)
+	f.csv.Register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -100,12 +100,6 @@ func parseFitFlags(args []string, stderr io.Writer) (*fitFlags, error) {
 		return nil, usageErrorf("--period %q: %v", *period, err)
 	}
 	return f, nil
-}
-
-// listBadRows prints the bad rows of a *datasets.BadRowsError to stderr
-// and returns a short error (datasets.ListBadRows).
-func listBadRows(err error, input string, stderr io.Writer) error {
-	return datasets.ListBadRows(stderr, err, input)
 }
 
 // writeFitCSV writes the forecast with the header

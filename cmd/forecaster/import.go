@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/internal/progress"
+	"github.com/prewarm/prewarm/report"
 	"github.com/prewarm/prewarm/store"
-	"github.com/prewarm/prewarm/store/influx"
 	"github.com/prewarm/prewarm/store/open"
 )
 
@@ -25,22 +24,19 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"the same file again overwrites what it wrote. Stop 'forecaster serve' first: the embedded file has\n"+
 			"one writer at a time.", stderr)
 	var (
-		input, pool, storeSpec, measurement string
-		csv                                 datasets.CSVOptions
-		shift                               bool
-		pointEvery                          time.Duration
-		ic                                  influx.Config
+		input, pool, measurement string
+		storeFlags               open.Flags
+		csv                      datasets.CSVOptions
+		shift                    bool
+		pointEvery               time.Duration
 	)
 	fs.StringVar(&input, "input", "", "CSV file with a header: a time column and a value column (required)")
 	fs.StringVar(&pool, "pool", "", "the pool the demand belongs to: the pool tag of the series (required)")
-	fs.StringVar(&storeSpec, "store", "embedded:prewarm.db", "store: embedded:PATH, or use the --influx-* flags")
-	fs.StringVar(&ic.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
-	fs.StringVar(&ic.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
-	fs.StringVar(&ic.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
+	storeFlags.Register(fs, "embedded:prewarm.db", "store: embedded:PATH, or use the --influx-* flags")
 	fs.StringVar(&measurement, "measurement", store.ServiceRequestRate, "measurement to write (a pool's demand.measurement, if it sets one)")
 	fs.StringVar(&csv.TimeColumn, "time-column", "", "column holding the timestamps (default: the first)")
-	var csvf csvFlags
-	csvf.register(fs)
+	var csvf datasets.CSVFlags
+	csvf.Register(fs)
 	fs.BoolVar(&csv.Counts, "counts", false, "values are requests per row, not requests/s: divided by the step")
 	fs.DurationVar(&csv.Step, "step", 0, "bucket the rows into steps of this length (default: the file's own step)")
 	fs.BoolVar(&shift, "shift-to-now", false, "move the series to end within a day of now: by whole weeks when that does (weekdays and times of day kept), else by whole days (times of day kept, weekdays moved); the output says which")
@@ -58,11 +54,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case pointEvery < 0:
 		return usageErrorf("--point-every %v must not be negative", pointEvery)
 	}
-	ic.Token = os.Getenv("INFLUX_TOKEN")
 
-	opts := csvf.options()
+	opts := csvf.Options()
 	opts.TimeColumn, opts.Counts, opts.Step = csv.TimeColumn, csv.Counts, csv.Step
-	series, err := loadDemandCSV("forecaster import", input, opts, stderr)
+	series, err := datasets.LoadCSVTelling(stderr, "forecaster import", input, opts)
 	if err != nil {
 		return err
 	}
@@ -79,7 +74,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case series.Index:
 		return usageErrorf("%s: the timestamps are an index (0, 1, 2, ...), not dates: add --shift-to-now", input)
 	}
-	db, err := openStore(ctx, storeSpec, ic)
+	db, err := openStore(ctx, storeFlags)
 	if err != nil {
 		return err
 	}
@@ -98,7 +93,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout, moved)
 	}
 	fmt.Fprintf(stdout, "imported %d points (%d steps of %v, %s) into %s{pool=%s} in %s", res.Points, res.Steps, series.Step, unit,
-		measurement, pool, open.Name(storeSpec, ic))
+		measurement, pool, storeFlags.Name())
 	if res.Steps > 0 {
 		end := res.Last.Add(series.Step)
 		fmt.Fprintf(stdout, " from %s to %s (%s)", res.First.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), endsBefore(now, end))
@@ -122,5 +117,5 @@ func endsBefore(now, end time.Time) string {
 	if gap < time.Minute {
 		return "history ends at now"
 	}
-	return "history ends " + formatSpan(gap.Truncate(time.Minute)) + " before now"
+	return "history ends " + report.FormatSpan(gap.Truncate(time.Minute)) + " before now"
 }

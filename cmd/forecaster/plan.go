@@ -20,10 +20,8 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			"is replayed through it first (a refit every forecast.refit_every, a decision a minute), so its gate\n"+
 			"has scored its own forecasts against seasonal naive; --warm-up 0 is a cold start, serve's first\n"+
 			"refit. 'forecaster report' gives the same plan with charts, the backtest and the risks.", stderr)
-	var cf capacityFlags
-	cf.register(fs)
-	var rf reportFlags
-	rf.register(fs, 24*time.Hour)
+	rf := newReportFlags()
+	rf.Register(fs, 24*time.Hour)
 	var history time.Duration
 	fs.Var(report.NewSpanFlag(&history, 28*24*time.Hour, time.Hour, 366*24*time.Hour), "history",
 		"most recent history each refit reads, as the pool's forecast.history (1h to 366d)")
@@ -37,15 +35,15 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case *format != "table" && *format != "json":
 		return usageErrorf("--format %q: want table or json", *format)
 	}
-	in, err := rf.input(ctx, fs, &cf, 0, stderr)
+	in, err := rf.Input(ctx, fs, 0, stderr)
 	if err != nil {
 		return err
 	}
-	if rf.config() == "" || fs.Changed("history") {
+	if rf.ConfigFile == "" || fs.Changed("history") {
 		in.Backtest.Forecast.History = history
 	}
 	if h := in.Backtest.Forecast.History; h > 0 && h < 2*max(in.Backtest.Forecast.Step, in.Trace.Step) {
-		return usageErrorf("--history %v: must cover at least two forecast steps", formatSpan(h))
+		return usageErrorf("--history %v: must cover at least two forecast steps", report.FormatSpan(h))
 	}
 	in.PlanOnly = true
 	rep, err := report.Build(ctx, in)

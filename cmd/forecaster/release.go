@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/builtin"
 	"github.com/prewarm/prewarm/actuator/volcengine"
 	"github.com/prewarm/prewarm/internal/cli"
 	"github.com/prewarm/prewarm/redact"
@@ -109,7 +110,7 @@ func releaseConfig(credentials, configPath, poolName, region, endpoint string) (
 }
 
 // releasePools are the pools of the configuration at configPath (none
-// when ""), poolName's only when set; --pool must name a volcengine pool.
+// when ""), poolName's only when set (builtin.ReleasePools).
 func releasePools(configPath, poolName string) ([]actuator.PoolConfig, error) {
 	if configPath == "" {
 		return nil, nil
@@ -118,21 +119,5 @@ func releasePools(configPath, poolName string) ([]actuator.PoolConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	var pools []actuator.PoolConfig
-	for _, p := range file.Pools {
-		if poolName == "" || p.Name == poolName {
-			pools = append(pools, p.Actuator())
-		}
-	}
-	if poolName == "" {
-		return pools, nil
-	}
-	p, err := file.Pool(poolName)
-	if err != nil {
-		return pools, usageErrorf("--pool: %v", err)
-	}
-	if p.Backend != volcengine.Name {
-		return pools, usageErrorf("--pool %s: its back-end is %s; only volcengine pools release instances", p.Name, p.Backend)
-	}
-	return pools, nil
+	return builtin.ReleasePools(file, poolName)
 }

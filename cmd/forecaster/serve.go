@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/builtin"
 	"github.com/prewarm/prewarm/actuator/keda"
 	"github.com/prewarm/prewarm/actuator/releasehook"
@@ -31,16 +30,15 @@ import (
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
-	"github.com/prewarm/prewarm/store/influx"
 	"github.com/prewarm/prewarm/store/open"
 )
 
 // serveFlags are the command line of 'forecaster serve'.
 type serveFlags struct {
-	config, listen, storeSpec, auditLog, statePath, kedaListen, releaseTokenFile, apiTokenFile string
-	influx                                                                                     influx.Config
-	once, apply, checkConfig                                                                   bool
-	logLevel                                                                                   cli.LogLevelFlag
+	config, listen, auditLog, statePath, kedaListen, releaseTokenFile, apiTokenFile string
+	store                                                                           open.Flags
+	once, apply, checkConfig                                                        bool
+	logLevel                                                                        cli.LogLevelFlag
 }
 
 // runServe implements 'forecaster serve': the long-running scaling service.
@@ -60,10 +58,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.config, "config", "", "service configuration file (YAML, see docs/forecaster.yaml); required")
 	fs.BoolVar(&f.checkConfig, "check-config", false, "check the configuration, print every problem and exit: 0 when valid, 2 when not")
 	fs.StringVar(&f.listen, "listen", "", "HTTP address of the status page, the API and /metrics (overrides the config; default 127.0.0.1:9109)")
-	fs.StringVar(&f.storeSpec, "store", "embedded:prewarm.db", "store: embedded:PATH; http://HOST:PORT to read a running collector's store (its --listen); prometheus:http://HOST:9090[?resolution=15s] to read Prometheus (read-only); or use the --influx-* flags")
-	fs.StringVar(&f.influx.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
-	fs.StringVar(&f.influx.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
-	fs.StringVar(&f.influx.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
+	f.store.Register(fs, "embedded:prewarm.db", "store: embedded:PATH; http://HOST:PORT to read a running collector's store (its --listen); prometheus:http://HOST:9090[?resolution=15s] to read Prometheus (read-only); or use the --influx-* flags")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append the actuators' audit lines (JSON) to this file (overrides the config)")
 	fs.StringVar(&f.statePath, "state", "", "state file kept across restarts (overrides the config's state_file; default prewarm-state.db beside the audit log)")
 	fs.StringVar(&f.kedaListen, "keda-listen", "127.0.0.1:9110", "gRPC address of the KEDA external scaler, when a pool uses the keda back-end")
@@ -84,7 +79,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case f.apply && !f.once:
 		return usageErrorf("--apply goes with --once (the service applies the active pools' decisions anyway)")
 	}
-	f.influx.Token = os.Getenv("INFLUX_TOKEN")
 	if f.checkConfig {
 		return checkConfig(f.config, stdout)
 	}
@@ -118,7 +112,7 @@ func checkConfig(path string, stdout io.Writer) error {
 func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	// Every secret the service knows, masked on every path out: log
 	// lines, API error fields, audit lines, errors returned.
-	redactor := redact.New(os.Getenv("INFLUX_TOKEN"), os.Getenv(volcengine.EnvAccessKey), os.Getenv(volcengine.EnvSecretKey))
+	redactor := redact.New(os.Getenv(open.EnvInfluxToken), os.Getenv(volcengine.EnvAccessKey), os.Getenv(volcengine.EnvSecretKey))
 	log := slog.New(slog.NewTextHandler(redactor.Writer(stderr), &slog.HandlerOptions{Level: f.logLevel.Level}))
 	file, err := loadConfig(f.config)
 	if err != nil {
@@ -136,7 +130,7 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	redactor.Add(releaseTok, apiTok)
 	redactor.Add(builtin.Secrets(file, os.Getenv)...)
 
-	db, err := openStore(ctx, f.storeSpec, f.influx)
+	db, err := openStore(ctx, f.store)
 	if err != nil {
 		return err
 	}
@@ -151,7 +145,7 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Collector("forecaster"))
-	b, err := newBackends(file, reg, log, redactor)
+	b, err := builtin.New(file, builtin.Deps{Registerer: reg, Logger: log, Redactor: redactor, Getenv: os.Getenv})
 	if err != nil {
 		return err
 	}
@@ -160,7 +154,7 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	deps := service.Deps{Store: db, Backend: b.Build, Safety: b.safety, State: st,
+	deps := service.Deps{Store: db, Backend: b.Build, Safety: b.Safety, State: st,
 		Preview: f.once && !f.apply, Logger: log, Metrics: metrics, Redactor: redactor}
 	var ownerAddress func(identity string) string // the other replicas' API URLs, with election on
 	if file.Election.Enabled && !f.once {
@@ -195,7 +189,7 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 	stopReload := cli.OnSignal(ctx, syscall.SIGHUP, func(ctx context.Context) { reload(ctx, f.config, svc, log) })
 	defer stopReload()
 	var kedaErr <-chan error = closedChan()
-	if s, ok := b.backends[keda.Name].(*keda.Scaler); ok {
+	if s, ok := b.Built[keda.Name].(*keda.Scaler); ok {
 		kedaErr = s.ServeInBackground(ctx, f.kedaListen, "--keda-listen", cancel) // its end stops the service
 	}
 	handler := svc.Handler(service.HTTPOptions{Gatherer: reg, Release: release, APIToken: apiTok})
@@ -228,8 +222,10 @@ func reload(ctx context.Context, path string, svc *service.Service, log *slog.Lo
 // openStore opens the store --store (or the --influx-* flags) names,
 // embedded files with serve's retention; a spec written wrong is a usage
 // error.
-func openStore(ctx context.Context, spec string, ic influx.Config) (store.Store, error) {
-	s, err := open.Store(ctx, spec, open.Options{Influx: ic, Embedded: embedded.Options{Retention: 90 * 24 * time.Hour}})
+func openStore(ctx context.Context, f open.Flags) (store.Store, error) {
+	opts := f.Options(os.Getenv)
+	opts.Embedded = embedded.Options{Retention: 90 * 24 * time.Hour}
+	s, err := open.Store(ctx, f.Spec, opts)
 	var bad *open.SpecError
 	switch {
 	case errors.Is(err, open.ErrUnknownScheme):
@@ -240,59 +236,21 @@ func openStore(ctx context.Context, spec string, ic influx.Config) (store.Store,
 	return s, err
 }
 
-// backends is the actuator wiring of one serve (builtin.Set), with the
-// first instance of each back-end and the Safe template under the names
-// the release hook's wiring reads.
-type backends struct {
-	*builtin.Set
-	backends map[string]actuator.Actuator // Set.Built: one per back-end name, for the KEDA server and releases
-	safety   actuator.SafetyOptions       // Set.Safety
-}
-
-// newBackends registers the back-ends and opens the audit log. Safe's logs
-// and audit lines go through redactor.
-func newBackends(file *poolspec.File, reg prometheus.Registerer, log *slog.Logger, redactor *redact.Redactor) (*backends, error) {
-	s, err := builtin.New(file, builtin.Deps{Registerer: reg, Logger: log, Redactor: redactor, Getenv: os.Getenv})
-	if err != nil {
-		return nil, err
-	}
-	return &backends{Set: s, backends: s.Built, safety: s.Safety}, nil
-}
-
 // releaseHandler builds POST /api/v1/release when a token is configured
-// (nil otherwise). Releases go through the first pool's back-end, or the
-// first volcengine pool's when there is one; volcengine pools also get the
-// membership check, which names the instance's pool. With election on,
-// only the replica acting for that pool releases (svc.ActsFor); another
-// passes the request on to it (ownerAddress, from its member Lease). Its pools
-// are those at start: a reload does not change them.
-func releaseHandler(file *poolspec.File, b *backends, svc *service.Service, ownerAddress func(string) string, token string,
+// (nil otherwise; builtin.Set.ReleaseHook). With election on, only the
+// replica acting for the instance's pool releases (svc.ActsFor); another
+// passes the request on to it (ownerAddress, from its member Lease).
+func releaseHandler(file *poolspec.File, b *builtin.Set, svc *service.Service, ownerAddress func(string) string, token string,
 	log *slog.Logger) (http.Handler, error) {
 	if token == "" {
 		log.Info("release hook disabled: no token", "hint", "set "+releasehook.EnvToken+" or --release-token-file")
 		return nil, nil
 	}
-	var pools []actuator.PoolConfig
-	var names []string
-	var releaser actuator.Actuator
-	for _, p := range file.Pools {
-		pools = append(pools, p.Actuator())
-		names = append(names, p.Name)
-		if releaser == nil || (p.Backend == volcengine.Name && releaser.Name() != volcengine.Name) {
-			releaser = b.backends[p.Backend]
-		}
-	}
-	opts := b.safety
-	opts.Pools = pools
-	hc := releasehook.Config{Releaser: actuator.NewSafe(releaser, opts), Token: token, Logger: log, Pools: names}
+	hc := releasehook.Config{Token: token, Logger: log}
 	if file.Election.Enabled {
 		hc.Route, hc.RetryAfter, hc.Forward = svc.ActsFor, file.Election.RetryPeriod, ownerAddress
 	}
-	if v, ok := b.backends[volcengine.Name].(*volcengine.Actuator); ok {
-		hc.Locate = volcengine.PoolOfInstance(v, pools)
-		hc.Notes = volcengine.NoteRecorder
-	}
-	return releasehook.New(hc)
+	return b.ReleaseHook(file, hc)
 }
 
 // closedChan is a channel that yields nil: the end of a server not run.
