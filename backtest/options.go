@@ -19,7 +19,10 @@ const (
 	maxTimeout    = 24 * time.Hour
 	maxMetricsLag = time.Hour
 	maxWarmUp     = 366 * 24 * time.Hour
-	maxSpotRate   = 60.0
+	// MaxSpotInterruptions is the most interruptions per spot
+	// instance-hour --spot-interruptions takes, in the backtest and in the
+	// report's spot advice alike.
+	MaxSpotInterruptions = 60.0
 	// MaxSLOTargets is the most SLO targets a frontier sweeps.
 	MaxSLOTargets = 10
 	// maxServerTicks bounds a backtest's work before it starts: runs ×
@@ -78,7 +81,7 @@ func (o Options) Check() error {
 		poolspec.CheckStep("--metrics-lag", o.MetricsLag, 0, maxMetricsLag, false),
 		poolspec.CheckStep("--warm-up", o.WarmUp, 0, maxWarmUp, false),
 		poolspec.CheckFloat("--spot-share", o.SpotShare, 0, 1, false),
-		poolspec.CheckFloat("--spot-interruptions", o.SpotRate, 0, maxSpotRate, false),
+		poolspec.CheckFloat("--spot-interruptions", o.SpotRate, 0, MaxSpotInterruptions, false),
 		poolspec.CheckFloat("--spot-price", o.SpotPrice, 0, planner.MaxPrice, false),
 	}
 	for _, q := range o.SLOTargets {

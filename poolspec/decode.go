@@ -19,9 +19,9 @@ import (
 // for an unknown key, the keys known there. yaml.v3's own decoder with
 // KnownFields also reports every unknown key and every ill-typed value
 // with its line, but names Go types instead of YAML paths ("field nmae not
-// found in type spec.Pool", "cannot unmarshal !!str `5q` into
-// time.Duration") and stops at the first key defined twice, leaving the
-// rest of the file unchecked. Keys absent from the file leave the value's
+// found in type poolspec.Pool", "cannot unmarshal !!str `5q` into
+// time.Duration"), and on a key defined twice it skips the rest of the
+// mapping that holds it. Keys absent from the file leave the value's
 // defaults in place. It also records the line of every key it meets, so
 // that validation can point at the line of a value.
 type decoder struct {

@@ -26,8 +26,8 @@ func CheckSpot(price, interruptionsPerHour, share float64) error {
 	switch {
 	case !(price >= 0 && price <= planner.MaxPrice):
 		return poolspec.Flagf("--spot-price %v: must be between 0 and 1e6", price)
-	case !(interruptionsPerHour >= 0 && interruptionsPerHour <= 100):
-		return poolspec.Flagf("--spot-interruptions %v: must be between 0 and 100 per instance-hour", interruptionsPerHour)
+	case !(interruptionsPerHour >= 0 && interruptionsPerHour <= backtest.MaxSpotInterruptions):
+		return poolspec.Flagf("--spot-interruptions %v: must be between 0 and %g per instance-hour", interruptionsPerHour, backtest.MaxSpotInterruptions)
 	case !(share >= 0 && share <= 1):
 		return poolspec.Flagf("--spot-share %v: must be in [0, 1]", share)
 	}

@@ -58,7 +58,7 @@ func (f *Flags) Register(fs *pflag.FlagSet, horizon time.Duration) {
 	// The spot flags' defaults are the backtest's, so that the same flags
 	// mean the same on both commands.
 	fs.Float64Var(&f.SpotPrice, "spot-price", poolspec.DefaultPool().Prices.SpotPerHour, "spot price per instance-hour (0: no spot)")
-	fs.Float64Var(&f.SpotRate, "spot-interruptions", backtest.DefaultSpotInterruptions, "interruptions per spot instance-hour the spot advice (and the backtest) assume (0 to 100)")
+	fs.Float64Var(&f.SpotRate, "spot-interruptions", backtest.DefaultSpotInterruptions, "interruptions per spot instance-hour the spot advice (and the backtest) assume (0 to 60)")
 }
 
 // RegisterBacktest adds the backtest's own spot flags ('report' only).

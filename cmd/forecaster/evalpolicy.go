@@ -28,9 +28,7 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 			"Without --input it replays the shared traces of --datasets; with it, every FILE and every\n"+
 			"CSV of every DIR, each at its own step (--step resamples them all). --synthetic-seeds adds\n"+
 			"the generator's bursts and spikes with each seed. --loto chooses the tuner's defaults on the\n"+
-			"first halves of every trace but the one it scores (leave one trace out).\n\n"+
-			"Example:\n"+
-			"  forecaster eval policy --counts --peak-instances 20 --boot 10m --slo 10s", stderr)
+			"first halves of every trace but the one it scores (leave one trace out).", stderr)
 	var cf backtest.InputFlags
 	cf.RegisterCSV(fs)
 	cf.RegisterFleet(fs)
