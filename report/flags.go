@@ -38,11 +38,9 @@ type Flags struct {
 	// hasCurrency says RegisterCurrency ran: the command has --currency.
 	hasCurrency bool
 
-	// LoadConfig reads the configuration file with the back-ends the
-	// binary ships; OpenStore opens the store a pool's demand is read
-	// from. Set both before Input runs.
-	LoadConfig func(path string) (*poolspec.File, error)
-	OpenStore  func(ctx context.Context, f open.Flags) (store.Store, error)
+	// OpenStore opens the store a pool's demand is read from; set it, and
+	// Demand.LoadConfig (which reads --config here too), before Input runs.
+	OpenStore func(ctx context.Context, f open.Flags) (store.Store, error)
 }
 
 // Register adds the demand and fleet flags, --config, --pool, the store's,
@@ -146,7 +144,7 @@ func (f *Flags) fromConfig(ctx context.Context, fs *pflag.FlagSet, in *Input, cf
 	if err := RefusePoolFlags(fs, f.Demand.Names(), f.ConfigFile); err != nil {
 		return err
 	}
-	file, err := f.LoadConfig(f.ConfigFile)
+	file, err := f.Demand.LoadConfig(f.ConfigFile)
 	if err != nil {
 		return err
 	}

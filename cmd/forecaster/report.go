@@ -67,7 +67,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // newReportFlags returns the flags 'report' and 'plan' share, wired to
 // this binary's configuration loader and stores.
 func newReportFlags() *report.Flags {
-	rf := &report.Flags{LoadConfig: loadConfig, OpenStore: openStore}
+	rf := &report.Flags{OpenStore: openStore}
 	rf.Demand.LoadConfig = loadConfig
 	return rf
 }

@@ -22,12 +22,9 @@ type Flags struct {
 }
 
 // Register adds --store with the default spec and usage given, and the
-// --influx-* flags unless fs has them already.
+// --influx-* flags.
 func (f *Flags) Register(fs *pflag.FlagSet, spec, usage string) {
 	fs.StringVar(&f.Spec, "store", spec, usage)
-	if fs.Lookup("influx-url") != nil {
-		return
-	}
 	fs.StringVar(&f.Influx.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
 	fs.StringVar(&f.Influx.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
 	fs.StringVar(&f.Influx.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")

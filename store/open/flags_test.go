@@ -45,7 +45,7 @@ func TestFlagsChooseTheStore(t *testing.T) {
 	}
 }
 
-func TestFlagsRegisterEveryNameOnce(t *testing.T) {
+func TestFlagsRegisterEveryName(t *testing.T) {
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	var f Flags
 	f.Register(fs, "", "")
@@ -53,14 +53,5 @@ func TestFlagsRegisterEveryNameOnce(t *testing.T) {
 		if fs.Lookup(name) == nil {
 			t.Errorf("--%s not registered", name)
 		}
-	}
-	// A second set of store flags on a flag set that has the InfluxDB ones
-	// adds only --store (to a fresh set) and does not panic.
-	fs2 := pflag.NewFlagSet("t2", pflag.ContinueOnError)
-	fs2.String("influx-url", "", "")
-	var g Flags
-	g.Register(fs2, "", "")
-	if fs2.Lookup("store") == nil || fs2.Lookup("influx-org") != nil {
-		t.Errorf("with --influx-url present: store %v, influx-org %v", fs2.Lookup("store") != nil, fs2.Lookup("influx-org") != nil)
 	}
 }
