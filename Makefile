@@ -46,8 +46,7 @@ DEADCODE_ALLOW = \
 # shards pools over bucket Leases instead; its tests check the hold that ends at the renew deadline.
 DEADCODE_ALLOW_ELECTION = \
 	election.Config.validate \
-	election.NewElector \
-	election.DefaultTimings
+	election.NewElector
 # Methods of standard interfaces that fmt, log/slog, encoders and errors.Is call when a value
 # reaches them: a volcengine.Secret prints as "[REDACTED]" wherever it is printed by mistake,
 # and a refused query parameter keeps store.ErrInvalidQuery in its error chain.

@@ -32,7 +32,7 @@ func BenchmarkRun30DaysPerMinute(b *testing.B) {
 
 // BenchmarkYearPerMinute replays a year of per-minute synthetic demand
 // (525,600 ticks) through one policy: the reactive rules (the simulator
-// alone), the hybrid with its walk-forward refits (tune.off), the same
+// alone), the hybrid with its walk-forward refits and no tuner (tune.enabled: false), the same
 // with the model chosen once a day (forecast.choose_model_daily), and the
 // hybrid with its tuner's twins as well. The simulator's goal is under 10 s a year on 2 cores:
 //
@@ -52,7 +52,7 @@ func BenchmarkYearPerMinute(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			cfg := barConfig(tr, 20)
-			cfg.Tune.Off = !c.tuned
+			cfg.Tune.Enabled = c.tuned
 			cfg.Forecast.Settings.ChooseModelDaily = c.chooseDaily
 			for b.Loop() {
 				if _, err := Run(context.Background(), tr, cfg, c.policy); err != nil {

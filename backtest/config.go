@@ -9,6 +9,7 @@ import (
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/fleetsim"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/tune"
 )
 
@@ -146,6 +147,15 @@ type ForecastOptions struct {
 	Aggregate string
 }
 
+// DefaultAggregate folds demand steps into a forecast step unless told
+// otherwise: by their mean, as serve's refits read their history
+// (store.Mean).
+const DefaultAggregate = string(store.Mean)
+
+// foldable reports whether the backtest can fold demand by agg: by its
+// mean or its max.
+func foldable(agg string) bool { return agg == string(store.Mean) || agg == string(store.Max) }
+
 // DefaultConfig returns the defaults of planner.DefaultConfig and
 // control.Settings, a 60-second queue timeout, metrics one tick old,
 // drains of one service time per slot, no max_step or min_interval and no spot
@@ -154,6 +164,7 @@ func DefaultConfig() Config {
 	return Config{
 		Planner:      planner.DefaultConfig(),
 		QueueTimeout: time.Minute,
+		Tune:         tune.Options{Enabled: true},
 	}
 }
 
@@ -176,7 +187,7 @@ func (c Config) withDefaults(t Trace) Config {
 		f.Step = defaultForecastStep(t.Step)
 	}
 	if f.Aggregate == "" {
-		f.Aggregate = "mean"
+		f.Aggregate = DefaultAggregate
 	}
 	if f.RefitEvery == 0 {
 		f.RefitEvery = control.Settings{}.WithDefaults().RefitEvery
@@ -225,7 +236,7 @@ func (c Config) validate(t Trace) error {
 	if f.Step > 0 && (f.RefitEvery <= 0 || f.RefitEvery%f.Step != 0) {
 		bad("--refit (forecast.refit_every) %v must be a positive multiple of --forecast-step %v", f.RefitEvery, f.Step)
 	}
-	if f.Aggregate != "max" && f.Aggregate != "mean" {
+	if !foldable(f.Aggregate) {
 		bad("--forecast-aggregate %q: want max or mean", f.Aggregate)
 	}
 	if f.Horizon < 0 {

@@ -149,8 +149,8 @@ func (s SuiteInputs) files(stderr io.Writer) ([]string, error) {
 
 // SuiteCases are the suite's cases of traces: each at DefaultConfig with
 // the planner configuration plan gives for it (an error names the trace),
-// the tuner off with tuneOff.
-func SuiteCases(traces []Trace, plan func(Trace) (planner.Config, error), tuneOff bool) ([]SuiteCase, error) {
+// the tuner on when tuned is true.
+func SuiteCases(traces []Trace, plan func(Trace) (planner.Config, error), tuned bool) ([]SuiteCase, error) {
 	cases := make([]SuiteCase, len(traces))
 	for i, tr := range traces {
 		cfg := DefaultConfig()
@@ -158,7 +158,7 @@ func SuiteCases(traces []Trace, plan func(Trace) (planner.Config, error), tuneOf
 		if cfg.Planner, err = plan(tr); err != nil {
 			return nil, fmt.Errorf("%s: %w", tr.Name, err)
 		}
-		cfg.Tune.Off = tuneOff
+		cfg.Tune.Enabled = tuned
 		cases[i] = SuiteCase{Trace: tr, Config: cfg}
 	}
 	return cases, nil

@@ -47,7 +47,7 @@ func (b *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&b.PlotFormat, "plot-format", "png", "plot format: png or svg")
 	fs.DurationVar(&o.Refit, "refit", 0, fmt.Sprintf("how often the forecasting policies refit, a multiple of the forecast step up to 7d (default %v, as serve's forecast.refit_every)", def.RefitEvery))
 	fs.DurationVar(&o.ForecastStep, "forecast-step", 0, fmt.Sprintf("forecast grid, 1m to 24h and a multiple of the demand's step (default %v, as serve's forecast.step, or the demand's step when coarser)", def.Step))
-	fs.StringVar(&o.Aggregate, "forecast-aggregate", "mean", "how demand steps fold into a forecast step: mean (as serve reads its history; the variation inside a step is learned from the observations) or max (the busiest)")
+	fs.StringVar(&o.Aggregate, "forecast-aggregate", DefaultAggregate, "how demand steps fold into a forecast step: mean (as serve reads its history; the variation inside a step is learned from the observations) or max (the busiest)")
 	fs.DurationVar(&o.Timeout, "timeout", time.Minute, "requests waiting longer are dropped, 0 to 24h")
 	fs.DurationVar(&o.BootSpread, "boot-spread", 0, "standard deviation of each instance's boot time around --boot, 0 to 24h (0: every boot takes --boot)")
 	fs.DurationVar(&o.Drain, "drain", 0, "how long a removed instance stays billed finishing its requests, up to 24h (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/store"
 )
 
 // forecaster runs the walk-forward refits of one trace.
@@ -33,7 +34,7 @@ func newForecaster(cfg Config, t Trace) (*forecaster, error) {
 			if math.IsNaN(x) {
 				continue
 			}
-			if fo.Aggregate == "mean" {
+			if fo.Aggregate == string(store.Mean) {
 				v += x
 			} else {
 				v = math.Max(v, x)
@@ -43,7 +44,7 @@ func newForecaster(cfg Config, t Trace) (*forecaster, error) {
 		switch {
 		case seen == 0:
 			v = math.NaN()
-		case fo.Aggregate == "mean":
+		case fo.Aggregate == string(store.Mean):
 			v /= float64(seen)
 		}
 		f.buckets[b] = v

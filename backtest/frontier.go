@@ -115,7 +115,7 @@ func (b *bench) frontierTasks(ctx context.Context, targets []float64) ([]task, f
 		if jb.policy == PolicyHybrid {
 			// The knobs are the controller's; the tuner would choose over
 			// them. The report's hybrid is the tuned one.
-			c.Tune.Off = true
+			c.Tune.Enabled = false
 		}
 		tasks[j] = task{weight: policyWeight(jb.policy, c), do: func() error {
 			var err error

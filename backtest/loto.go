@@ -161,7 +161,7 @@ func DefaultsGrid() []DefaultsCandidate {
 					if half < 0 {
 						name = fmt.Sprintf("margin %g, no half-life, slack %g, trim %d", margin, slack, trim)
 					}
-					grid = append(grid, DefaultsCandidate{Name: name, Tune: tune.Options{Margin: margin,
+					grid = append(grid, DefaultsCandidate{Name: name, Tune: tune.Options{Enabled: true, Margin: margin,
 						HalfLife: time.Duration(half * 24 * float64(time.Hour)), Slack: slack, Trim: trim}})
 				}
 			}

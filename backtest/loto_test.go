@@ -112,8 +112,8 @@ func TestLeaveOneTraceOutChoosesWithoutTheTrace(t *testing.T) {
 		cases = append(cases, SuiteCase{Trace: tr, Config: testConfig()})
 	}
 	grid := []DefaultsCandidate{
-		{Name: "shipped", Tune: tune.Options{}},
-		{Name: "thin margin, no half-life", Tune: tune.Options{Margin: 0.1, HalfLife: -24 * time.Hour, Slack: 0.5, Trim: 1}},
+		{Name: "shipped", Tune: tune.Options{Enabled: true}},
+		{Name: "thin margin, no half-life", Tune: tune.Options{Enabled: true, Margin: 0.1, HalfLife: -24 * time.Hour, Slack: 0.5, Trim: 1}},
 	}
 	var told []string
 	rep, err := LeaveOneTraceOut(context.Background(), cases, grid, func(s string) { told = append(told, s) })

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
 )
@@ -15,7 +16,6 @@ import (
 // them, checked before any demand is read.
 const (
 	maxDay        = 24 * time.Hour
-	maxRefit      = 7 * 24 * time.Hour
 	maxTimeout    = 24 * time.Hour
 	maxMetricsLag = time.Hour
 	maxWarmUp     = 366 * 24 * time.Hour
@@ -67,14 +67,14 @@ type Options struct {
 // Check refuses the options outside their ranges.
 func (o Options) Check() error {
 	switch {
-	case o.Aggregate != "max" && o.Aggregate != "mean":
+	case !foldable(o.Aggregate):
 		return poolspec.Flagf("--forecast-aggregate %q: want max or mean", o.Aggregate)
 	case len(o.SLOTargets) > MaxSLOTargets:
 		return poolspec.Flagf("--slo-targets: %d targets, at most %d", len(o.SLOTargets), MaxSLOTargets)
 	}
 	checks := []error{
-		poolspec.CheckStep("--refit", o.Refit, time.Minute, maxRefit, true),
-		poolspec.CheckStep("--forecast-step", o.ForecastStep, time.Minute, maxDay, true),
+		poolspec.CheckStep("--refit", o.Refit, control.MinForecastStep, control.MaxRefitEvery, true),
+		poolspec.CheckStep("--forecast-step", o.ForecastStep, control.MinForecastStep, control.MaxForecastStep, true),
 		poolspec.CheckStep("--timeout", o.Timeout, 0, maxTimeout, false),
 		poolspec.CheckStep("--boot-spread", o.BootSpread, 0, maxDay, false),
 		poolspec.CheckStep("--drain", o.Drain, -maxDay, maxDay, false),

@@ -188,8 +188,8 @@ func TestSuiteCases(t *testing.T) {
 		}
 		return c, nil
 	}
-	cases, err := SuiteCases(traces, plan, true)
-	if err != nil || len(cases) != 2 || cases[1].Trace.Name != "b" || cases[1].Config.Planner.Fleet.MaxInstances != 7 || !cases[0].Config.Tune.Off {
+	cases, err := SuiteCases(traces, plan, false)
+	if err != nil || len(cases) != 2 || cases[1].Trace.Name != "b" || cases[1].Config.Planner.Fleet.MaxInstances != 7 || cases[0].Config.Tune.Enabled {
 		t.Errorf("cases %+v, %v", cases, err)
 	}
 	if _, err := SuiteCases([]Trace{{Name: "bad"}}, plan, false); err == nil || err.Error() != "bad: refused" {

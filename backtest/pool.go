@@ -48,7 +48,7 @@ func ForPool(pool poolspec.Pool, interval time.Duration, tr Trace) (Config, erro
 	cfg.Forecast.Settings = pool.Settings()
 	switch agg := pool.Demand.Aggregate; agg {
 	case "":
-		cfg.Forecast.Aggregate = "mean" // what serve's refits read (store.Mean)
+		cfg.Forecast.Aggregate = DefaultAggregate
 	case store.Max, store.Mean:
 		cfg.Forecast.Aggregate = string(agg)
 	default:

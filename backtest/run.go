@@ -154,7 +154,7 @@ func (b *bench) runTasks(ctx context.Context, policies []string, cfg Config) ([]
 // plan at every refit.
 func policyWeight(name string, cfg Config) int {
 	switch {
-	case name == PolicyHybrid && !cfg.Tune.Off:
+	case name == PolicyHybrid && cfg.Tune.Enabled:
 		return 3
 	case name == PolicyFlat:
 		return 2

@@ -52,7 +52,7 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	pool.Fleet.MaxStep, pool.Fleet.MinInterval = 3, 5*time.Minute
 	pool.Reactive.ScaleOutUtilisation, pool.Reactive.ScaleInUtilisation = 1, 0.01
 	pool.Reactive.ScaleOutQueue = 1e9
-	pool.Tune.Off = true
+	pool.Tune.Enabled = false
 	pool.Demand = poolspec.SeriesRef{Measurement: poolspec.DefaultDemandMeasurement, Match: map[string]string{store.TagPool: "gpu"}}
 	plan, err := pool.Planner()
 	if err != nil {
@@ -68,7 +68,7 @@ func TestBacktestHybridIsTheService(t *testing.T) {
 	// minute ends, so the service reads it at the next tick: no lag
 	// beyond the tick on the backtest's side either.
 	cfg.MetricsLag = -1
-	cfg.Tune.Off = true
+	cfg.Tune.Enabled = false
 	tr := backtest.Trace{Name: "synthetic", Start: demand.Start, Step: demand.Step, RPS: demand.Values}
 	rep, err := backtest.Run(context.Background(), tr, cfg, backtest.PolicyHybrid)
 	if err != nil {

@@ -90,6 +90,16 @@ func (s Strategy) Hybrid() bool { return s == Strategy{} }
 // more before anything is allocated.
 const MaxSteps = 100_000
 
+// The forecast grid's bounds, which a pool file (forecast.step,
+// forecast.refit_every) and the backtest's command line (--forecast-step,
+// --refit) both check: a step of a minute to a day, a refit at most a
+// week apart.
+const (
+	MinForecastStep = time.Minute
+	MaxForecastStep = 24 * time.Hour
+	MaxRefitEvery   = 7 * 24 * time.Hour
+)
+
 // DefaultSettings returns the defaults of the settings a configuration
 // file sets: a 30-minute grid refitted every 3 hours, forecasting 6 hours
 // from 28 days of history with a daily and a weekly season, the model

@@ -16,6 +16,7 @@ import (
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/datasets"
+	"github.com/prewarm/prewarm/demo/live"
 	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service"
 	"github.com/prewarm/prewarm/store"
@@ -29,7 +30,8 @@ type Options struct {
 	// is removed afterwards.
 	StorePath string
 	// HistoryDays of synthetic demand are written before the live replay
-	// (default 28: four weeks, enough for the weekly season twice over).
+	// (default 28: four weeks, enough for the weekly season twice over;
+	// live.MinHistoryDays to live.MaxHistoryDays).
 	HistoryDays int
 	// LiveHours are replayed minute by minute through the service
 	// (default 24).
@@ -86,7 +88,7 @@ func Run(ctx context.Context, opts Options, w io.Writer) error {
 
 func withDefaults(o Options) Options {
 	if o.HistoryDays <= 0 {
-		o.HistoryDays = 28
+		o.HistoryDays = live.DefaultHistoryDays
 	}
 	if o.LiveHours <= 0 {
 		o.LiveHours = 24

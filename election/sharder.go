@@ -37,10 +37,16 @@ type ShardConfig struct {
 	Logger logr.Logger
 }
 
-// Bounds and default of the shard settings.
+// Bounds and defaults of the shard settings, which a pool file's
+// election: block reads too: 1 to MaxBuckets buckets (DefaultBuckets
+// unless set), Lease names starting DefaultPrefix unless set, a prefix of
+// at most MaxPrefixLen characters leaving room for -member-IDENTITY and
+// -state-07 in a Kubernetes name.
 const (
-	maxBuckets    = 1000
-	defaultPrefix = "prewarm-shard"
+	MaxBuckets     = 1000
+	DefaultBuckets = 16
+	DefaultPrefix  = "prewarm-shard"
+	MaxPrefixLen   = 40
 )
 
 // validate checks the config, naming the YAML keys in its errors.
@@ -48,8 +54,8 @@ func (c ShardConfig) validate() error {
 	if err := validName("election.namespace", c.Namespace, validation.IsDNS1123Label); err != nil {
 		return err
 	}
-	if c.Buckets < 1 || c.Buckets > maxBuckets {
-		return fmt.Errorf("election.buckets %d: must be from 1 to %d", c.Buckets, maxBuckets)
+	if c.Buckets < 1 || c.Buckets > MaxBuckets {
+		return fmt.Errorf("election.buckets %d: must be from 1 to %d", c.Buckets, MaxBuckets)
 	}
 	if err := validName("election.shard_prefix", c.Prefix, validation.IsDNS1123Label); err != nil {
 		return err
@@ -92,7 +98,7 @@ func NewSharder(leases coordinationv1client.LeasesGetter, cfg ShardConfig) (*Sha
 		return nil, errNoClient
 	}
 	if cfg.Prefix == "" {
-		cfg.Prefix = defaultPrefix
+		cfg.Prefix = DefaultPrefix
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err

@@ -251,7 +251,7 @@ func TestShardConfigErrorsNameTheYAMLKey(t *testing.T) {
 		return err
 	}, []configCase[ShardConfig]{
 		{"no buckets", func(c *ShardConfig) { c.Buckets = 0 }, "election.buckets"},
-		{"too many buckets", func(c *ShardConfig) { c.Buckets = maxBuckets + 1 }, "election.buckets"},
+		{"too many buckets", func(c *ShardConfig) { c.Buckets = MaxBuckets + 1 }, "election.buckets"},
 		{"prefix", func(c *ShardConfig) { c.Prefix = "Bad_Prefix" }, "election.shard_prefix"},
 		{"identity missing", func(c *ShardConfig) { c.Identity = "" }, "election.identity"},
 		{"identity not a name", func(c *ShardConfig) { c.Identity = "Pod 0" }, "election.identity"},

@@ -12,10 +12,13 @@ import (
 // before they take a Lease over; RenewDeadline is how long the holder keeps
 // acting while its renewals fail (it must be shorter, so the holder stops
 // first); RetryPeriod is the time between tries, and so between renewals.
+//
+// A pool file's election: block embeds it, so its keys are declared here
+// once.
 type Timings struct {
-	LeaseDuration time.Duration
-	RenewDeadline time.Duration
-	RetryPeriod   time.Duration
+	LeaseDuration time.Duration `yaml:"lease_duration"`
+	RenewDeadline time.Duration `yaml:"renew_deadline"`
+	RetryPeriod   time.Duration `yaml:"retry_period"`
 }
 
 // DefaultTimings are client-go's usual periods: 15s, 10s and 2s.
@@ -23,10 +26,16 @@ func DefaultTimings() Timings {
 	return Timings{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
 }
 
-// Bounds of the timings, wide enough for tests and for slow clusters.
+// Bounds of the timings, wide enough for tests and for slow clusters: a
+// lease of MinLeaseDuration to MaxLeaseDuration, a retry period of at
+// least MinRetryPeriod, and a renew deadline longer than RenewRetryJitter
+// retry periods (client-go's leaderelection.JitterFactor), so that a
+// renewal can be retried.
 const (
-	minRetryPeriod   = 10 * time.Millisecond
-	maxLeaseDuration = 10 * time.Minute
+	MinLeaseDuration = time.Second
+	MaxLeaseDuration = 10 * time.Minute
+	MinRetryPeriod   = 10 * time.Millisecond
+	RenewRetryJitter = leaderelection.JitterFactor
 )
 
 // Validate checks the timings against each other and their ranges, naming
@@ -35,18 +44,18 @@ const (
 // cut off and the other replicas would wait less than the holder assumes.
 func (t Timings) Validate() error {
 	switch {
-	case t.LeaseDuration < time.Second || t.LeaseDuration > maxLeaseDuration:
-		return fmt.Errorf("election.lease_duration %s: must be from 1s to %s", t.LeaseDuration, maxLeaseDuration)
+	case t.LeaseDuration < MinLeaseDuration || t.LeaseDuration > MaxLeaseDuration:
+		return fmt.Errorf("election.lease_duration %s: must be from %s to %s", t.LeaseDuration, MinLeaseDuration, MaxLeaseDuration)
 	case t.LeaseDuration%time.Second != 0:
 		return fmt.Errorf("election.lease_duration %s: must be whole seconds (a Lease stores leaseDurationSeconds)", t.LeaseDuration)
-	case t.RetryPeriod < minRetryPeriod:
-		return fmt.Errorf("election.retry_period %s: must be at least %s", t.RetryPeriod, minRetryPeriod)
+	case t.RetryPeriod < MinRetryPeriod:
+		return fmt.Errorf("election.retry_period %s: must be at least %s", t.RetryPeriod, MinRetryPeriod)
 	case t.RenewDeadline >= t.LeaseDuration:
 		return fmt.Errorf("election.renew_deadline %s: must be shorter than election.lease_duration %s, so a leader stops before another can take over",
 			t.RenewDeadline, t.LeaseDuration)
-	case float64(t.RenewDeadline) <= leaderelection.JitterFactor*float64(t.RetryPeriod):
+	case float64(t.RenewDeadline) <= RenewRetryJitter*float64(t.RetryPeriod):
 		return fmt.Errorf("election.renew_deadline %s: must be longer than %.1f x election.retry_period %s, so a renewal can be retried",
-			t.RenewDeadline, leaderelection.JitterFactor, t.RetryPeriod)
+			t.RenewDeadline, RenewRetryJitter, t.RetryPeriod)
 	}
 	return nil
 }

@@ -141,6 +141,7 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	}
 	fields := yamlFields(v.Type(), nil, map[string][]int{})
 	known := slices.Collect(maps.Keys(fields))
+	inverse := inverseFields(v.Type())
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
@@ -150,14 +151,62 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		seen[key.Value] = key.Line
+		if inv, ok := inverse[key.Value]; ok {
+			d.inverted(key, val, v.FieldByIndex(fields[inv]), kp, join(path, inv), seen[inv])
+			continue
+		}
 		f, ok := fields[key.Value]
 		if !ok {
 			d.fail(key, kp, "unknown key (known: %s)", strings.Join(slices.Sorted(slices.Values(known)), ", "))
 			continue
 		}
+		if old := inverseOf(inverse, key.Value); seen[old] != 0 {
+			d.fail(key, kp, "give one of %s and %s (line %d), not both", key.Value, old, seen[old])
+			continue
+		}
 		d.lines[kp], d.values[kp] = key.Line, val
 		d.decode(val, v.FieldByIndex(f), kp)
 	}
+}
+
+// inverseFields maps each older key a boolean field still accepts, with
+// the opposite meaning (its yamlinverse tag: off for enabled), to the
+// field's key. Only direct fields of t carry one.
+func inverseFields(t reflect.Type) map[string]string {
+	out := map[string]string{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if old := f.Tag.Get("yamlinverse"); old != "" && f.Type.Kind() == reflect.Bool {
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			out[old] = name
+		}
+	}
+	return out
+}
+
+// inverseOf is the older inverse key of key, or "" when it has none.
+func inverseOf(inverse map[string]string, key string) string {
+	for old, k := range inverse {
+		if k == key {
+			return old
+		}
+	}
+	return ""
+}
+
+// inverted decodes the older inverse key at kp (off: true) into the
+// boolean field v of the current key at newPath (enabled: false),
+// refusing a file that gives both (newLine: the current key's line, 0
+// when absent).
+func (d *decoder) inverted(key, val *yaml.Node, v reflect.Value, kp, newPath string, newLine int) {
+	if newLine != 0 {
+		d.fail(key, kp, "give one of %s (line %d) and %s, not both", newPath[strings.LastIndex(newPath, ".")+1:], newLine, key.Value)
+		return
+	}
+	var b bool
+	d.decode(val, reflect.ValueOf(&b).Elem(), kp)
+	v.SetBool(!b)
+	d.lines[newPath], d.values[newPath] = key.Line, val
 }
 
 // yamlFields adds to fields the index of each field of t by its yaml key,

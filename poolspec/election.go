@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/prewarm/prewarm/election"
 )
 
 // Election is the election: block: several serve replicas sharing the
@@ -28,35 +30,31 @@ type Election struct {
 	// Buckets is how many buckets the pools hash into; every replica must
 	// agree.
 	Buckets int `yaml:"buckets"`
-	// LeaseDuration, RenewDeadline and RetryPeriod are the Leases'
-	// periods (election.Timings).
-	LeaseDuration time.Duration `yaml:"lease_duration"`
-	RenewDeadline time.Duration `yaml:"renew_deadline"`
-	RetryPeriod   time.Duration `yaml:"retry_period"`
+	// Timings are the Leases' periods: lease_duration, renew_deadline
+	// and retry_period.
+	election.Timings `yaml:",inline"`
 	// APIServer is the Kubernetes API's URL, for tests against a loopback
 	// stand-in; "" (in a cluster) uses the pod's service account.
 	APIServer string `yaml:"api_server"`
 }
 
-// DefaultElection returns the election: block's defaults: off, 16 buckets,
-// client-go's usual 15s, 10s and 2s.
+// DefaultElection returns the election: block's defaults, package
+// election's: off, 16 buckets, client-go's usual 15s, 10s and 2s.
 func DefaultElection() Election {
-	return Election{ShardPrefix: "prewarm-shard", Buckets: 16,
-		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
+	return Election{ShardPrefix: election.DefaultPrefix, Buckets: election.DefaultBuckets, Timings: election.DefaultTimings()}
 }
 
-// Bounds of the election: block (package election checks the same).
-const (
-	maxBuckets        = 1000
-	minRetryPeriod    = 10 * time.Millisecond
-	maxLeaseDuration  = 10 * time.Minute
-	renewRetryJitter  = 1.2 // client-go's leaderelection.JitterFactor
-	maxShardPrefixLen = 40  // leaves room for -member-IDENTITY and -state-07
-)
+// JoinConfig is the block as package election joins it, reaching the
+// other replicas on the port of listen (the API's address).
+func (e Election) JoinConfig(listen string) election.JoinConfig {
+	_, port, _ := net.SplitHostPort(listen) // checked when the server listens
+	return election.JoinConfig{Namespace: e.Namespace, Identity: e.Identity, Prefix: e.ShardPrefix, Buckets: e.Buckets,
+		Port: port, Timings: e.Timings, APIServer: e.APIServer}
+}
 
 // check adds the problems of the election: block, each at its key.
 func (e Election) check(c *checker) {
-	c.ints("election.buckets", e.Buckets, 1, maxBuckets)
+	c.ints("election.buckets", e.Buckets, 1, election.MaxBuckets)
 	if e.Namespace != "" {
 		if p := validation.IsDNS1123Label(e.Namespace); len(p) > 0 {
 			c.add("election.namespace", "%q: %s", e.Namespace, p[0])
@@ -64,8 +62,8 @@ func (e Election) check(c *checker) {
 	}
 	if p := validation.IsDNS1123Label(e.ShardPrefix); len(p) > 0 {
 		c.add("election.shard_prefix", "%q: %s", e.ShardPrefix, p[0])
-	} else if len(e.ShardPrefix) > maxShardPrefixLen {
-		c.add("election.shard_prefix", "%q is %d characters: at most %d", e.ShardPrefix, len(e.ShardPrefix), maxShardPrefixLen)
+	} else if len(e.ShardPrefix) > election.MaxPrefixLen {
+		c.add("election.shard_prefix", "%q is %d characters: at most %d", e.ShardPrefix, len(e.ShardPrefix), election.MaxPrefixLen)
 	}
 	if e.Identity != "" {
 		if p := validation.IsDNS1123Subdomain(e.ShardPrefix + "-member-" + e.Identity); len(p) > 0 {
@@ -82,18 +80,18 @@ func (e Election) check(c *checker) {
 
 // checkTimings checks the periods against their ranges and each other.
 func (e Election) checkTimings(c *checker) {
-	c.durations("election.lease_duration", e.LeaseDuration, time.Second, maxLeaseDuration)
+	c.durations("election.lease_duration", e.LeaseDuration, election.MinLeaseDuration, election.MaxLeaseDuration)
 	if e.LeaseDuration%time.Second != 0 {
 		c.add("election.lease_duration", "%s: must be whole seconds (a Lease stores leaseDurationSeconds)", short(e.LeaseDuration))
 	}
-	c.durations("election.retry_period", e.RetryPeriod, minRetryPeriod, maxLeaseDuration)
+	c.durations("election.retry_period", e.RetryPeriod, election.MinRetryPeriod, election.MaxLeaseDuration)
 	switch {
 	case e.RenewDeadline >= e.LeaseDuration:
 		c.add("election.renew_deadline", "%s: must be shorter than election.lease_duration %s, so an owner stops before another replica takes over",
 			short(e.RenewDeadline), short(e.LeaseDuration))
-	case float64(e.RenewDeadline) <= renewRetryJitter*float64(e.RetryPeriod):
+	case float64(e.RenewDeadline) <= election.RenewRetryJitter*float64(e.RetryPeriod):
 		c.add("election.renew_deadline", "%s: must be longer than %.1f × election.retry_period %s, so a renewal can be retried",
-			short(e.RenewDeadline), renewRetryJitter, short(e.RetryPeriod))
+			short(e.RenewDeadline), election.RenewRetryJitter, short(e.RetryPeriod))
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prewarm/prewarm/election"
 )
 
 // electionFile is a valid file with the election: block given.
@@ -27,7 +29,8 @@ func TestElectionBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Election{Enabled: true, Namespace: "prewarm", Identity: "forecaster-0", ShardPrefix: "prewarm-shard", Buckets: 4,
-		LeaseDuration: time.Second, RenewDeadline: 600 * time.Millisecond, RetryPeriod: 100 * time.Millisecond, APIServer: "http://127.0.0.1:8080"}
+		Timings:   election.Timings{LeaseDuration: time.Second, RenewDeadline: 600 * time.Millisecond, RetryPeriod: 100 * time.Millisecond},
+		APIServer: "http://127.0.0.1:8080"}
 	if f.Election != want {
 		t.Errorf("election %+v, want %+v", f.Election, want)
 	}
@@ -50,6 +53,25 @@ func TestElectionBlock(t *testing.T) {
 		_, err := Parse([]byte(electionFile(tt.block)), "f.yaml", nil)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: error %v, want it to contain %q", tt.block, err, tt.want)
+		}
+	}
+}
+
+// JoinConfig carries the block to package election as it is, with the
+// port of the API's address for the other replicas to reach.
+func TestElectionJoinConfig(t *testing.T) {
+	e := DefaultElection()
+	e.Enabled, e.Namespace, e.Identity, e.Buckets, e.APIServer = true, "ns", "pod-1", 4, "http://127.0.0.1:6443"
+	for _, tc := range []struct{ listen, port string }{
+		{"127.0.0.1:9109", "9109"},
+		{":8080", "8080"},
+		{"no port", ""},
+	} {
+		got := e.JoinConfig(tc.listen)
+		want := election.JoinConfig{Namespace: "ns", Identity: "pod-1", Prefix: election.DefaultPrefix, Buckets: 4, Port: tc.port,
+			Timings: election.DefaultTimings(), APIServer: "http://127.0.0.1:6443"}
+		if got != want {
+			t.Errorf("JoinConfig(%q) = %+v, want %+v", tc.listen, got, want)
 		}
 	}
 }

@@ -113,15 +113,17 @@ var FleetKeys = map[string]string{
 // that the pool spec also sets (FleetKeys, then extra: flag to YAML key),
 // naming each with its key. Refusing rather than overriding keeps the
 // promise of --config: what runs is what serve would do for the pool,
-// never a blend of the file and the command line.
-func RefuseOverrides(fs *pflag.FlagSet, config, pool string, extra map[string]string) error {
+// never a blend of the file and the command line. The flags in override
+// are the exceptions a command documents (report's prices): they may
+// override the pool's setting, and the error names them.
+func RefuseOverrides(fs *pflag.FlagSet, config, pool string, extra map[string]string, override ...string) error {
 	if fs == nil {
 		return nil
 	}
 	var clash []string
 	for _, m := range []map[string]string{FleetKeys, extra} {
 		for flag, key := range m {
-			if fl := fs.Lookup(flag); fl != nil && fl.Changed {
+			if fl := fs.Lookup(flag); fl != nil && fl.Changed && !slices.Contains(override, flag) {
 				clash = append(clash, fmt.Sprintf("--%s (the pool's %s)", flag, key))
 			}
 		}
@@ -130,8 +132,12 @@ func RefuseOverrides(fs *pflag.FlagSet, config, pool string, extra map[string]st
 		return nil
 	}
 	slices.Sort(clash)
-	return Flagf("--config %s --pool %s sets the fleet, SLO, planner and forecast settings; drop %s, or change the pool in the file",
+	msg := fmt.Sprintf("--config %s --pool %s sets the fleet, SLO, planner and forecast settings; drop %s, or change the pool in the file",
 		config, pool, strings.Join(clash, ", "))
+	if len(override) > 0 {
+		msg += " (only --" + strings.Join(override, ", --") + " may override it)"
+	}
+	return Flagf("%s", msg)
 }
 
 // Planner builds the planner configuration the flags give, for demand

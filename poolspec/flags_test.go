@@ -123,6 +123,8 @@ func TestRefuseOverrides(t *testing.T) {
 		{[]string{"--input", "x.csv"}, ""},
 		{[]string{"--max", "4", "--gpu-rps", "2"}, "drop --gpu-rps (the pool's rps_per_instance), --max (the pool's max), or change"},
 		{[]string{"--refit", "1h"}, "drop --refit (the pool's forecast.refit_every)"},
+		{[]string{"--price", "3"}, ""},
+		{[]string{"--price", "3", "--slots", "2"}, "drop --slots (the pool's slots), or change the pool in the file (only --price may override it)"},
 	} {
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		var f FleetFlags
@@ -132,7 +134,7 @@ func TestRefuseOverrides(t *testing.T) {
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		err := RefuseOverrides(fs, "f.yaml", "p", extra)
+		err := RefuseOverrides(fs, "f.yaml", "p", extra, "price")
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}

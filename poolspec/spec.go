@@ -186,7 +186,7 @@ func DefaultPool() Pool {
 		Config:   c,
 		TimeZone: "UTC",
 		Forecast: control.DefaultSettings(),
-		Tune:     tune.Options{}.WithDefaults(),
+		Tune:     tune.Default(),
 	}
 }
 

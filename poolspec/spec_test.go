@@ -354,6 +354,39 @@ func TestPricesCurrency(t *testing.T) {
 	}
 }
 
+// tune.enabled turns the walk-forward tuning on and off; the older key
+// tune.off is still read, with the opposite meaning, but not beside it.
+func TestTuneEnabledAndItsOlderKey(t *testing.T) {
+	const head = "pools:\n  - name: p\n    backend: dryrun\n    max: 4\n    rps_per_instance: 1\n    tune:\n"
+	for _, tc := range []struct {
+		name, yaml string
+		want       bool
+		wantErr    string
+	}{
+		{"unset", head + "      margin: 0.4\n", true, ""},
+		{"enabled", head + "      enabled: true\n", true, ""},
+		{"disabled", head + "      enabled: false\n", false, ""},
+		{"older key on", head + "      off: true\n", false, ""},
+		{"older key off", head + "      off: false\n", true, ""},
+		{"both", head + "      enabled: true\n      off: true\n", false, "8: pools[0].tune.off: give one of enabled (line 7) and off, not both"},
+		{"both, older first", head + "      off: true\n      enabled: false\n", false, "8: pools[0].tune.enabled: give one of enabled and off (line 7), not both"},
+		{"older key not a boolean", head + "      off: maybe\n", false, `7: pools[0].tune.off: "maybe" is not true or false`},
+		{"typo", head + "      enable: true\n", false, "7: pools[0].tune.enable: unknown key (known: enabled, guard_burn,"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse([]byte(tc.yaml), "p.yml", testBackends)
+			switch {
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error %v, want %q", err, tc.wantErr)
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("error %v", err)
+			case tc.wantErr == "" && f.Pools[0].Tune.Enabled != tc.want:
+				t.Errorf("tune.enabled = %v, want %v", f.Pools[0].Tune.Enabled, tc.want)
+			}
+		})
+	}
+}
+
 func TestPoolLookup(t *testing.T) {
 	path := filepath.Join("testdata", "minimal.good.yml")
 	f, err := Load(path, testBackends)

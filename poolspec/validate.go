@@ -26,7 +26,7 @@ const (
 	minInterval, maxInterval = time.Second, time.Hour
 	maxWorkers               = 256
 	maxDay                   = 24 * time.Hour
-	minStep, maxStep         = time.Minute, 24 * time.Hour
+	minStep, maxStep         = control.MinForecastStep, control.MaxForecastStep
 	// maxSteps bounds history/step, horizon/step and period/step: the
 	// length of the series a refit allocates and fits.
 	maxSteps   = control.MaxSteps
@@ -238,8 +238,8 @@ func checkForecast(c *checker, path string, f control.Settings) {
 	if f.RefitEvery%f.Step != 0 {
 		c.add(path+".refit_every", "%s is not a multiple of forecast.step %s (refits happen on the step grid)", short(f.RefitEvery), short(f.Step))
 	}
-	if f.RefitEvery > 7*maxDay {
-		c.add(path+".refit_every", "%s is too long: at most 7d", short(f.RefitEvery))
+	if f.RefitEvery > control.MaxRefitEvery {
+		c.add(path+".refit_every", "%s is too long: at most %s", short(f.RefitEvery), short(control.MaxRefitEvery))
 	}
 	if len(f.Periods) > maxPeriods {
 		c.add(path+".periods", "%d periods: at most %d", len(f.Periods), maxPeriods)

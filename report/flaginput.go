@@ -2,24 +2,23 @@ package report
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
 )
 
-// The fleet flags 'report' and 'plan' still take with --config: the
-// prices may be overridden (priceFlags), and the demand's file chosen
-// (demandFlags). The other fleet flags are the pool's to set.
-var (
-	priceFlags  = []string{"price", "reserved-price", "reserved"}
-	demandFlags = []string{"input", "value-column", "counts", "step"}
-)
+// priceOverrides are the flags 'report' and 'plan' take with --config
+// although the pool sets them too: the prices (PriceFlags). The other
+// fleet flags are the pool's to set, as in every command
+// (poolspec.RefuseOverrides); the demand's flags choose and read the
+// --input file.
+var priceOverrides = []string{"price", "reserved-price", "reserved", "spot-price", "currency"}
+
+// demandKeys are the demand flags that a pool's demand replaces: with
+// --config the demand is the store's (or --input's), never synthetic.
+var demandKeys = map[string]string{"synthetic-days": "demand", "synthetic-bursts": "demand"}
 
 // CheckSpot refuses the spot flags of 'report' and 'plan' out of range.
 func CheckSpot(price, interruptionsPerHour, share float64) error {
@@ -32,23 +31,6 @@ func CheckSpot(price, interruptionsPerHour, share float64) error {
 		return poolspec.Flagf("--spot-share %v: must be in [0, 1]", share)
 	}
 	return nil
-}
-
-// RefusePoolFlags refuses, with --config (the file config), the fleet
-// flags of fs (named by fleet) that were given, but for the prices and the
-// demand's: the pool's config sets them.
-func RefusePoolFlags(fs *pflag.FlagSet, fleet []string, config string) error {
-	var wrong []string
-	for _, name := range fleet {
-		if fs.Changed(name) && !slices.Contains(priceFlags, name) && !slices.Contains(demandFlags, name) {
-			wrong = append(wrong, "--"+name)
-		}
-	}
-	if len(wrong) == 0 {
-		return nil
-	}
-	return poolspec.Flagf("%s: the pool's config sets that with --config (edit %s, or override only --price, --reserved-price, --reserved, --spot-price, --currency)",
-		strings.Join(wrong, ", "), config)
 }
 
 // PriceFlags are the price flags that may override a pool's prices.

@@ -141,7 +141,7 @@ func (f *Flags) demandSource() string {
 // fromConfig takes the pool's settings from --config, the demand from
 // --input or the store, and the price overrides from the flags.
 func (f *Flags) fromConfig(ctx context.Context, fs *pflag.FlagSet, in *Input, cfg *backtest.Config, weeks int, stderr io.Writer) error {
-	if err := RefusePoolFlags(fs, f.Demand.Names(), f.ConfigFile); err != nil {
+	if err := poolspec.RefuseOverrides(fs, f.ConfigFile, f.PoolName, demandKeys, priceOverrides...); err != nil {
 		return err
 	}
 	file, err := f.Demand.LoadConfig(f.ConfigFile)

@@ -138,16 +138,20 @@ func TestPoolFlagInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--price", "3", "--input", "d.csv"}, ""},
-		{[]string{"--slots", "2", "--gpu-rps", "3", "--price", "3"}, "--gpu-rps, --slots: the pool's config sets that with --config (edit f.yaml"},
+		{[]string{"--input", "d.csv", "--skip-bad", "--allow-outliers", "--value-column", "rps"}, ""},
+		{[]string{"--reserved", "2", "--reserved-price", "1"}, ""},
+		{[]string{"--slots", "2", "--gpu-rps", "3", "--price", "3"},
+			"--config f.yaml --pool p sets the fleet, SLO, planner and forecast settings; drop --gpu-rps (the pool's rps_per_instance), --slots (the pool's slots)"},
+		{[]string{"--synthetic-days", "20"}, "drop --synthetic-days (the pool's demand)"},
+		{[]string{"--max", "9"}, "(only --price, --reserved-price, --reserved, --spot-price, --currency may override it)"},
 	} {
 		fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-		for _, name := range []string{"price", "input", "slots", "gpu-rps"} {
-			fs.String(name, "", "")
-		}
+		var in backtest.InputFlags
+		in.Register(fs)
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		err := RefusePoolFlags(fs, []string{"gpu-rps", "input", "price", "slots"}, "f.yaml")
+		err := poolspec.RefuseOverrides(fs, "f.yaml", "p", demandKeys, priceOverrides...)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}

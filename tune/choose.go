@@ -495,7 +495,7 @@ func (t *Tuner) Choice(now time.Time) Choice {
 	if b := t.budget(); b > 0 {
 		ch.Burn = w.missShare() / b
 	}
-	if !t.opts.Off {
+	if t.opts.Enabled {
 		ch.Candidates = t.standings(now)
 		ch.Saving = t.saving(now)
 	}

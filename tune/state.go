@@ -92,7 +92,7 @@ func (t *Tuner) Restore(st State) error {
 	if err := t.live.Restore(st.Controller); err != nil {
 		return err
 	}
-	if t.opts.Off {
+	if !t.opts.Enabled {
 		return nil
 	}
 	t.chosen, t.flatN, t.why = st.Chosen, st.FlatN, st.Why

@@ -58,10 +58,16 @@ type Options struct {
 	// twins' safety layer enforces), Start and Initial are set by the
 	// tuner.
 	Sim fleetsim.Options `yaml:"-"`
-	// Off disables the tuning: the live controller runs the hybrid alone
-	// and no twin is replayed.
-	Off bool `yaml:"off"`
+	// Enabled lets the pool choose walk-forward among its candidates
+	// (default true: Default, and a pool's defaults). False runs the
+	// hybrid alone and replays no twin. A pool file may still write the
+	// older key off: true, read as enabled: false.
+	Enabled bool `yaml:"enabled" yamlinverse:"off"`
 }
+
+// Default returns the tuner's defaults: tuning on, every other option
+// at its default (WithDefaults).
+func Default() Options { return Options{Enabled: true}.WithDefaults() }
 
 // Option ranges, for validation and flags.
 const (
@@ -201,10 +207,10 @@ func New(live *control.Controller, opts Options) (*Tuner, error) {
 	if t.base.Fleet.MeanServiceTime() <= 0 {
 		return nil, fmt.Errorf("tune: the pool needs rps_per_instance or service_time to replay its candidates")
 	}
-	if tick := opts.Sim.Tick; !opts.Off && (tick <= 0 || tick > time.Hour) {
+	if tick := opts.Sim.Tick; opts.Enabled && (tick <= 0 || tick > time.Hour) {
 		return nil, fmt.Errorf("tune: the decision interval %v must be in (0, 1h] to replay the candidates", tick)
 	}
-	if opts.Off {
+	if !opts.Enabled {
 		t.why = "tuning is off"
 		return t, nil
 	}
@@ -305,7 +311,7 @@ func (t *Tuner) Adopt(r control.Refit, history []float64) control.Refit {
 	r = t.live.Adopt(r, history)
 	// The twins run an observation behind: each adopts the refit when its
 	// own clock reaches it (replay).
-	if !t.opts.Off {
+	if t.opts.Enabled {
 		t.pending = append(t.pending, pendingRefit{r, history})
 	}
 	if !r.WarmingUp && t.tuneFrom == 0 && !r.At.IsZero() {
@@ -319,7 +325,7 @@ func (t *Tuner) Adopt(r control.Refit, history []float64) control.Refit {
 // followed is the twin whose controller the live one plans as: the
 // chosen candidate's, the hybrid's for a flat size, nil without twins.
 func (t *Tuner) followed() *candidate {
-	if t.opts.Off || len(t.cands) == 0 {
+	if !t.opts.Enabled || len(t.cands) == 0 {
 		return nil
 	}
 	if t.chosen == Flat {
@@ -332,12 +338,12 @@ func (t *Tuner) followed() *candidate {
 // day's choice once a day (and at once when the guard trips), and
 // returns the live decision of the candidate in force.
 func (t *Tuner) Decide(ctx context.Context, now time.Time, obs planner.Observation, current int) planner.Step {
-	if !t.opts.Off {
+	if t.opts.Enabled {
 		t.replay(ctx, obs)
 		t.tune(now)
 	}
 	st := t.live.Decide(now, obs, current)
-	if !t.opts.Off {
+	if t.opts.Enabled {
 		t.trackLive(now)
 	}
 	return st
@@ -358,7 +364,7 @@ func (t *Tuner) replay(ctx context.Context, obs planner.Observation) {
 	}
 	from := obs.At.Add(-obs.Span)
 	if t.started.IsZero() {
-		if t.start(from, obs); t.opts.Off {
+		if t.start(from, obs); !t.opts.Enabled {
 			return
 		}
 	}
@@ -415,7 +421,7 @@ func (t *Tuner) start(from time.Time, obs planner.Observation) {
 			c.since = from
 		}
 		if c.twin = t.newTwin(from, initial, uint64(i)); c.twin == nil {
-			t.opts.Off, t.why = true, "tuning is off: the pool's candidates cannot be replayed"
+			t.opts.Enabled, t.why = false, "tuning is off: the pool's candidates cannot be replayed"
 			return
 		}
 	}

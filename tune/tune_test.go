@@ -56,7 +56,7 @@ func newController(t testing.TB, plan planner.Config) *control.Controller {
 // fields.
 func newTuner(t testing.TB, opts Options) *Tuner {
 	t.Helper()
-	opts.Sim.Tick = time.Minute
+	opts.Sim.Tick, opts.Enabled = time.Minute, true
 	tu, err := New(newController(t, testPlan()), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,4 +130,26 @@ func TestInfluxOutageLosesNothing(t *testing.T) {
 			got, series, want, gpus*fieldsPerGPU, scrapes, gpus, fieldsPerGPU)
 	}
 	t.Logf("zero lost: %d points from %d scrapes all in InfluxDB", got, scrapes)
+}
+
+// The collector's InfluxDB flags are the forecaster's, defaults included:
+// given only --influx-url, it writes to the bucket the forecaster reads by
+// default (prewarm/autogen).
+func TestInfluxURLAloneWritesTheForecastersBucket(t *testing.T) {
+	url := influxtest.URL(t)
+	host := fmt.Sprintf("default-bucket-%d", time.Now().UnixNano())
+	exp := newFakeExporter(t, host, 1)
+	start := time.Now().Add(-time.Second)
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"--dcgm-url", exp.srv.URL + "/metrics", "--influx-url", url, "--once", "--listen", ""},
+		&bytes.Buffer{}, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "bucket prewarm/autogen") {
+		t.Errorf("log does not name the default bucket:\n%s", stderr.String())
+	}
+	if points, _ := countPoints(t, url, host, start); points != fieldsPerGPU {
+		t.Errorf("%d points in %s, want %d", points, influxtest.Bucket, fieldsPerGPU)
+	}
 }

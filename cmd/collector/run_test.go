@@ -203,7 +203,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"--dcgm-url", "http://x/metrics", "--store", "embedded:a.db", "--influx-url", "http://x"}, "choose one store"},
 		{[]string{"--scrape", "nourl"}, "want NAME=URL"},
 		{[]string{"--dcgm-url", "http://x/metrics", "--interval", "10ms"}, "interval"},
-		{[]string{"--dcgm-url", "http://x/metrics", "--influx-url", "http://x"}, "bucket"},
+		{[]string{"--dcgm-url", "http://x/metrics", "--influx-url", "http://x", "--influx-bucket", ""}, "bucket"},
 		{[]string{}, "no sources"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"--dcgm-url", "http://x/metrics", "--scrape-max-bytes", "10"}, "--scrape-max-bytes 10: want 1024"},

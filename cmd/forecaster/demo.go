@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -44,7 +45,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVar(&f.live.Shift, "shift", false, "the synthetic demand turns from smooth rhythms to short untimeable spikes a week into the replay, to watch the pool's tuner change policy on the page")
 	f.logLevel = cli.LogLevelFlag{Level: slog.LevelWarn}
 	fs.Var(&f.logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", "))
-	fs.IntVar(&f.offline.HistoryDays, "history-days", 28, "days of synthetic history written before the replay, 15 to 365")
+	fs.IntVar(&f.offline.HistoryDays, "history-days", live.DefaultHistoryDays,
+		fmt.Sprintf("days of synthetic history written before the replay, %d to %d", live.MinHistoryDays, live.MaxHistoryDays))
 	fs.Uint64Var(&f.offline.Seed, "seed", 1, "seed of the synthetic demand")
 	fs.DurationVar(&f.offline.BootDelay, "boot", 0, "instance boot + model-load time, up to 24h (default 10m)")
 	fs.StringVar(&f.offline.StorePath, "store", "", "with --replay: embedded store file to keep (default: a temporary file, removed afterwards)")
@@ -58,9 +60,6 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err := refuseOtherMode(f.replay, fs.Changed); err != nil {
 		return err
-	}
-	if f.offline.HistoryDays < 15 || f.offline.HistoryDays > 365 {
-		return usageErrorf("--history-days %d: want 15 to 365", f.offline.HistoryDays)
 	}
 	if f.replay {
 		return replayDemo(ctx, f, stdout, stderr)

@@ -37,7 +37,7 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	datasetsDir := fs.String("datasets", defaultDatasets(), "the shared datasets folder, whose traces/ the suite replays without --input")
 	seeds := fs.UintSlice("synthetic-seeds", []uint{1, 2, 3}, fmt.Sprintf("seeds of the generator's bursts and spikes to add, at most %d (0: none)", maxSuiteSeeds))
 	days := fs.Int("synthetic-days", 56, fmt.Sprintf("days of each generated trace, 4 to %d", backtest.MaxSyntheticDays))
-	tuning := fs.Bool("tune", true, "let the hybrid choose walk-forward among its candidates, as serve's pools do (tune.off: false); false: the hybrid alone")
+	tuning := fs.Bool("tune", true, "let the hybrid choose walk-forward among its candidates, as serve's pools do (tune.enabled: true); false: the hybrid alone")
 	loto := fs.Bool("loto", false, "choose the tuner's defaults without each trace before scoring it (leave one trace out); replays every first half once per setting")
 	format := fs.String("format", "table", "output format: table or json")
 	if err := parseFlags(fs, args); err != nil {
@@ -62,7 +62,7 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	cases, err := backtest.SuiteCases(traces, cf.PlannerConfig, !*tuning)
+	cases, err := backtest.SuiteCases(traces, cf.PlannerConfig, *tuning)
 	if err != nil {
 		return err
 	}

@@ -2,19 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/model/fit"
 )
-
-// maxFitHorizon bounds --horizon (about two years of per-minute steps), so
-// a typo cannot make the forecasters allocate gigabytes.
-const maxFitHorizon = 1_000_000
 
 // fitFlags are the command line of 'forecaster fit'.
 type fitFlags struct {
@@ -54,7 +48,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fc.Fallback != "" {
 		fmt.Fprintf(stderr, "forecaster fit: %s fell back: %s\n", f.method.Name, fc.Fallback)
 	}
-	return writeFitCSV(stdout, res.Points)
+	return res.WriteCSV(stdout)
 }
 
 // parseFitFlags parses and checks the command line of 'forecaster fit'.
@@ -84,8 +78,8 @@ func parseFitFlags(args []string, stderr io.Writer) (*fitFlags, error) {
 		return nil, usageErrorf("unexpected arguments %q", fs.Args())
 	case f.input == "":
 		return nil, usageErrorf("--input is required")
-	case f.horizon < 1 || f.horizon > maxFitHorizon:
-		return nil, usageErrorf("--horizon %d: must be between 1 and %d steps", f.horizon, maxFitHorizon)
+	case f.horizon < 1 || f.horizon > fit.MaxHorizon:
+		return nil, usageErrorf("--horizon %d: must be between 1 and %d steps", f.horizon, fit.MaxHorizon)
 	case !(f.level > 0 && f.level < 100):
 		return nil, usageErrorf("--level %v: must be a percentage in (0, 100), e.g. 95", f.level)
 	case f.format != "csv" && f.format != "json":
@@ -101,17 +95,3 @@ func parseFitFlags(args []string, stderr io.Writer) (*fitFlags, error) {
 	}
 	return f, nil
 }
-
-// writeFitCSV writes the forecast with the header
-// timestamp,forecast,lower,upper.
-func writeFitCSV(w io.Writer, points []fit.Point) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"timestamp", "forecast", "lower", "upper"})
-	for _, p := range points {
-		cw.Write([]string{p.Timestamp, formatFloat(p.Forecast), formatFloat(p.Lower), formatFloat(p.Upper)})
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }

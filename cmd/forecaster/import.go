@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/internal/progress"
 	"github.com/prewarm/prewarm/report"
@@ -103,9 +104,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if res.Steps > 0 {
 		fmt.Fprintln(stderr, "a running 'forecaster serve' uses this history at its next refit; kill -HUP it to refit every pool at its next decision")
 	}
-	if res.Steps > 0 && now.Sub(res.Last) > 28*24*time.Hour {
-		fmt.Fprintf(stderr, "note: the data ends %s ago; serve reads history back from now (forecast.history, default 28 days): add --shift-to-now to use it\n",
-			now.Sub(res.Last).Round(time.Hour))
+	if history := control.DefaultSettings().History; res.Steps > 0 && now.Sub(res.Last) > history {
+		fmt.Fprintf(stderr, "note: the data ends %s ago; serve reads history back from now (forecast.history, default %d days): add --shift-to-now to use it\n",
+			now.Sub(res.Last).Round(time.Hour), history/(24*time.Hour))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/report"
 )
 
@@ -23,7 +24,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rf := newReportFlags()
 	rf.Register(fs, 24*time.Hour)
 	var history time.Duration
-	fs.Var(report.NewSpanFlag(&history, 28*24*time.Hour, time.Hour, 366*24*time.Hour), "history",
+	fs.Var(report.NewSpanFlag(&history, control.DefaultSettings().History, time.Hour, 366*24*time.Hour), "history",
 		"most recent history each refit reads, as the pool's forecast.history (1h to 366d)")
 	format := fs.String("format", "table", "output format: table or json")
 	if err := parseFlags(fs, args); err != nil {

@@ -192,7 +192,7 @@ func TestReportConfigPool(t *testing.T) {
 		t.Errorf("plan --config: exit %d, %s\n%s", code, errOut, out)
 	}
 	code, _, errOut = runForecaster("report", "--config", config, "--pool", "sd", "--store", db, "--max", "5", "--gpu-rps", "3")
-	if code != 2 || !strings.Contains(errOut, "--gpu-rps, --max: the pool's config sets that") {
+	if code != 2 || !strings.Contains(errOut, "drop --gpu-rps (the pool's rps_per_instance), --max (the pool's max), or change the pool in the file") {
 		t.Errorf("fleet flags with --config: exit %d, %s", code, errOut)
 	}
 	code, _, errOut = runForecaster("report", "--config", config, "--pool", "nope", "--store", db)

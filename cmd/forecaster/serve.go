@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -158,7 +156,7 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 		Preview: f.once && !f.apply, Logger: log, Metrics: metrics, Redactor: redactor}
 	var ownerAddress func(identity string) string // the other replicas' API URLs, with election on
 	if file.Election.Enabled && !f.once {
-		el, err := election.Join(electionConfig(file.Election, file.Listen), os.Getenv, log)
+		el, err := election.Join(file.Election.JoinConfig(file.Listen), os.Getenv, log)
 		if err != nil {
 			return err
 		}
@@ -224,7 +222,7 @@ func reload(ctx context.Context, path string, svc *service.Service, log *slog.Lo
 // error.
 func openStore(ctx context.Context, f open.Flags) (store.Store, error) {
 	opts := f.Options(os.Getenv)
-	opts.Embedded = embedded.Options{Retention: 90 * 24 * time.Hour}
+	opts.Embedded = embedded.Options{Retention: embedded.DefaultRetention}
 	s, err := open.Store(ctx, f.Spec, opts)
 	var bad *open.SpecError
 	switch {
@@ -258,13 +256,4 @@ func closedChan() <-chan error {
 	c := make(chan error)
 	close(c)
 	return c
-}
-
-// electionConfig is the election: block as the election package takes it.
-func electionConfig(cfg poolspec.Election, listen string) election.JoinConfig {
-	_, port, _ := net.SplitHostPort(listen) // checked when the server listens
-	return election.JoinConfig{Namespace: cfg.Namespace, Identity: cfg.Identity, Prefix: cfg.ShardPrefix, Buckets: cfg.Buckets,
-		Port:      port,
-		Timings:   election.Timings{LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod},
-		APIServer: cfg.APIServer}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/url"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"github.com/prewarm/prewarm/collector/alert"
 	"github.com/prewarm/prewarm/collector/notify"
 	"github.com/prewarm/prewarm/store"
+	"github.com/prewarm/prewarm/store/embedded"
+	"github.com/prewarm/prewarm/store/influx"
 )
 
 // Config is the whole file. Zero fields take Default's values.
@@ -73,6 +76,14 @@ type Influx struct {
 	Timeout   time.Duration `yaml:"timeout"`
 	// Token is filled by ResolveSecrets (default env INFLUX_TOKEN).
 	Token string `yaml:"-"`
+}
+
+// ClientConfig is the configuration of the InfluxDB client that writes to
+// in, logging to log: the one place the file's settings become the
+// client's, so that a setting added to both cannot be left out.
+func (in Influx) ClientConfig(log *slog.Logger) influx.Config {
+	return influx.Config{URL: in.URL, Token: in.Token, Org: in.Org, Bucket: in.Bucket,
+		BatchSize: in.BatchSize, Timeout: in.Timeout, Logger: log}
 }
 
 // Buffer bounds what is held while the store is down.
@@ -142,10 +153,14 @@ const (
 	DefaultLatencyHistogram = "http_request_duration_seconds"
 )
 
+// DefaultEmbedded is the embedded store's file when neither the file nor
+// the flags name a store.
+const DefaultEmbedded = "prewarm-collector.db"
+
 // DefaultRetention is how long the embedded store keeps points unless
-// store.retention says otherwise: 90 days, four times the forecaster's
-// default 28-day history, so the file does not grow without bound.
-const DefaultRetention = 90 * 24 * time.Hour
+// store.retention says otherwise: embedded.DefaultRetention, the
+// forecaster's too.
+const DefaultRetention = embedded.DefaultRetention
 
 // Default returns the configuration used for everything the file and the
 // flags leave out.
@@ -222,21 +237,10 @@ func (c *Config) validate() []fieldError {
 			add("is required (2.x bucket, or database/retention-policy for 1.8)", "store", "influx", "bucket")
 		}
 	}
-	inRange := func(v, lo, hi int64, path ...any) {
-		if v != 0 && (v < lo || v > hi) {
-			add(fmt.Sprintf("%d is outside [%d, %d] (0: the default)", v, lo, hi), path...)
+	for _, r := range ranges() {
+		if v, ok := c.number(r.key); ok && v != 0 && !r.contains(v) {
+			add(fmt.Sprintf("%d is outside [%d, %d] (0: the default)", v, r.min, r.max), r.path()...)
 		}
-	}
-	inRange(int64(c.Buffer.MemoryPoints), 1, 100_000_000, "buffer", "memory_points")
-	inRange(c.Buffer.SpoolMaxBytes, 1<<20, 1<<40, "buffer", "spool_max_bytes")
-	inRange(c.ScrapeMaxBytes, 1<<10, 1<<30, "scrape_max_bytes")
-	inRange(int64(c.UnreadyAfterIntervals), 1, 10_000, "unready_after_intervals")
-	inRange(int64(c.QueryAPI.MaxPoints), 1, 100_000_000, "query_api", "max_points")
-	inRange(int64(c.QueryAPI.MaxWindows), 1, 100_000_000, "query_api", "max_windows")
-	inRange(int64(c.QueryAPI.MaxResponseBytes), 1<<10, 4<<30, "query_api", "max_response_bytes")
-	inRange(int64(c.QueryAPI.MaxConcurrent), 1, 256, "query_api", "max_concurrent")
-	if in := c.Store.Influx; in != nil {
-		inRange(int64(in.BatchSize), 1, 1_000_000, "store", "influx", "batch_size")
 	}
 	errs = append(errs, c.validateTags()...)
 	for i, d := range c.DCGM {

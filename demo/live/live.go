@@ -53,6 +53,10 @@ const (
 	// DefaultHistoryDays of demand are in the store before the first tick,
 	// so the first plan is a forecast (two weekly seasons and more).
 	DefaultHistoryDays = 28
+	// MinHistoryDays and MaxHistoryDays bound the history, live and in
+	// the offline replay (package demo) alike: two weekly seasons and a
+	// day, so that the first plan can be a forecast, to a year.
+	MinHistoryDays, MaxHistoryDays = 15, 365
 	// PoolName is the demo's one pool.
 	PoolName = "demo"
 )
@@ -73,7 +77,7 @@ type Options struct {
 	// replay instead of synthetic demand: its first HistoryDays (at most
 	// all but its last day) go into the store, the rest is replayed.
 	Trace string
-	// HistoryDays of demand precede the replay (default 28, at least 1).
+	// HistoryDays of demand precede the replay (default 28, 15 to 365).
 	HistoryDays int
 	// Duration stops the demo after that much real time; 0 runs until ctx
 	// ends.
@@ -122,8 +126,8 @@ func (o Options) Check() error {
 	switch {
 	case o.Speed != 0 && (math.IsNaN(o.Speed) || o.Speed < 1 || o.Speed > MaxSpeed):
 		return fmt.Errorf("--speed %v: want simulated seconds per real second in [1, %v]", o.Speed, MaxSpeed)
-	case o.HistoryDays < 0 || o.HistoryDays > 365:
-		return fmt.Errorf("--history-days %d: want 1 to 365", o.HistoryDays)
+	case o.HistoryDays != 0 && (o.HistoryDays < MinHistoryDays || o.HistoryDays > MaxHistoryDays):
+		return fmt.Errorf("--history-days %d: want %d to %d", o.HistoryDays, MinHistoryDays, MaxHistoryDays)
 	case o.Duration < 0:
 		return fmt.Errorf("--duration %v must not be negative", o.Duration)
 	case o.Shift && o.Trace != "":

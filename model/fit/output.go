@@ -1,10 +1,30 @@
 package fit
 
 import (
+	"encoding/csv"
 	"errors"
+	"io"
 	"strconv"
 	"strings"
 )
+
+// MaxHorizon bounds a forecast's steps (about two years of per-minute
+// steps), so that a typo cannot make the forecasters allocate gigabytes.
+const MaxHorizon = 1_000_000
+
+// WriteCSV writes the points with the header timestamp,forecast,lower,upper,
+// each number with ten significant digits.
+func (o Output) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"timestamp", "forecast", "lower", "upper"})
+	for _, p := range o.Points {
+		cw.Write([]string{p.Timestamp, formatFloat(p.Forecast), formatFloat(p.Lower), formatFloat(p.Upper)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
 
 // Point is one forecast step as 'forecaster fit' prints it.
 type Point struct {

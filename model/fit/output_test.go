@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/prewarm/prewarm/model"
@@ -50,6 +51,27 @@ func TestNewOutput(t *testing.T) {
 			out := NewOutput("in.csv", 80, tt.r, func(j int) string { return "s" + strconv.Itoa(j) })
 			if !slices.Equal(out.Points, tt.want) || out.Input != "in.csv" || out.Level != 80 || out.Method != "snaive" {
 				t.Errorf("NewOutput = %+v, want points %v of in.csv at 80%%", out, tt.want)
+			}
+		})
+	}
+}
+
+// The CSV has its header, one row per point, and ten significant digits.
+func TestWriteCSV(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		points []Point
+		want   string
+	}{
+		{"no points", nil, "timestamp,forecast,lower,upper\n"},
+		{"two points", []Point{{Timestamp: "2024-01-01T00:00:00Z", Forecast: 1.0 / 3, Lower: -2, Upper: 1e12},
+			{Timestamp: "7", Forecast: 12345.678901234, Lower: 0, Upper: 0.5}},
+			"timestamp,forecast,lower,upper\n2024-01-01T00:00:00Z,0.3333333333,-2,1e+12\n7,12345.6789,0,0.5\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := (Output{Points: tc.points}).WriteCSV(&b); err != nil || b.String() != tc.want {
+				t.Errorf("WriteCSV = %q, %v; want %q", b.String(), err, tc.want)
 			}
 		})
 	}

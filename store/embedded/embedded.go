@@ -21,6 +21,13 @@ import (
 
 var _ store.Store = (*Store)(nil)
 
+// DefaultRetention is the retention prewarm's commands give an embedded
+// store unless configured (the collector's store.retention, serve's
+// store): 90 days, four times the forecaster's default 28-day history, so
+// that the file does not grow without bound. The zero Options keep
+// everything.
+const DefaultRetention = 90 * 24 * time.Hour
+
 // Options tune an embedded Store. The zero value keeps points forever and
 // syncs every write to disk.
 type Options struct {
