@@ -147,6 +147,10 @@ type ForecastOptions struct {
 	Aggregate string
 }
 
+// DefaultWarmUp is how long from the trace's start the figures after
+// warm-up leave out unless told (--warm-up): a day.
+const DefaultWarmUp = 24 * time.Hour
+
 // DefaultAggregate folds demand steps into a forecast step unless told
 // otherwise: by their mean, as serve's refits read their history
 // (store.Mean).
@@ -180,7 +184,7 @@ func (c Config) withDefaults(t Trace) Config {
 		Drain: c.Drain}.WithDefaults()
 	c.QueueTimeout, c.MetricsLag, c.Drain = d.QueueTimeout, d.MetricsLag, d.Drain
 	if c.WarmUp == 0 {
-		c.WarmUp = 24 * time.Hour
+		c.WarmUp = DefaultWarmUp
 	}
 	f := &c.Forecast
 	if f.Step == 0 {

@@ -24,6 +24,12 @@ const (
 	maxTraceSteps = 1_000_000
 	// MaxSuiteFiles is the most demand files one suite replays.
 	MaxSuiteFiles = 100
+	// MaxSuiteSeeds is the most generator seeds one suite adds.
+	MaxSuiteSeeds = 10
+	// MinSuiteDays and DefaultSuiteDays bound and default the days of
+	// each generated trace of a suite: enough for a weekly season and its
+	// warm-up, eight weeks unless told.
+	MinSuiteDays, DefaultSuiteDays = 4, 56
 )
 
 // syntheticStart is where generated demand begins: a Monday.

@@ -3,11 +3,11 @@ package backtest
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
 )
 
@@ -41,27 +41,28 @@ func (b *Flags) Register(fs *pflag.FlagSet) {
 	b.Input.Register(fs)
 	b.Input.RegisterPool(fs)
 	def, pool, o := control.DefaultSettings(), poolspec.DefaultPool(), &b.Sim
+	span, limit := poolspec.HelpSpan, func(key string) string { return poolspec.HelpRange(pool.Fleet.Limits.CheckRanges, key) }
 	fs.StringSliceVar(&o.Policies, "policies", Policies(), "policies to compare")
 	fs.StringVar(&b.Format, "format", "table", "output format: table or json")
 	fs.StringVar(&b.Out, "out", "", "directory for capacity-<policy>.csv files and plots")
 	fs.StringVar(&b.PlotFormat, "plot-format", "png", "plot format: png or svg")
-	fs.DurationVar(&o.Refit, "refit", 0, fmt.Sprintf("how often the forecasting policies refit, a multiple of the forecast step up to 7d (default %v, as serve's forecast.refit_every)", def.RefitEvery))
-	fs.DurationVar(&o.ForecastStep, "forecast-step", 0, fmt.Sprintf("forecast grid, 1m to 24h and a multiple of the demand's step (default %v, as serve's forecast.step, or the demand's step when coarser)", def.Step))
+	fs.DurationVar(&o.Refit, "refit", 0, fmt.Sprintf("how often the forecasting policies refit, a multiple of the forecast step up to %s (default %v, as serve's forecast.refit_every)", span(control.MaxRefitEvery), def.RefitEvery))
+	fs.DurationVar(&o.ForecastStep, "forecast-step", 0, fmt.Sprintf("forecast grid, %s to %s and a multiple of the demand's step (default %v, as serve's forecast.step, or the demand's step when coarser)", span(control.MinForecastStep), span(control.MaxForecastStep), def.Step))
 	fs.StringVar(&o.Aggregate, "forecast-aggregate", DefaultAggregate, "how demand steps fold into a forecast step: mean (as serve reads its history; the variation inside a step is learned from the observations) or max (the busiest)")
-	fs.DurationVar(&o.Timeout, "timeout", time.Minute, "requests waiting longer are dropped, 0 to 24h")
-	fs.DurationVar(&o.BootSpread, "boot-spread", 0, "standard deviation of each instance's boot time around --boot, 0 to 24h (0: every boot takes --boot)")
-	fs.DurationVar(&o.Drain, "drain", 0, "how long a removed instance stays billed finishing its requests, up to 24h (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")
-	fs.DurationVar(&o.MetricsLag, "metrics-lag", 0, "age of the newest metrics the reactive rules see, 0 to 1h (default one tick: one collection interval)")
-	fs.IntVar(&b.Input.Limits.MaxStep, "max-step", pool.Fleet.MaxStep, "actuator limit: most instances one change adds or removes, 0 to --max (0: no limit, as serve's max_step)")
-	fs.DurationVar(&b.Input.Limits.MinInterval, "min-interval", pool.Fleet.MinInterval, "actuator limit: least time between two changes, 0 to 24h (0: no limit, as serve's min_interval)")
-	fs.DurationVar(&o.WarmUp, "warm-up", 24*time.Hour, "time from the start that slo_attainment_after_warmup leaves out, 0 to 366d")
+	fs.DurationVar(&o.Timeout, "timeout", DefaultConfig().QueueTimeout, "requests waiting longer are dropped, 0 to "+span(maxTimeout))
+	fs.DurationVar(&o.BootSpread, "boot-spread", 0, "standard deviation of each instance's boot time around --boot, 0 to "+span(maxDay)+" (0: every boot takes --boot)")
+	fs.DurationVar(&o.Drain, "drain", 0, "how long a removed instance stays billed finishing its requests, up to "+span(maxDay)+" (default: the service time per slot, S·(1+1/2+…+1/slots); negative: none)")
+	fs.DurationVar(&o.MetricsLag, "metrics-lag", 0, "age of the newest metrics the reactive rules see, 0 to "+span(maxMetricsLag)+" (default one tick: one collection interval)")
+	fs.IntVar(&b.Input.Limits.MaxStep, "max-step", pool.Fleet.MaxStep, "actuator limit: most instances one change adds or removes, "+limit("max_step")+" (0: no limit, as serve's max_step)")
+	fs.DurationVar(&b.Input.Limits.MinInterval, "min-interval", pool.Fleet.MinInterval, "actuator limit: least time between two changes, "+limit("min_interval")+" (0: no limit, as serve's min_interval)")
+	fs.DurationVar(&o.WarmUp, "warm-up", DefaultWarmUp, "time from the start that slo_attainment_after_warmup leaves out, 0 to "+span(maxWarmUp))
 	fs.StringVar(&o.ScoreFrom, "score-from", "", "count figures only from this time (RFC 3339), e.g. to score the second half after tuning on the first")
 	fs.StringVar(&o.ScoreUntil, "score-until", "", "count figures only before this time (RFC 3339)")
 	fs.BoolVar(&b.Frontier, "frontier", false, "sweep each policy's knobs and report the cheapest setting reaching each --slo-targets value")
 	fs.Float64SliceVar(&o.SLOTargets, "slo-targets", []float64{0.99, 0.995, 0.999}, fmt.Sprintf("SLO targets of the frontier, each in (0, 1), at most %d", MaxSLOTargets))
 	fs.Float64Var(&o.SpotShare, "spot-share", 0, "share of instances above the reserved baseline run on spot, in [0, 1]")
-	fs.Float64Var(&o.SpotRate, "spot-interruptions", DefaultSpotInterruptions, "interruptions per spot instance-hour, 0 to 60")
-	fs.Float64Var(&o.SpotPrice, "spot-price", pool.Prices.SpotPerHour, "spot price per instance-hour, 0 to 1e6")
+	fs.Float64Var(&o.SpotRate, "spot-interruptions", DefaultSpotInterruptions, "interruptions per spot instance-hour, 0 to "+poolspec.HelpNumber(MaxSpotInterruptions))
+	fs.Float64Var(&o.SpotPrice, "spot-price", pool.Prices.SpotPerHour, "spot price per instance-hour, 0 to "+poolspec.HelpNumber(planner.MaxPrice))
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed for spot interruptions and boot times")
 	fs.StringVar(&b.WriteDemand, "write-demand", "", "also write the demand replayed (after --step) to this CSV file as timestamp,requests per step")
 }

@@ -64,6 +64,22 @@ type Options struct {
 	Seed                  uint64
 }
 
+// CheckSpot refuses the spot flags out of their ranges, the backtest's
+// and the report's spot advice alike: --spot-price 0 to planner.MaxPrice,
+// --spot-interruptions 0 to MaxSpotInterruptions, --spot-share 0 to 1.
+func CheckSpot(price, interruptionsPerHour, share float64) error {
+	for _, err := range []error{
+		poolspec.CheckFloat("--spot-price", price, 0, planner.MaxPrice, false),
+		poolspec.CheckFloat("--spot-interruptions", interruptionsPerHour, 0, MaxSpotInterruptions, false),
+		poolspec.CheckFloat("--spot-share", share, 0, 1, false),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Check refuses the options outside their ranges.
 func (o Options) Check() error {
 	switch {
@@ -80,9 +96,7 @@ func (o Options) Check() error {
 		poolspec.CheckStep("--drain", o.Drain, -maxDay, maxDay, false),
 		poolspec.CheckStep("--metrics-lag", o.MetricsLag, 0, maxMetricsLag, false),
 		poolspec.CheckStep("--warm-up", o.WarmUp, 0, maxWarmUp, false),
-		poolspec.CheckFloat("--spot-share", o.SpotShare, 0, 1, false),
-		poolspec.CheckFloat("--spot-interruptions", o.SpotRate, 0, MaxSpotInterruptions, false),
-		poolspec.CheckFloat("--spot-price", o.SpotPrice, 0, planner.MaxPrice, false),
+		CheckSpot(o.SpotPrice, o.SpotRate, o.SpotShare),
 	}
 	for _, q := range o.SLOTargets {
 		checks = append(checks, poolspec.CheckUnit("--slo-targets", q, false, false))

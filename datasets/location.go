@@ -13,6 +13,16 @@ const EnvDir = "PREWARM_DATASETS"
 // repository root when EnvDir is unset.
 const DefaultDir = "../shared/datasets"
 
+// Dir is the shared data folder a command line defaults to: EnvDir, read
+// through getenv, when set, else DefaultDir relative to the working
+// directory (the repository root, where the README runs the commands).
+func Dir(getenv func(string) string) string {
+	if dir := getenv(EnvDir); dir != "" {
+		return dir
+	}
+	return DefaultDir
+}
+
 // Locate returns the shared data folder: $PREWARM_DATASETS when set, else
 // DefaultDir resolved against the repository root found by walking up from
 // the working directory to the first folder holding go.mod (so it works from

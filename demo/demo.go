@@ -17,6 +17,7 @@ import (
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/demo/live"
+	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service"
 	"github.com/prewarm/prewarm/store"
@@ -97,7 +98,7 @@ func withDefaults(o Options) Options {
 		o.Seed = 1
 	}
 	if o.BootDelay <= 0 {
-		o.BootDelay = 10 * time.Minute
+		o.BootDelay = planner.DefaultConfig().Fleet.BootDelay
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

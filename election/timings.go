@@ -38,23 +38,35 @@ const (
 	RenewRetryJitter = leaderelection.JitterFactor
 )
 
-// Validate checks the timings against each other and their ranges, naming
-// the YAML keys under election: in its errors. The lease duration is whole
-// seconds because a Lease stores leaseDurationSeconds: a fraction would be
-// cut off and the other replicas would wait less than the holder assumes.
+// TimingError is a timing out of its range, or out of step with the
+// others: Key is its key under election: (lease_duration), Msg says what
+// is wrong with its value. A pool file reports it at the key's line.
+type TimingError struct{ Key, Msg string }
+
+// Error names the key with the election: prefix, then what is wrong.
+func (e *TimingError) Error() string { return "election." + e.Key + " " + e.Msg }
+
+// Validate checks the timings against each other and their ranges,
+// returning the first problem as a *TimingError. The lease duration is
+// whole seconds because a Lease stores leaseDurationSeconds: a fraction
+// would be cut off and the other replicas would wait less than the
+// holder assumes.
 func (t Timings) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return &TimingError{Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
 	switch {
 	case t.LeaseDuration < MinLeaseDuration || t.LeaseDuration > MaxLeaseDuration:
-		return fmt.Errorf("election.lease_duration %s: must be from %s to %s", t.LeaseDuration, MinLeaseDuration, MaxLeaseDuration)
+		return bad("lease_duration", "%s: must be from %s to %s", t.LeaseDuration, MinLeaseDuration, MaxLeaseDuration)
 	case t.LeaseDuration%time.Second != 0:
-		return fmt.Errorf("election.lease_duration %s: must be whole seconds (a Lease stores leaseDurationSeconds)", t.LeaseDuration)
+		return bad("lease_duration", "%s: must be whole seconds (a Lease stores leaseDurationSeconds)", t.LeaseDuration)
 	case t.RetryPeriod < MinRetryPeriod:
-		return fmt.Errorf("election.retry_period %s: must be at least %s", t.RetryPeriod, MinRetryPeriod)
+		return bad("retry_period", "%s: must be at least %s", t.RetryPeriod, MinRetryPeriod)
 	case t.RenewDeadline >= t.LeaseDuration:
-		return fmt.Errorf("election.renew_deadline %s: must be shorter than election.lease_duration %s, so a leader stops before another can take over",
+		return bad("renew_deadline", "%s: must be shorter than election.lease_duration %s, so a leader stops before another can take over",
 			t.RenewDeadline, t.LeaseDuration)
 	case float64(t.RenewDeadline) <= RenewRetryJitter*float64(t.RetryPeriod):
-		return fmt.Errorf("election.renew_deadline %s: must be longer than %.1f x election.retry_period %s, so a renewal can be retried",
+		return bad("renew_deadline", "%s: must be longer than %.1f x election.retry_period %s, so a renewal can be retried",
 			t.RenewDeadline, RenewRetryJitter, t.RetryPeriod)
 	}
 	return nil

@@ -132,8 +132,7 @@ type Gating struct {
 	// before it is trusted (default 2). The seasonal profile needs one.
 	MinSeasons int `yaml:"min_seasons"`
 	// Tolerance lets the model's recent error exceed seasonal naive's by
-	// this factor before it steps back (default 1.5, tuned on the first
-	// half of the recorded traces). A week's MAE is noisy on bursty or
+	// this factor before it steps back (default 1.5). A week's MAE is noisy on bursty or
 	// sparse demand, and stepping back to a weaker plan, or to the
 	// reactive rules alone, on a small difference costs more SLO than it
 	// saves; 1.0 is the strict reading.

@@ -102,7 +102,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		}
 		v.SetFloat(f)
 	default:
-		panic(fmt.Sprintf("spec: no decoder for %s", v.Type())) // a programming error in this package
+		panic(fmt.Sprintf("poolspec: no decoder for %s", v.Type())) // a programming error in this package
 	}
 }
 

@@ -1,10 +1,10 @@
 package poolspec
 
 import (
+	"errors"
 	"net"
 	"net/url"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -78,20 +78,12 @@ func (e Election) check(c *checker) {
 	}
 }
 
-// checkTimings checks the periods against their ranges and each other.
+// checkTimings adds the first of the periods' problems, as package
+// election checks them (election.Timings.Validate), at its key.
 func (e Election) checkTimings(c *checker) {
-	c.durations("election.lease_duration", e.LeaseDuration, election.MinLeaseDuration, election.MaxLeaseDuration)
-	if e.LeaseDuration%time.Second != 0 {
-		c.add("election.lease_duration", "%s: must be whole seconds (a Lease stores leaseDurationSeconds)", short(e.LeaseDuration))
-	}
-	c.durations("election.retry_period", e.RetryPeriod, election.MinRetryPeriod, election.MaxLeaseDuration)
-	switch {
-	case e.RenewDeadline >= e.LeaseDuration:
-		c.add("election.renew_deadline", "%s: must be shorter than election.lease_duration %s, so an owner stops before another replica takes over",
-			short(e.RenewDeadline), short(e.LeaseDuration))
-	case float64(e.RenewDeadline) <= election.RenewRetryJitter*float64(e.RetryPeriod):
-		c.add("election.renew_deadline", "%s: must be longer than %.1f × election.retry_period %s, so a renewal can be retried",
-			short(e.RenewDeadline), election.RenewRetryJitter, short(e.RetryPeriod))
+	var te *election.TimingError
+	if err := e.Timings.Validate(); errors.As(err, &te) {
+		c.add("election."+te.Key, "%s", te.Msg)
 	}
 }
 

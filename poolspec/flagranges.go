@@ -2,6 +2,8 @@ package poolspec
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prewarm/prewarm/planner"
@@ -104,4 +106,78 @@ func CheckStep(flag string, v, lo, hi time.Duration, zeroUnset bool) error {
 		return Flagf("%s %v: must be in [%v, %v]", flag, v, lo, hi)
 	}
 	return nil
+}
+
+// HelpRange is the range of the setting at key (a pool's YAML key) as a
+// flag's help states it, "0 to 1d" or "[0.5, 1)", read from the range
+// table (a planner.Config's CheckRanges, say), so that a flag's help and
+// its check cannot disagree. A bound that is another setting's value is
+// named by its flag (FleetKeys): "0 to --max". It panics on a key the
+// table does not hold: a programming error, caught by the help tests.
+func HelpRange(table func(planner.RangeChecker), key string) string {
+	h := &helpRanges{key: key}
+	table(h)
+	if h.out == "" {
+		panic("poolspec: no range for " + key)
+	}
+	return h.out
+}
+
+// helpRanges is a planner.RangeChecker that renders one key's range.
+type helpRanges struct{ key, out string }
+
+func (h *helpRanges) Int(x planner.Range[int]) {
+	h.set(x.Key, fmt.Sprint(x.Lo), fmt.Sprint(x.Hi), x.HiKey, false, false, false)
+}
+
+func (h *helpRanges) Duration(x planner.Range[time.Duration]) {
+	h.set(x.Key, HelpSpan(x.Lo), HelpSpan(x.Hi), x.HiKey, false, false, false)
+}
+
+func (h *helpRanges) Float(x planner.Range[float64]) {
+	h.set(x.Key, HelpNumber(x.Lo), HelpNumber(x.Hi), x.HiKey, x.Hi <= 1, x.LoOpen, x.HiOpen)
+}
+
+// HelpNumber writes a bound as help texts do: 0.5, 1e6, 1e-9.
+func HelpNumber(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	return strings.NewReplacer("e+0", "e", "e-0", "e-", "e+", "e").Replace(s)
+}
+
+func (h *helpRanges) set(key, lo, hi, hiKey string, interval, loOpen, hiOpen bool) {
+	if key != h.key || h.out != "" {
+		return
+	}
+	if hiKey != "" {
+		hi = hiKey
+		for flag, k := range FleetKeys {
+			if k == hiKey && !deprecatedFlags[flag] {
+				hi = "--" + flag
+			}
+		}
+	}
+	if !interval {
+		h.out = lo + " to " + hi
+		return
+	}
+	l, r := "[", "]"
+	if loOpen {
+		l = "("
+	}
+	if hiOpen {
+		r = ")"
+	}
+	h.out = l + lo + ", " + hi + r
+}
+
+// HelpSpan writes a duration bound as help texts do: 0, 1m, 1h, 24h,
+// 7d (a day as 24h, longer spans in days).
+func HelpSpan(d time.Duration) string {
+	switch d {
+	case 0:
+		return "0"
+	case 24 * time.Hour:
+		return "24h"
+	}
+	return FormatSpan(d)
 }

@@ -74,26 +74,27 @@ type FleetFlags struct {
 // (DefaultPool), but for --max's (FlagMaxInstances).
 func (f *FleetFlags) Register(fs *pflag.FlagSet) {
 	d := DefaultPool()
-	fs.Float64Var(&f.GPURPS, "gpu-rps", 0, "requests/s one instance serves flat out, 1e-9 to 1e9 (each of its --slots takes slots/gpu-rps seconds a request)")
+	in := func(key string) string { return HelpRange(planner.DefaultConfig().CheckRanges, key) }
+	fs.Float64Var(&f.GPURPS, "gpu-rps", 0, "requests/s one instance serves flat out, "+HelpNumber(minGPURPS)+" to "+HelpNumber(planner.MaxRate)+" (each of its --slots takes slots/gpu-rps seconds a request)")
 	fs.IntVar(&f.PeakInstances, "peak-instances", 0, fmt.Sprintf("instead of --gpu-rps: size instances so the demand's peak needs this many, 1 to %d (under --sizing, at --slo-target)", MaxFleet))
-	fs.Float64Var(&f.TargetUtil, "target-util", d.TargetUtilisation, "share of an instance's throughput the plan aims to use, in (0, 1]")
+	fs.Float64Var(&f.TargetUtil, "target-util", d.TargetUtilisation, "share of an instance's throughput the plan aims to use, in "+in("target_utilisation"))
 	fs.StringVar(&f.Sizing, "sizing", d.Sizing, "fleet sizing: erlang-c (the queue meets --slo-target within --slo, no busier than --target-util) or utilisation (at --target-util)")
-	fs.DurationVar(&f.ServiceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot, up to 1h (throughput slots/service-time)")
-	fs.IntVar(&f.Slots, "slots", d.Fleet.Slots, fmt.Sprintf("requests one instance serves at once: its servers in the queue, 1 to %d", MaxFleet))
-	fs.DurationVar(&f.Boot, "boot", d.Fleet.BootDelay, "boot plus model-load time of a new instance, 0 to 24h")
+	fs.DurationVar(&f.ServiceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot, "+in("service_time")+" (throughput slots/service-time)")
+	fs.IntVar(&f.Slots, "slots", d.Fleet.Slots, "requests one instance serves at once: its servers in the queue, "+in("slots"))
+	fs.DurationVar(&f.Boot, "boot", d.Fleet.BootDelay, "boot plus model-load time of a new instance, "+in("boot_delay"))
 	fs.IntVar(&f.Limits.MinInstances, "min", d.Fleet.MinInstances, "fewest instances, 0 to --max")
 	fs.IntVar(&f.Limits.MaxInstances, "max", FlagMaxInstances, fmt.Sprintf("most instances, 1 to %d", MaxFleet))
-	fs.Float64Var(&f.Price, "price", d.Prices.OnDemandPerHour, "on-demand price per instance-hour (billed per second), 0 to 1e6")
-	fs.Float64Var(&f.ReservedPrice, "reserved-price", d.Prices.ReservedPerHour, "reserved price per instance-hour, 0 to 1e6")
-	fs.IntVar(&f.Reserved, "reserved", d.Prices.ReservedInstances, "reserved (committed) baseline instances, 0 to --max")
-	fs.DurationVar(&f.SLO, "slo", d.SLO.Latency, "longest a request may wait for a server, 0 to 1h")
-	fs.Float64Var(&f.SLOTarget, "slo-target", d.SLO.Quantile, "share of requests that must wait at most --slo, in [0.5, 1)")
+	fs.Float64Var(&f.Price, "price", d.Prices.OnDemandPerHour, "on-demand price per instance-hour (billed per second), "+in("prices.on_demand_per_hour"))
+	fs.Float64Var(&f.ReservedPrice, "reserved-price", d.Prices.ReservedPerHour, "reserved price per instance-hour, "+in("prices.reserved_per_hour"))
+	fs.IntVar(&f.Reserved, "reserved", d.Prices.ReservedInstances, "reserved (committed) baseline instances, "+in("prices.reserved_instances"))
+	fs.DurationVar(&f.SLO, "slo", d.SLO.Latency, "longest a request may wait for a server, "+in("slo_latency"))
+	fs.Float64Var(&f.SLOTarget, "slo-target", d.SLO.Quantile, "share of requests that must wait at most --slo, in "+in("slo_quantile"))
 	fs.Float64Var(&f.SLOTarget, "slo-quantile", d.SLO.Quantile, "old name of --slo-target")
 	_ = fs.MarkDeprecated("slo-quantile", "use --slo-target")
 	fs.StringVar(&f.Schedule, "schedule", "", "file of schedule floors, one a line: 'weekdays 09:45-12:00 [ZONE] at least 6'")
 	fs.StringVar(&f.TimeZone, "time-zone", d.TimeZone, "IANA time zone of schedule windows that name none")
 	fs.Float64Var(&f.ForecastQuantile, "forecast-quantile", d.ForecastQuantile,
-		"quantile of a forecast step's demand the plans size for, in [0.5, 0.9999]: where the calibration starts, or fixed with --calibrate=false")
+		"quantile of a forecast step's demand the plans size for, in "+in("forecast_quantile")+": where the calibration starts, or fixed with --calibrate=false")
 	fs.BoolVar(&f.Calibrate, "calibrate", d.Calibration.On, "calibrate the forecast quantile walk-forward so the plans' estimated misses match --slo-target")
 }
 

@@ -189,3 +189,89 @@ func TestCheckRangeTable(t *testing.T) {
 		}
 	}
 }
+
+// A span flag reads Go's and Prometheus' units, refuses values out of its
+// range naming it, and writes whole days as days.
+func TestSpanFlag(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{"36h", "1d12h", ""},
+		{"7d", "7d", ""},
+		{"2w", "14d", ""},
+		{"90m", "1h30m", ""},
+		{"30m", "", "30m is out of range: must be between 1h and 28d"},
+		{"5w", "", "5w is out of range"},
+		{"banana", "", "want a duration such as 90m, 36h, 7d or 2w"},
+	} {
+		var d time.Duration
+		f := NewSpanFlag(&d, 24*time.Hour, time.Hour, 28*24*time.Hour)
+		err := f.Set(tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %v, want %q", tc.in, err, tc.err)
+		case tc.err == "" && (err != nil || f.String() != tc.want):
+			t.Errorf("%s: %q, %v; want %q", tc.in, f.String(), err, tc.want)
+		case tc.err != "" && d != 24*time.Hour:
+			t.Errorf("%s: refused, yet the value became %v", tc.in, d)
+		}
+	}
+	for d, want := range map[time.Duration]string{0: "0s", -time.Hour: "-1h0m0s", 48 * time.Hour: "2d", 36 * time.Hour: "1d12h"} {
+		if got := FormatSpan(d); got != want {
+			t.Errorf("FormatSpan(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// A flag's help states the range its check uses, rendered from the one
+// range table; bounds read as they are typed.
+func TestHelpRanges(t *testing.T) {
+	table := planner.DefaultConfig().CheckRanges
+	for _, tc := range []struct{ key, want string }{
+		{"boot_delay", "0 to 24h"},
+		{"slots", "1 to 100000"},
+		{"slo_quantile", "[0.5, 1)"},
+		{"target_utilisation", "(0, 1]"},
+		{"forecast_quantile", "[0.5, 0.9999]"},
+		{"prices.on_demand_per_hour", "0 to 1e6"},
+		{"prices.reserved_instances", "0 to --max"},
+	} {
+		if got := HelpRange(table, tc.key); got != tc.want {
+			t.Errorf("HelpRange(%s) = %q, want %q", tc.key, got, tc.want)
+		}
+	}
+	for d, want := range map[time.Duration]string{0: "0", time.Minute: "1m", 24 * time.Hour: "24h", 7 * 24 * time.Hour: "7d", 36 * time.Hour: "1d12h"} {
+		if got := HelpSpan(d); got != want {
+			t.Errorf("HelpSpan(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for v, want := range map[float64]string{1e-9: "1e-9", 1e9: "1e9", 0.05: "0.05", 60: "60", 1e6: "1e6"} {
+		if got := HelpNumber(v); got != want {
+			t.Errorf("HelpNumber(%v) = %q, want %q", v, got, want)
+		}
+	}
+	// Every fleet flag whose pool key has a range says so in its help, but
+	// for those with ranges of their own (FleetFlags.CheckRanges): --gpu-rps
+	// and --peak-instances, and --min and --max (the pool's limits).
+	fs := pflag.NewFlagSet("fleet", pflag.ContinueOnError)
+	var f FleetFlags
+	f.Register(fs)
+	ranged := map[string]bool{}
+	table(rangeKeys(ranged))
+	for flag, key := range FleetKeys {
+		fl := fs.Lookup(flag)
+		if fl == nil || fl.Deprecated != "" || !ranged[key] || flag == "max" || flag == "min" || flag == "gpu-rps" || flag == "peak-instances" {
+			continue
+		}
+		if want := HelpRange(table, key); !strings.Contains(fl.Usage, want) {
+			t.Errorf("--%s's help %q does not state its range %q", flag, fl.Usage, want)
+		}
+	}
+}
+
+// rangeKeys is a planner.RangeChecker noting every key a table holds.
+type rangeKeys map[string]bool
+
+func (r rangeKeys) Int(x planner.Range[int])                { r[x.Key] = true }
+func (r rangeKeys) Duration(x planner.Range[time.Duration]) { r[x.Key] = true }
+func (r rangeKeys) Float(x planner.Range[float64])          { r[x.Key] = true }

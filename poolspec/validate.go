@@ -21,7 +21,7 @@ import (
 // tuner's in tune.Options.CheckRanges. Every
 // number a user can type has a range: the lower ends keep the service
 // from spinning or the forecast from allocating without bound (a 1ns step
-// once asked for 19 GB), the upper ends catch a unit typed wrong.
+// would ask for gigabytes), the upper ends catch a unit typed wrong.
 const (
 	minInterval, maxInterval = time.Second, time.Hour
 	maxWorkers               = 256

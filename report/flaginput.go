@@ -20,19 +20,6 @@ var priceOverrides = []string{"price", "reserved-price", "reserved", "spot-price
 // --config the demand is the store's (or --input's), never synthetic.
 var demandKeys = map[string]string{"synthetic-days": "demand", "synthetic-bursts": "demand"}
 
-// CheckSpot refuses the spot flags of 'report' and 'plan' out of range.
-func CheckSpot(price, interruptionsPerHour, share float64) error {
-	switch {
-	case !(price >= 0 && price <= planner.MaxPrice):
-		return poolspec.Flagf("--spot-price %v: must be between 0 and 1e6", price)
-	case !(interruptionsPerHour >= 0 && interruptionsPerHour <= backtest.MaxSpotInterruptions):
-		return poolspec.Flagf("--spot-interruptions %v: must be between 0 and %g per instance-hour", interruptionsPerHour, backtest.MaxSpotInterruptions)
-	case !(share >= 0 && share <= 1):
-		return poolspec.Flagf("--spot-share %v: must be in [0, 1]", share)
-	}
-	return nil
-}
-
 // PriceFlags are the price flags that may override a pool's prices.
 type PriceFlags struct {
 	OnDemand, Reserved, Spot float64

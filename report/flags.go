@@ -50,13 +50,13 @@ func (f *Flags) Register(fs *pflag.FlagSet, horizon time.Duration) {
 	fs.StringVar(&f.ConfigFile, "config", "", "the forecaster's configuration (docs/forecaster.yaml): use the settings of --pool from it")
 	fs.StringVar(&f.PoolName, "pool", "", "with --config: the pool to report on")
 	f.Store.Register(fs, "embedded:prewarm.db", "with --config and no --input: the store the pool's demand is read from (as serve's --store; or --influx-url)")
-	fs.Var(NewSpanFlag(&f.Horizon, horizon, MinHorizon, MaxHorizon), "horizon", "how far ahead to plan (1h to 28d; 36h, 7d and 2w work)")
-	fs.Var(NewSpanFlag(&f.WarmUp, 14*24*time.Hour, 0, MaxWarmUp), "warm-up",
-		"history replayed through the controller before the plan, so its gate and bounds are a running service's (0: a cold start, as serve's first refit; up to 90d)")
+	fs.Var(poolspec.NewSpanFlag(&f.Horizon, horizon, MinHorizon, MaxHorizon), "horizon", "how far ahead to plan ("+poolspec.HelpSpan(MinHorizon)+" to "+poolspec.HelpSpan(MaxHorizon)+"; 36h, 7d and 2w work)")
+	fs.Var(poolspec.NewSpanFlag(&f.WarmUp, DefaultWarmUp, 0, MaxWarmUp), "warm-up",
+		"history replayed through the controller before the plan, so its gate and bounds are a running service's (0: a cold start, as serve's first refit; up to "+poolspec.HelpSpan(MaxWarmUp)+")")
 	// The spot flags' defaults are the backtest's, so that the same flags
 	// mean the same on both commands.
 	fs.Float64Var(&f.SpotPrice, "spot-price", poolspec.DefaultPool().Prices.SpotPerHour, "spot price per instance-hour (0: no spot)")
-	fs.Float64Var(&f.SpotRate, "spot-interruptions", backtest.DefaultSpotInterruptions, "interruptions per spot instance-hour the spot advice (and the backtest) assume (0 to 60)")
+	fs.Float64Var(&f.SpotRate, "spot-interruptions", backtest.DefaultSpotInterruptions, "interruptions per spot instance-hour the spot advice (and the backtest) assume (0 to "+poolspec.HelpNumber(backtest.MaxSpotInterruptions)+")")
 }
 
 // RegisterBacktest adds the backtest's own spot flags ('report' only).
@@ -74,7 +74,7 @@ func (f *Flags) RegisterCurrency(fs *pflag.FlagSet) {
 }
 
 func (f *Flags) check() error {
-	if err := CheckSpot(f.SpotPrice, f.SpotRate, f.SpotShare); err != nil {
+	if err := backtest.CheckSpot(f.SpotPrice, f.SpotRate, f.SpotShare); err != nil {
 		return err
 	}
 	if err := planner.CheckCurrency(f.Currency); f.hasCurrency && err != nil {

@@ -15,39 +15,6 @@ import (
 	"github.com/prewarm/prewarm/store"
 )
 
-// A span flag reads Go's and Prometheus' units, refuses values out of its
-// range naming it, and writes whole days as days.
-func TestSpanFlag(t *testing.T) {
-	for _, tc := range []struct {
-		in, want, err string
-	}{
-		{"36h", "1d12h", ""},
-		{"7d", "7d", ""},
-		{"2w", "14d", ""},
-		{"90m", "1h30m", ""},
-		{"30m", "", "30m is out of range: must be between 1h and 28d"},
-		{"5w", "", "5w is out of range"},
-		{"banana", "", "want a duration such as 90m, 36h, 7d or 2w"},
-	} {
-		var d time.Duration
-		f := NewSpanFlag(&d, 24*time.Hour, time.Hour, 28*24*time.Hour)
-		err := f.Set(tc.in)
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%s: %v, want %q", tc.in, err, tc.err)
-		case tc.err == "" && (err != nil || f.String() != tc.want):
-			t.Errorf("%s: %q, %v; want %q", tc.in, f.String(), err, tc.want)
-		case tc.err != "" && d != 24*time.Hour:
-			t.Errorf("%s: refused, yet the value became %v", tc.in, d)
-		}
-	}
-	for d, want := range map[time.Duration]string{0: "0s", -time.Hour: "-1h0m0s", 48 * time.Hour: "2d", 36 * time.Hour: "1d12h"} {
-		if got := FormatSpan(d); got != want {
-			t.Errorf("FormatSpan(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 // The backtest command repeats the given flags it keeps, quoted for a
 // shell, booleans as switches, and scores from the report's weeks.
 func TestBacktestCommand(t *testing.T) {
@@ -124,11 +91,11 @@ func TestPoolFlagInput(t *testing.T) {
 		want               string
 	}{
 		{1, 0.05, 0, ""},
-		{-1, 0.05, 0, "--spot-price -1: must be between 0 and 1e6"},
+		{-1, 0.05, 0, "--spot-price -1: must be in [0, 1e+06]"},
 		{1, 200, 0, "--spot-interruptions 200"},
 		{1, 0.05, 2, "--spot-share 2: must be in [0, 1]"},
 	} {
-		err := CheckSpot(tc.price, tc.rate, tc.share)
+		err := backtest.CheckSpot(tc.price, tc.rate, tc.share)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
 		}

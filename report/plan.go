@@ -11,6 +11,7 @@ import (
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/store"
 )
 
 // Plan is the report's plan section: the pre-warm schedule the controller
@@ -123,7 +124,7 @@ func newRun(in Input) (*run, error) {
 		r.tick = min(time.Minute, in.Trace.Step)
 	}
 	agg := datasets.AggregateMax
-	if in.Backtest.Forecast.Aggregate == "mean" {
+	if in.Backtest.Forecast.Aggregate == string(store.Mean) {
 		agg = datasets.AggregateMean
 	}
 	s, err := datasets.Resample(datasets.Series{Name: in.Trace.Name, Start: in.Trace.Start, Step: in.Trace.Step, Values: in.Trace.RPS},

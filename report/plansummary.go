@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/poolspec"
 )
 
 // PlanSummary is the --format json document of 'forecaster plan': the
@@ -67,7 +68,7 @@ type PlanSummary struct {
 // NewPlanSummary is the plan section of rep with its purchase advice.
 func NewPlanSummary(rep *Report) PlanSummary {
 	s, p, r, c := rep.Settings, rep.Plan, rep.Reserved, rep.Cost
-	return PlanSummary{Trace: rep.Title, From: p.Start, Horizon: FormatSpan(p.End.Sub(p.Start)), Forecast: rep.Forecast.Method,
+	return PlanSummary{Trace: rep.Title, From: p.Start, Horizon: poolspec.FormatSpan(p.End.Sub(p.Start)), Forecast: rep.Forecast.Method,
 		Gate: rep.Demand.Gate.Level + ": " + rep.Demand.Gate.Reason, Schedule: p.Changes, Hours: p.Hours,
 		ExpectedRequests: p.ExpectedRequests, GPUHours: p.GPUHours, ExpectedGPUHours: c.ExpectedGPUHours,
 		OnDemandCost: p.OnDemandCost, CostPer1000: p.CostPer1kRequests,
@@ -76,8 +77,8 @@ func NewPlanSummary(rep *Report) PlanSummary {
 		SpotLimit: rep.Burst.SpotLimit, SpotGPUHours: rep.Burst.SpotGPUHours,
 		OnDemandPricePerH: s.Prices.OnDemandPerHour, ReservedPricePerH: s.Prices.ReservedPerHour, SpotPricePerH: s.Prices.SpotPerHour,
 		GPURPS: s.GPURPS, ForecastQuantile: rep.Demand.ForecastQuantile, BootDelay: time.Duration(s.BootDelay).String(),
-		ForecastStep: time.Duration(s.ForecastStep).String(), History: FormatSpan(time.Duration(s.History)),
-		WarmUp: FormatSpan(time.Duration(s.WarmUp)), Peak: p.Peak, Max: rep.Capacity.Max, SLOPeak: rep.Capacity.SLOPeak,
+		ForecastStep: time.Duration(s.ForecastStep).String(), History: poolspec.FormatSpan(time.Duration(s.History)),
+		WarmUp: poolspec.FormatSpan(time.Duration(s.WarmUp)), Peak: p.Peak, Max: rep.Capacity.Max, SLOPeak: rep.Capacity.SLOPeak,
 		Currency: s.Prices.Currency, PlaceholderPrices: s.Prices.Placeholder, Risks: rep.Risks}
 }
 

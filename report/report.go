@@ -151,12 +151,17 @@ var (
 	ErrNoDemand = errors.New("the demand has no recorded value")
 )
 
-// Input bounds.
+// Input bounds and defaults: the horizon, the warm-up replayed before
+// the plan (DefaultWarmUp unless told), the weeks the backtest scores and
+// the history each refit reads (plan --history).
 const (
 	MinHorizon       = time.Hour
 	MaxHorizon       = 28 * 24 * time.Hour
+	DefaultWarmUp    = 14 * 24 * time.Hour
 	MaxWarmUp        = 90 * 24 * time.Hour
 	MaxBacktestWeeks = 52
+	MinHistory       = time.Hour
+	MaxHistory       = 366 * 24 * time.Hour
 )
 
 func (in Input) validate() error {

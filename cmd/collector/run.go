@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if cfg.Host == "" {
 		cfg.Host, _ = os.Hostname()
 	}
-	opts := agent.Options{Once: o.once, Discard: o.once && !fs.Changed("store"), Logger: log, Redactor: red}
+	opts := agent.Options{Once: o.once, Discard: o.once && cfg.Store.Embedded == "", Logger: log, Redactor: red}
 	if o.print {
 		opts.Print = stdout
 	}

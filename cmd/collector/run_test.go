@@ -273,3 +273,45 @@ store:
 		}
 	}
 }
+
+// --once writes to the store the command line or the config file names,
+// and nowhere when neither names one.
+func TestRunOnceWritesTheNamedStore(t *testing.T) {
+	exp := newFakeExporter(t, "gpu-node-4", 1)
+	for _, tc := range []struct {
+		name      string
+		fromFile  bool
+		fromFlag  bool
+		wantStore bool
+	}{
+		{"no store named", false, false, false},
+		{"the file's store", true, false, true},
+		{"the flag's store", false, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "c.db")
+			args := []string{"--dcgm-url", exp.srv.URL + "/metrics", "--once", "--listen", ""}
+			if tc.fromFile {
+				cfgFile := filepath.Join(dir, "collector.yml")
+				os.WriteFile(cfgFile, []byte("store:\n  embedded: "+db+"\n"), 0o600)
+				args = append(args, "--config", cfgFile)
+			}
+			if tc.fromFlag {
+				args = append(args, "--store", "embedded:"+db)
+			}
+			var stderr bytes.Buffer
+			t.Chdir(dir) // the default embedded file would land here
+			if err := run(context.Background(), args, &bytes.Buffer{}, &stderr); err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr.String())
+			}
+			_, err := os.Stat(db)
+			if got := err == nil; got != tc.wantStore {
+				t.Errorf("store file written: %v, want %v\n%s", got, tc.wantStore, stderr.String())
+			}
+			if _, err := os.Stat(filepath.Join(dir, "prewarm-collector.db")); err == nil {
+				t.Errorf("the default store file was written")
+			}
+		})
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"github.com/prewarm/prewarm/demo"
 	"github.com/prewarm/prewarm/demo/live"
 	"github.com/prewarm/prewarm/internal/cli"
+	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/poolspec"
 )
 
 // demoFlags are the command line of 'forecaster demo'.
@@ -40,7 +42,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVar(&f.replay, "replay", false, "replay offline and print the figures instead of serving the live page")
 	fs.StringVar(&f.live.Listen, "listen", live.DefaultListen, "HTTP address of the status page, the API and /metrics")
 	fs.StringVar(&f.live.Trace, "trace", "", "replay this CSV of demand (a time column and requests/s) instead of synthetic demand")
-	fs.Float64Var(&f.live.Speed, "speed", live.DefaultSpeed, "simulated seconds per real second, 1 to 100000 (1440: a simulated day a minute)")
+	fs.Float64Var(&f.live.Speed, "speed", live.DefaultSpeed, fmt.Sprintf("simulated seconds per real second, 1 to %g (1440: a simulated day a minute)", live.MaxSpeed))
 	fs.DurationVar(&f.live.Duration, "duration", 0, "stop after this much real time (0: run until interrupted)")
 	fs.BoolVar(&f.live.Shift, "shift", false, "the synthetic demand turns from smooth rhythms to short untimeable spikes a week into the replay, to watch the pool's tuner change policy on the page")
 	f.logLevel = cli.LogLevelFlag{Level: slog.LevelWarn}
@@ -48,9 +50,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&f.offline.HistoryDays, "history-days", live.DefaultHistoryDays,
 		fmt.Sprintf("days of synthetic history written before the replay, %d to %d", live.MinHistoryDays, live.MaxHistoryDays))
 	fs.Uint64Var(&f.offline.Seed, "seed", 1, "seed of the synthetic demand")
-	fs.DurationVar(&f.offline.BootDelay, "boot", 0, "instance boot + model-load time, up to 24h (default 10m)")
+	fs.DurationVar(&f.offline.BootDelay, "boot", 0, fmt.Sprintf("instance boot + model-load time, up to %gh (default %v)", planner.MaxDelay.Hours(), poolspec.FormatSpan(planner.DefaultConfig().Fleet.BootDelay)))
 	fs.StringVar(&f.offline.StorePath, "store", "", "with --replay: embedded store file to keep (default: a temporary file, removed afterwards)")
-	fs.IntVar(&f.offline.LiveHours, "live-hours", 24, "with --replay: hours replayed minute by minute through the service, 1 to 8760")
+	fs.IntVar(&f.offline.LiveHours, "live-hours", 24, fmt.Sprintf("with --replay: hours replayed minute by minute through the service, 1 to %d", demo.MaxLiveHours))
 	fs.BoolVar(&f.verbose, "verbose", false, "with --replay: log the service's decisions to stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/datasets/m4"
 	"github.com/prewarm/prewarm/datasets/m4eval"
 	"github.com/prewarm/prewarm/datasets/traceeval"
@@ -52,7 +54,7 @@ func runEvalM4(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"training series and scores those instead (no method or design choice has seen them), with\n"+
 			"OWA relative to Naive2 on the same window.\n\n"+
 			"Methods:\n"+strings.Join(about, "\n"), stderr)
-	dataDir := fs.String("data", filepath.Join("..", "shared", "datasets", "m4-hourly"), "folder holding Hourly-train.csv, Hourly-test.csv and m4-hourly-point-results.csv")
+	dataDir := fs.String("data", filepath.Join(datasets.Dir(os.Getenv), "m4-hourly"), "folder holding Hourly-train.csv, Hourly-test.csv and m4-hourly-point-results.csv")
 	splitName := fs.String("split", string(m4.SplitOfficial), "which future to score: official (the M4 test) or holdout (the last 48 training values)")
 	format := fs.String("format", "table", "output format: table or json")
 	limit := fs.Int("series", 0, "evaluate only the first N series (0 = all 414)")
@@ -111,7 +113,7 @@ func runEvalTraces(ctx context.Context, args []string, stdout, stderr io.Writer)
 			"R forecast 8.20's figures on the same windows (stlf, mstl, ets, tbats; measured by\n"+
 			"datasets/traceeval/testdata/r_reference.R) are printed beside them.\n\n"+
 			"Methods: "+strings.Join(traceeval.MethodNames(), ", "), stderr)
-	dataDir := fs.String("data", filepath.Join("..", "shared", "datasets", "traces"), "folder holding the recorded traces (nyc_taxi.csv, alibaba_sd_*.csv, azure_llm_2023_*.csv)")
+	dataDir := fs.String("data", filepath.Join(datasets.Dir(os.Getenv), "traces"), "folder holding the recorded traces (nyc_taxi.csv, alibaba_sd_*.csv, azure_llm_2023_*.csv)")
 	methodList := fs.StringSlice("methods", []string{"auto"}, "comma-separated methods to score besides seasonal naive")
 	format := fs.String("format", "table", "output format: table or json")
 	refPath := fs.String("reference", "", "R reference scores (default: the copy built in, from datasets/traceeval/testdata/r_reference.csv); none to leave R out")

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/prewarm/prewarm/backtest"
+	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/poolspec"
 )
-
-// maxSuiteSeeds is the most --synthetic-seeds of eval policy.
-const maxSuiteSeeds = 10
 
 // runEvalPolicy implements 'forecaster eval policy'.
 func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -34,9 +31,9 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	cf.RegisterFleet(fs)
 	var inputs []string
 	fs.StringArrayVar(&inputs, "input", nil, fmt.Sprintf("a demand CSV file, or a folder of them; repeat for more (at most %d files)", backtest.MaxSuiteFiles))
-	datasetsDir := fs.String("datasets", defaultDatasets(), "the shared datasets folder, whose traces/ the suite replays without --input")
-	seeds := fs.UintSlice("synthetic-seeds", []uint{1, 2, 3}, fmt.Sprintf("seeds of the generator's bursts and spikes to add, at most %d (0: none)", maxSuiteSeeds))
-	days := fs.Int("synthetic-days", 56, fmt.Sprintf("days of each generated trace, 4 to %d", backtest.MaxSyntheticDays))
+	datasetsDir := fs.String("datasets", datasets.Dir(os.Getenv), "the shared datasets folder, whose traces/ the suite replays without --input")
+	seeds := fs.UintSlice("synthetic-seeds", []uint{1, 2, 3}, fmt.Sprintf("seeds of the generator's bursts and spikes to add, at most %d (0: none)", backtest.MaxSuiteSeeds))
+	days := fs.Int("synthetic-days", backtest.DefaultSuiteDays, fmt.Sprintf("days of each generated trace, %d to %d", backtest.MinSuiteDays, backtest.MaxSyntheticDays))
 	tuning := fs.Bool("tune", true, "let the hybrid choose walk-forward among its candidates, as serve's pools do (tune.enabled: true); false: the hybrid alone")
 	loto := fs.Bool("loto", false, "choose the tuner's defaults without each trace before scoring it (leave one trace out); replays every first half once per setting")
 	format := fs.String("format", "table", "output format: table or json")
@@ -48,10 +45,12 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usageErrorf("unexpected arguments %q after policy", fs.Args())
 	case *format != "table" && *format != "json":
 		return usageErrorf("--format %q: want table or json", *format)
-	case len(*seeds) > maxSuiteSeeds:
-		return usageErrorf("--synthetic-seeds: %d seeds, at most %d", len(*seeds), maxSuiteSeeds)
+	case len(*seeds) > backtest.MaxSuiteSeeds:
+		return usageErrorf("--synthetic-seeds: %d seeds, at most %d", len(*seeds), backtest.MaxSuiteSeeds)
+	case *loto && !*tuning:
+		return usageErrorf("--loto chooses the tuner's defaults: it needs --tune")
 	}
-	if err := poolspec.CheckInt("--synthetic-days", *days, 4, backtest.MaxSyntheticDays); err != nil {
+	if err := poolspec.CheckInt("--synthetic-days", *days, backtest.MinSuiteDays, backtest.MaxSyntheticDays); err != nil {
 		return err
 	}
 	if err := cf.CheckRanges(); err != nil {
@@ -68,9 +67,6 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	start := time.Now()
 	say := func(s string) { fmt.Fprintf(stderr, "%6s  %s\n", time.Since(start).Round(time.Second), s) }
-	if *loto && !*tuning {
-		return usageErrorf("--loto chooses the tuner's defaults: it needs --tune")
-	}
 	if *loto {
 		rep, err := backtest.LeaveOneTraceOut(ctx, cases, backtest.DefaultsGrid(), say)
 		if err != nil {
@@ -91,12 +87,4 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return printJSON(stdout, rep)
 	}
 	return backtest.WriteSuiteTable(stdout, rep)
-}
-
-// defaultDatasets is $PREWARM_DATASETS, or ../shared/datasets.
-func defaultDatasets() string {
-	if d := os.Getenv("PREWARM_DATASETS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "shared", "datasets")
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +151,28 @@ func TestEvalPolicyBadFlags(t *testing.T) {
 				t.Errorf("stdout %q on a failure", out)
 			}
 		})
+	}
+}
+
+// Contradictory command lines are refused before any demand is read or
+// any store opened: the folders and the store named do not exist.
+func TestRefusedBeforeAnyWork(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "ha.yaml")
+	os.WriteFile(cfg, []byte("election:\n  enabled: true\n  api_server: http://127.0.0.1:1\n"+
+		"pools:\n  - {name: a, backend: dryrun, max: 4, rps_per_instance: 1}\n"), 0o600)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "policy", "--loto", "--tune=false", "--peak-instances", "20", "--datasets", filepath.Join(dir, "none")},
+			"--loto chooses the tuner's defaults: it needs --tune"},
+		{[]string{"serve", "--config", cfg, "--once", "--apply", "--store", "embedded:" + filepath.Join(dir, "no", "such", "dir.db")},
+			"--once --apply with election.enabled: a one-off run owns no pool"},
+	} {
+		code, _, stderr := runForecaster(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %s; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/internal/progress"
-	"github.com/prewarm/prewarm/report"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/open"
 )
@@ -118,5 +118,5 @@ func endsBefore(now, end time.Time) string {
 	if gap < time.Minute {
 		return "history ends at now"
 	}
-	return "history ends " + report.FormatSpan(gap.Truncate(time.Minute)) + " before now"
+	return "history ends " + poolspec.FormatSpan(gap.Truncate(time.Minute)) + " before now"
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/report"
 )
 
@@ -24,8 +25,8 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rf := newReportFlags()
 	rf.Register(fs, 24*time.Hour)
 	var history time.Duration
-	fs.Var(report.NewSpanFlag(&history, control.DefaultSettings().History, time.Hour, 366*24*time.Hour), "history",
-		"most recent history each refit reads, as the pool's forecast.history (1h to 366d)")
+	fs.Var(poolspec.NewSpanFlag(&history, control.DefaultSettings().History, report.MinHistory, report.MaxHistory), "history",
+		"most recent history each refit reads, as the pool's forecast.history ("+poolspec.HelpSpan(report.MinHistory)+" to "+poolspec.HelpSpan(report.MaxHistory)+")")
 	format := fs.String("format", "table", "output format: table or json")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -44,7 +45,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		in.Backtest.Forecast.History = history
 	}
 	if h := in.Backtest.Forecast.History; h > 0 && h < 2*max(in.Backtest.Forecast.Step, in.Trace.Step) {
-		return usageErrorf("--history %v: must cover at least two forecast steps", report.FormatSpan(h))
+		return usageErrorf("--history %v: must cover at least two forecast steps", poolspec.FormatSpan(h))
 	}
 	in.PlanOnly = true
 	rep, err := report.Build(ctx, in)

@@ -131,8 +131,8 @@ func TestPlanFlagRanges(t *testing.T) {
 		{[]string{"--horizon", "5w"}, `"--horizon" flag: 5w is out of range: must be between 1h and 28d`},
 		{[]string{"--warm-up", "91d"}, `"--warm-up" flag`},
 		{[]string{"--history", "banana"}, `want a duration such as 90m, 36h, 7d or 2w`},
-		{[]string{"--spot-price", "-1"}, "--spot-price -1: must be between 0 and 1e6"},
-		{[]string{"--spot-interruptions", "1e9"}, "--spot-interruptions 1e+09: must be between 0 and 60"},
+		{[]string{"--spot-price", "-1"}, "--spot-price -1: must be in [0, 1e+06]"},
+		{[]string{"--spot-interruptions", "1e9"}, "--spot-interruptions 1e+09: must be in [0, 60]"},
 		{[]string{"--pool", "a"}, "--pool goes with --config"},
 		{[]string{"--format", "yaml"}, `--format "yaml": want table or json`},
 	} {

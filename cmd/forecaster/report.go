@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	rf.RegisterCurrency(fs)
 	format := fs.String("format", report.FormatHTML, "output format: html, md or json")
 	out := fs.String("out", "", "write the report to this file (default: standard output)")
-	weeks := fs.Int("backtest-weeks", 4, "weeks at the end of the history the backtest scores (1 to 52)")
+	weeks := fs.Int("backtest-weeks", 4, fmt.Sprintf("weeks at the end of the history the backtest scores (1 to %d)", report.MaxBacktestWeeks))
 	title := fs.String("title", "", "the report's heading (default: the pool's name, or the input file's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -117,6 +117,9 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	file.Override(f.listen, f.auditLog, f.statePath)
+	if f.once && f.apply && file.Election.Enabled {
+		return usageErrorf("--once --apply with election.enabled: a one-off run owns no pool; apply through the running replicas")
+	}
 	releaseTok, err := cli.ReadToken(os.Getenv, releasehook.EnvToken, f.releaseTokenFile, "--release-token-file")
 	if err != nil {
 		return err
@@ -168,9 +171,6 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	if f.once {
-		if f.apply && file.Election.Enabled {
-			return usageErrorf("--once --apply with election.enabled: a one-off run owns no pool; apply through the running replicas")
-		}
 		err := svc.Tick(ctx)
 		printJSON(stdout, svc.Status())
 		if !f.apply {

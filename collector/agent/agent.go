@@ -65,6 +65,14 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// The sources (NVML holds the driver) are closed here until the
+	// collector runs, which closes them when it stops.
+	running := false
+	defer func() {
+		if !running {
+			collector.CloseSources(inputs)
+		}
+	}()
 
 	dispatcher, err := notify.NewDispatcher(log, webhooks(cfg, red), notify.DispatcherOptions{Registerer: reg})
 	if err != nil {
@@ -102,13 +110,13 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		Observers: observers, Metrics: metrics, Logger: log, UnreadyAfter: cfg.UnreadyAfterIntervals,
 	})
 	if err != nil {
+		buf.Close()
 		return err
 	}
 
 	if opts.Once {
 		res := c.Cycle(ctx)
 		err := c.Flush(ctx)
-		collector.CloseSources(inputs)
 		log.Info("one cycle done", "accepted", res.Accepted, "rejected", res.Rejected, "store", storeDesc)
 		return errors.Join(err, buf.Close())
 	}
@@ -123,5 +131,6 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	}
 	log.Info("collector started", "version", buildinfo.Read().String(), "interval", cfg.Interval, "sources", collector.SourceNames(inputs),
 		"store", storeDesc, "spool", bufOpts.SpoolDir, "metrics", cfg.Listen, "webhooks", len(cfg.Webhooks))
+	running = true
 	return c.Run(ctx)
 }

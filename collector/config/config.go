@@ -21,6 +21,7 @@ import (
 	"github.com/prewarm/prewarm/store"
 	"github.com/prewarm/prewarm/store/embedded"
 	"github.com/prewarm/prewarm/store/influx"
+	"github.com/prewarm/prewarm/store/open"
 )
 
 // Config is the whole file. Zero fields take Default's values.
@@ -346,7 +347,7 @@ func (c *Config) ResolveSecrets(getenv func(string) string) error {
 			return fmt.Errorf("store.influx: %w", err)
 		}
 		if tok == "" && in.TokenEnv == "" && in.TokenFile == "" {
-			tok = getenv("INFLUX_TOKEN")
+			tok = getenv(open.EnvInfluxToken)
 		}
 		in.Token = tok
 	}

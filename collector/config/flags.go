@@ -80,7 +80,9 @@ func (f *Flags) Secrets() []string { return []string{f.influxToken} }
 // Load builds the configuration: the file at path (Default when path is
 // ""), the flags of fs given over it (Apply), validated, with its secrets
 // read through getenv (ResolveSecrets) and --influx-token over the file's
-// token. Each error names the flag, or the file, line and YAML key.
+// token. A value out of its range names the flag, or the file, line and
+// YAML key; a combination the checks refuse after the flags are applied
+// (an --influx-token without --influx-url) names the YAML key it set.
 func (f *Flags) Load(fs *pflag.FlagSet, path string, getenv func(string) string) (*Config, error) {
 	cfg := Default()
 	if path != "" {

@@ -36,6 +36,7 @@ import (
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/internal/buildinfo"
+	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service"
 	"github.com/prewarm/prewarm/service/state"
@@ -112,7 +113,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Seed = 1
 	}
 	if o.BootDelay == 0 {
-		o.BootDelay = 10 * time.Minute
+		o.BootDelay = planner.DefaultConfig().Fleet.BootDelay
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -126,14 +127,24 @@ func (o Options) Check() error {
 	switch {
 	case o.Speed != 0 && (math.IsNaN(o.Speed) || o.Speed < 1 || o.Speed > MaxSpeed):
 		return fmt.Errorf("--speed %v: want simulated seconds per real second in [1, %v]", o.Speed, MaxSpeed)
-	case o.HistoryDays != 0 && (o.HistoryDays < MinHistoryDays || o.HistoryDays > MaxHistoryDays):
-		return fmt.Errorf("--history-days %d: want %d to %d", o.HistoryDays, MinHistoryDays, MaxHistoryDays)
 	case o.Duration < 0:
 		return fmt.Errorf("--duration %v must not be negative", o.Duration)
 	case o.Shift && o.Trace != "":
 		return fmt.Errorf("--shift changes the synthetic demand: it does not go with --trace")
-	case o.BootDelay < 0 || o.BootDelay > 24*time.Hour:
-		return fmt.Errorf("--boot %v: want 0 to 24h", o.BootDelay)
+	}
+	return CheckShared(o.HistoryDays, o.BootDelay)
+}
+
+// CheckShared reports the first of the settings the live demo and the
+// offline replay (package demo) share that is out of its range, naming
+// its flag: --history-days MinHistoryDays to MaxHistoryDays, --boot 0 to
+// planner.MaxDelay. Zero values are the defaults.
+func CheckShared(historyDays int, bootDelay time.Duration) error {
+	switch {
+	case historyDays != 0 && (historyDays < MinHistoryDays || historyDays > MaxHistoryDays):
+		return fmt.Errorf("--history-days %d: want %d to %d", historyDays, MinHistoryDays, MaxHistoryDays)
+	case bootDelay < 0 || bootDelay > planner.MaxDelay:
+		return fmt.Errorf("--boot %v: want 0 to %gh", bootDelay, planner.MaxDelay.Hours())
 	}
 	return nil
 }

@@ -29,6 +29,11 @@ const (
 	DefaultOrg       = "-"
 )
 
+// DefaultBucket is the bucket the command lines name unless told
+// otherwise (--influx-bucket): database prewarm's autogen retention
+// policy, as InfluxDB 1.8 names it.
+const DefaultBucket = "prewarm/autogen"
+
 // Config says where and how to write. URL and Bucket are required.
 type Config struct {
 	// URL is the server's base URL, e.g. http://127.0.0.1:8086.

@@ -26,8 +26,8 @@ type Flags struct {
 func (f *Flags) Register(fs *pflag.FlagSet, spec, usage string) {
 	fs.StringVar(&f.Spec, "store", spec, usage)
 	fs.StringVar(&f.Influx.URL, "influx-url", "", "InfluxDB URL (2.x, or 1.8+ with Flux enabled); selects the InfluxDB store")
-	fs.StringVar(&f.Influx.Org, "influx-org", "-", "InfluxDB organisation (1.8: -)")
-	fs.StringVar(&f.Influx.Bucket, "influx-bucket", "prewarm/autogen", "InfluxDB bucket (1.8: database/retention-policy)")
+	fs.StringVar(&f.Influx.Org, "influx-org", influx.DefaultOrg, "InfluxDB organisation (1.8: -)")
+	fs.StringVar(&f.Influx.Bucket, "influx-bucket", influx.DefaultBucket, "InfluxDB bucket (1.8: database/retention-policy)")
 }
 
 // Options are the options that open the store the flags name, with
