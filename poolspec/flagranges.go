@@ -15,7 +15,7 @@ import (
 // planner's to check.
 func CheckRangeTable(table func(planner.RangeChecker), extra map[string]string) error {
 	r := &flagRanges{flags: map[string]string{}}
-	for _, m := range []map[string]string{FleetKeys, extra} {
+	for _, m := range []map[string]string{FleetKeys(), extra} {
 		for flag, key := range m {
 			if _, dup := r.flags[key]; !dup && !deprecatedFlags[flag] {
 				r.flags[key] = flag
@@ -150,7 +150,7 @@ func (h *helpRanges) set(key, lo, hi, hiKey string, interval, loOpen, hiOpen boo
 	}
 	if hiKey != "" {
 		hi = hiKey
-		for flag, k := range FleetKeys {
+		for flag, k := range FleetKeys() {
 			if k == hiKey && !deprecatedFlags[flag] {
 				hi = "--" + flag
 			}

@@ -99,15 +99,18 @@ func (f *FleetFlags) Register(fs *pflag.FlagSet) {
 }
 
 // FleetKeys maps each fleet flag to the pool's YAML key it stands for:
-// with --config, giving one is a usage error (RefuseOverrides).
-var FleetKeys = map[string]string{
-	"gpu-rps": "rps_per_instance", "peak-instances": "rps_per_instance or service_time",
-	"service-time": "service_time", "slots": "slots", "sizing": "sizing", "target-util": "target_utilisation",
-	"boot": "boot_delay", "min": "min", "max": "max", "price": "prices.on_demand_per_hour",
-	"reserved-price": "prices.reserved_per_hour", "reserved": "prices.reserved_instances",
-	"slo": "slo_latency", "slo-target": "slo_quantile", "slo-quantile": "slo_quantile",
-	"schedule": "windows", "time-zone": "time_zone", "forecast-quantile": "forecast_quantile",
-	"calibrate": "calibrate",
+// with --config, giving one is a usage error (RefuseOverrides). It is a
+// new map each call.
+func FleetKeys() map[string]string {
+	return map[string]string{
+		"gpu-rps": "rps_per_instance", "peak-instances": "rps_per_instance or service_time",
+		"service-time": "service_time", "slots": "slots", "sizing": "sizing", "target-util": "target_utilisation",
+		"boot": "boot_delay", "min": "min", "max": "max", "price": "prices.on_demand_per_hour",
+		"reserved-price": "prices.reserved_per_hour", "reserved": "prices.reserved_instances",
+		"slo": "slo_latency", "slo-target": "slo_quantile", "slo-quantile": "slo_quantile",
+		"schedule": "windows", "time-zone": "time_zone", "forecast-quantile": "forecast_quantile",
+		"calibrate": "calibrate",
+	}
 }
 
 // RefuseOverrides refuses, with --config FILE --pool NAME, the flags of fs
@@ -122,7 +125,7 @@ func RefuseOverrides(fs *pflag.FlagSet, config, pool string, extra map[string]st
 		return nil
 	}
 	var clash []string
-	for _, m := range []map[string]string{FleetKeys, extra} {
+	for _, m := range []map[string]string{FleetKeys(), extra} {
 		for flag, key := range m {
 			if fl := fs.Lookup(flag); fl != nil && fl.Changed && !slices.Contains(override, flag) {
 				clash = append(clash, fmt.Sprintf("--%s (the pool's %s)", flag, key))

@@ -258,7 +258,7 @@ func TestHelpRanges(t *testing.T) {
 	f.Register(fs)
 	ranged := map[string]bool{}
 	table(rangeKeys(ranged))
-	for flag, key := range FleetKeys {
+	for flag, key := range FleetKeys() {
 		fl := fs.Lookup(flag)
 		if fl == nil || fl.Deprecated != "" || !ranged[key] || flag == "max" || flag == "min" || flag == "gpu-rps" || flag == "peak-instances" {
 			continue

@@ -63,11 +63,11 @@ const (
 	ModePaused Mode = "paused"
 )
 
-// Modes lists the modes, for messages.
-var Modes = []Mode{ModeForecastOnly, ModeActive, ModePaused}
+// Modes lists the modes, for messages: a new slice each call.
+func Modes() []Mode { return []Mode{ModeForecastOnly, ModeActive, ModePaused} }
 
 // Valid reports whether m is one of Modes.
-func (m Mode) Valid() bool { return slices.Contains(Modes, m) }
+func (m Mode) Valid() bool { return slices.Contains(Modes(), m) }
 
 // Pool is one pool: where its demand is read, how it is sized and planned,
 // how the reactive rules and the forecast gate behave, which back-end

@@ -256,8 +256,8 @@ func checkForecast(c *checker, path string, f control.Settings) {
 }
 
 func modeList() string {
-	names := make([]string, len(Modes))
-	for i, m := range Modes {
+	names := make([]string, len(Modes()))
+	for i, m := range Modes() {
 		names[i] = string(m)
 	}
 	return strings.Join(names, ", ")

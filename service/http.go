@@ -293,7 +293,7 @@ func (s *Service) modeHandler(token string) http.Handler {
 			return
 		}
 		if !req.Mode.Valid() {
-			s.writeError(w, http.StatusBadRequest, fmt.Errorf("mode %q: want one of %v", req.Mode, poolspec.Modes))
+			s.writeError(w, http.StatusBadRequest, fmt.Errorf("mode %q: want one of %v", req.Mode, poolspec.Modes()))
 			return
 		}
 		st, err := s.SetMode(r.PathValue("name"), req.Mode, "api "+r.RemoteAddr)

@@ -156,7 +156,7 @@ func (m *Metrics) mode(pool string, mode poolspec.Mode) {
 	if m == nil {
 		return
 	}
-	for _, md := range poolspec.Modes {
+	for _, md := range poolspec.Modes() {
 		v := 0.0
 		if md == mode {
 			v = 1

@@ -446,7 +446,7 @@ var ErrUnknownPool = errors.New("no such pool")
 // log and the status.
 func (s *Service) SetMode(name string, mode poolspec.Mode, by string) (PoolStatus, error) {
 	if !mode.Valid() {
-		return PoolStatus{}, fmt.Errorf("mode %q: want one of %v", mode, poolspec.Modes)
+		return PoolStatus{}, fmt.Errorf("mode %q: want one of %v", mode, poolspec.Modes())
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

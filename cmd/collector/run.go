@@ -54,9 +54,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return &usageError{Err: err}
 	}
 	red.Add(agent.Secrets(cfg)...)
-	if cfg.Host == "" {
-		cfg.Host, _ = os.Hostname()
-	}
 	opts := agent.Options{Once: o.once, Discard: o.once && cfg.Store.Embedded == "", Logger: log, Redactor: red}
 	if o.print {
 		opts.Print = stdout

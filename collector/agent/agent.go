@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -106,7 +107,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 
 	c, err := collector.New(collector.Config{
 		Inputs: inputs, Store: st, Buffer: buf, Interval: cfg.Interval,
-		Tags: collector.WithHost(cfg.Tags, cfg.Host), HostPools: cfg.HostPools,
+		Tags: collector.WithHost(cfg.Tags, hostTag(cfg.Host)), HostPools: cfg.HostPools,
 		Observers: observers, Metrics: metrics, Logger: log, UnreadyAfter: cfg.UnreadyAfterIntervals,
 	})
 	if err != nil {
@@ -133,4 +134,13 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		"store", storeDesc, "spool", bufOpts.SpoolDir, "metrics", cfg.Listen, "webhooks", len(cfg.Webhooks))
 	running = true
 	return c.Run(ctx)
+}
+
+// hostTag is the host tag of points that lack one: host, or the machine's
+// hostname when host is "" (the host key's default).
+func hostTag(host string) string {
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	return host
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -223,5 +224,19 @@ func TestOpenStore(t *testing.T) {
 				t.Errorf("store %T", st)
 			}
 		})
+	}
+}
+
+// Points without a host tag get the configured host, else the machine's
+// hostname.
+func TestHostTag(t *testing.T) {
+	name, err := os.Hostname()
+	if err != nil {
+		t.Skipf("no hostname here: %v", err)
+	}
+	for _, tc := range []struct{ host, want string }{{"", name}, {"gpu-node-1", "gpu-node-1"}} {
+		if got := hostTag(tc.host); got != tc.want {
+			t.Errorf("hostTag(%q) = %q, want %q", tc.host, got, tc.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"gopkg.in/yaml.v3"
 
 	"github.com/prewarm/prewarm/store"
 )
@@ -22,8 +23,53 @@ type Rule struct {
 	Threshold float64 `yaml:"threshold"`
 	// For is how long the condition must hold; zero fires at once.
 	For time.Duration `yaml:"for"`
-	// Disabled turns the rule off.
-	Disabled bool `yaml:"disabled"`
+	// Enabled turns the rule on (true in DefaultRules); a file may still
+	// write the older disabled: true, read as enabled: false.
+	Enabled bool `yaml:"enabled"`
+}
+
+// UnmarshalYAML reads a rule's keys over its defaults: threshold, for,
+// enabled, or the older disabled (its inverse; not both). An unknown key
+// is an error naming the known ones, as the rest of the file's are.
+func (r *Rule) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: a rule is a mapping of threshold, for and enabled", n.Line)
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i]
+		switch key.Value {
+		case "threshold", "for", "enabled", "disabled":
+		default:
+			return fmt.Errorf("line %d: field %s not found in a rule (known: threshold, for, enabled)", key.Line, key.Value)
+		}
+		seen[key.Value] = true
+	}
+	if seen["enabled"] && seen["disabled"] {
+		return fmt.Errorf("line %d: give enabled or the older disabled, not both", n.Line)
+	}
+	var keys struct {
+		Threshold *float64       `yaml:"threshold"`
+		For       *time.Duration `yaml:"for"`
+		Enabled   *bool          `yaml:"enabled"`
+		Disabled  *bool          `yaml:"disabled"`
+	}
+	if err := n.Decode(&keys); err != nil {
+		return err
+	}
+	if keys.Threshold != nil {
+		r.Threshold = *keys.Threshold
+	}
+	if keys.For != nil {
+		r.For = *keys.For
+	}
+	if keys.Enabled != nil {
+		r.Enabled = *keys.Enabled
+	}
+	if keys.Disabled != nil {
+		r.Enabled = !*keys.Disabled
+	}
+	return nil
 }
 
 // Rules configures the Engine. DefaultRules holds the field's defaults.
@@ -51,12 +97,12 @@ type Rules struct {
 // minutes).
 func DefaultRules() Rules {
 	return Rules{
-		UtilHigh:    Rule{Threshold: 85, For: 5 * time.Minute},
-		MemHigh:     Rule{Threshold: 90},
-		PowerHigh:   Rule{Threshold: 95},
-		Idle:        Rule{Threshold: 5, For: 30 * time.Minute},
-		LatencyHigh: Rule{Threshold: 2, For: 5 * time.Minute},
-		QueueHigh:   Rule{Threshold: 50, For: 2 * time.Minute},
+		UtilHigh:    Rule{Threshold: 85, For: 5 * time.Minute, Enabled: true},
+		MemHigh:     Rule{Threshold: 90, Enabled: true},
+		PowerHigh:   Rule{Threshold: 95, Enabled: true},
+		Idle:        Rule{Threshold: 5, For: 30 * time.Minute, Enabled: true},
+		LatencyHigh: Rule{Threshold: 2, For: 5 * time.Minute, Enabled: true},
+		QueueHigh:   Rule{Threshold: 50, For: 2 * time.Minute, Enabled: true},
 		StaleAfter:  5 * time.Minute,
 	}
 }
@@ -93,7 +139,7 @@ func (r Rules) Problems() []FieldError {
 			"must be a queue length of 0 or more"},
 	}
 	for _, x := range rules {
-		if x.rule.Disabled {
+		if !x.rule.Enabled {
 			continue
 		}
 		if !x.ok(x.rule.Threshold) { // NaN fails every check
@@ -297,7 +343,7 @@ func (e *Engine) Evaluate(at time.Time, points []store.Point) []Event {
 // has held for rule.For, a resolved event when a firing condition stops
 // holding.
 func (e *Engine) check(events *[]Event, st *state, name string, rule Rule, at time.Time, value float64, holds bool, describe func() string) {
-	if rule.Disabled {
+	if !rule.Enabled {
 		return
 	}
 	c := st.conds[name]

@@ -129,8 +129,8 @@ func TestEngineScenarios(t *testing.T) {
 
 func TestRulesConfigurable(t *testing.T) {
 	rules := DefaultRules()
-	rules.UtilHigh = Rule{Threshold: 50, For: time.Minute}
-	rules.Idle.Disabled = true
+	rules.UtilHigh = Rule{Threshold: 50, For: time.Minute, Enabled: true}
+	rules.Idle.Enabled = false
 	e, err := NewEngine(rules, Options{InstanceID: "i-local"})
 	if err != nil {
 		t.Fatal(err)
@@ -143,9 +143,9 @@ func TestRulesConfigurable(t *testing.T) {
 		t.Fatalf("events = %+v; want one util_high at +1m for i-local", got)
 	}
 	for _, bad := range []Rules{
-		{UtilHigh: Rule{Threshold: 0}},
-		{UtilHigh: Rule{Threshold: 150}, MemHigh: Rule{Disabled: true}},
-		{UtilHigh: Rule{Threshold: 50, For: -time.Second}},
+		{UtilHigh: Rule{Threshold: 0, Enabled: true}},
+		{UtilHigh: Rule{Threshold: 150, Enabled: true}, MemHigh: Rule{}},
+		{UtilHigh: Rule{Threshold: 50, For: -time.Second, Enabled: true}},
 	} {
 		if _, err := NewEngine(bad, Options{}); err == nil {
 			t.Errorf("NewEngine(%+v): want an error", bad)

@@ -100,12 +100,12 @@ func TestServiceRules(t *testing.T) {
 			[]wantServiceEvent{{2 * time.Minute, KindAlert, RuleQueueHigh, "api", 0},
 				{3 * time.Minute, KindAlert, RuleQueueHigh, "batch/api", time.Minute}}},
 		{"disabled rules stay silent",
-			func(r *Rules) { r.QueueHigh.Disabled, r.LatencyHigh.Disabled = true, true },
+			func(r *Rules) { r.QueueHigh.Enabled, r.LatencyHigh.Enabled = false, false },
 			[]step{{20 * time.Minute, api("queue", 1e6, "p99", 60)}}, nil},
 		{"thresholds beyond 100 and below 1 are fine for services",
 			func(r *Rules) {
-				r.QueueHigh = Rule{Threshold: 500, For: time.Minute}
-				r.LatencyHigh = Rule{Threshold: 0.25, For: 30 * time.Second}
+				r.QueueHigh = Rule{Threshold: 500, For: time.Minute, Enabled: true}
+				r.LatencyHigh = Rule{Threshold: 0.25, For: 30 * time.Second, Enabled: true}
 			},
 			[]step{{2 * time.Minute, api("queue", 400, "p99", 0.3)}, {2 * time.Minute, api("queue", 600, "p99", 0.2)}},
 			[]wantServiceEvent{{30 * time.Second, KindAlert, RuleLatencyHigh, "api", 0},
@@ -242,9 +242,9 @@ func TestRulesValidation(t *testing.T) {
 		{"negative latency", func(r *Rules) { r.LatencyHigh.Threshold = -1 }, []string{"latency_high.threshold"}},
 		{"NaN latency", func(r *Rules) { r.LatencyHigh.Threshold = math.NaN() }, []string{"latency_high.threshold"}},
 		{"infinite queue", func(r *Rules) { r.QueueHigh.Threshold = math.Inf(1) }, []string{"queue_high.threshold"}},
-		{"negative queue and for", func(r *Rules) { r.QueueHigh = Rule{Threshold: -1, For: -time.Second} },
+		{"negative queue and for", func(r *Rules) { r.QueueHigh = Rule{Threshold: -1, For: -time.Second, Enabled: true} },
 			[]string{"queue_high.threshold", "queue_high.for"}},
-		{"disabled rules are not checked", func(r *Rules) { r.QueueHigh = Rule{Threshold: -1, Disabled: true} }, nil},
+		{"disabled rules are not checked", func(r *Rules) { r.QueueHigh = Rule{Threshold: -1} }, nil},
 		{"GPU rules stay percent", func(r *Rules) { r.UtilHigh.Threshold, r.MemHigh.Threshold = 150, 0 },
 			[]string{"util_high.threshold", "mem_high.threshold"}},
 		{"negative stale_after", func(r *Rules) { r.StaleAfter = -time.Minute }, []string{"stale_after"}},

@@ -17,8 +17,8 @@ func TestGoodFiles(t *testing.T) {
 	}
 	if cfg.Interval != 10*time.Second || cfg.Store.Influx.Bucket != "prewarm/autogen" || len(cfg.Webhooks) != 3 ||
 		cfg.Scrape[0].Match["job"] != "api" || !cfg.NVML.Enabled || cfg.Instances["gpu-a100-07"] != "i-0a100def" ||
-		cfg.Alerts.LatencyHigh != (alert.Rule{Threshold: 0.8, For: 3 * time.Minute}) ||
-		cfg.Alerts.QueueHigh != (alert.Rule{Threshold: 200, For: 2 * time.Minute}) {
+		cfg.Alerts.LatencyHigh != (alert.Rule{Threshold: 0.8, For: 3 * time.Minute, Enabled: true}) ||
+		cfg.Alerts.QueueHigh != (alert.Rule{Threshold: 200, For: 2 * time.Minute, Enabled: true}) {
 		t.Errorf("good.yml parsed as %+v", cfg)
 	}
 	min, err := Load(filepath.Join("testdata", "minimal.good.yml"))
@@ -28,8 +28,8 @@ func TestGoodFiles(t *testing.T) {
 	// Unset values keep their defaults, also inside a partly set rule.
 	if min.Interval != 10*time.Second || min.Listen != "127.0.0.1:9108" || min.Alerts.Idle.For != 45*time.Minute ||
 		min.Alerts.Idle.Threshold != 5 || min.Alerts.UtilHigh.For != 5*time.Minute ||
-		min.Alerts.QueueHigh != (alert.Rule{Threshold: 120, For: 2 * time.Minute}) ||
-		min.Alerts.LatencyHigh != (alert.Rule{Threshold: 2, For: 5 * time.Minute, Disabled: true}) {
+		min.Alerts.QueueHigh != (alert.Rule{Threshold: 120, For: 2 * time.Minute, Enabled: true}) ||
+		min.Alerts.LatencyHigh != (alert.Rule{Threshold: 2, For: 5 * time.Minute}) {
 		t.Errorf("minimal.good.yml: %+v", min)
 	}
 }
@@ -165,6 +165,39 @@ func TestEmbeddedRetentionDefault(t *testing.T) {
 			}
 			if cfg.Store.Retention != tt.want {
 				t.Errorf("retention = %v, want %v", cfg.Store.Retention, tt.want)
+			}
+		})
+	}
+}
+
+// An alert rule is on unless enabled: false says otherwise; the older key
+// disabled is still read, with the opposite meaning, but not beside it.
+func TestAlertRuleEnabled(t *testing.T) {
+	const head = "dcgm:\n  - url: http://127.0.0.1:9400/metrics\nalerts:\n"
+	for _, tc := range []struct {
+		name, yaml string
+		want       bool
+		wantErr    string
+	}{
+		{"unset", head + "  idle: {threshold: 3}\n", true, ""},
+		{"enabled false", head + "  idle: {enabled: false}\n", false, ""},
+		{"older disabled", head + "  idle: {disabled: true}\n", false, ""},
+		{"older disabled false", head + "  idle: {disabled: false}\n", true, ""},
+		{"both", head + "  idle: {enabled: true, disabled: true}\n", false, "give enabled or the older disabled, not both"},
+		{"unknown key", head + "  idle: {enable: true}\n", false, "line 4: field enable not found in a rule (known: threshold, for, enabled)"},
+		{"not a boolean", head + "  idle: {enabled: maybe}\n", false, "maybe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Parse("t.yml", []byte(tc.yaml))
+			switch {
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error %v, want %q", err, tc.wantErr)
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("error %v", err)
+			case tc.wantErr == "" && cfg.Alerts.Idle.Enabled != tc.want:
+				t.Errorf("alerts.idle enabled = %v, want %v", cfg.Alerts.Idle.Enabled, tc.want)
+			case tc.wantErr == "" && tc.name == "unset" && cfg.Alerts.Idle.Threshold != 3:
+				t.Errorf("alerts.idle threshold = %v, want 3 over the defaults", cfg.Alerts.Idle.Threshold)
 			}
 		})
 	}

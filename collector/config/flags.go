@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prewarm/prewarm/collector"
+	"github.com/prewarm/prewarm/collector/buffer"
 	"github.com/prewarm/prewarm/collector/notify"
 	"github.com/prewarm/prewarm/collector/promscrape"
 	"github.com/prewarm/prewarm/store/open"
@@ -65,7 +66,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.host, "host", "", "host tag for points that lack one (default: the hostname)")
 	fs.StringVar(&f.instanceID, "instance-id", "", "this host's cloud instance ID, sent in idle events")
 	fs.StringVar(&f.spoolDir, "spool-dir", "", "directory spooling points beyond --buffer-points while the store is down (default: next to the embedded store, or ./prewarm-spool)")
-	fs.IntVar(&f.bufferPoints, "buffer-points", 0, "points held in memory while the store is down (default 100000)")
+	fs.IntVar(&f.bufferPoints, "buffer-points", 0, fmt.Sprintf("points held in memory while the store is down, %s (default %d)", rangeOf("buffer.memory_points").span(), buffer.DefaultMemoryPoints))
 	fs.StringArrayVar(&f.webhooks, "webhook", nil, "[json|wecom|dingtalk=]URL receiving events (repeatable); a bearer token comes from "+EnvWebhookToken)
 	fs.Int64Var(&f.scrapeMax, "scrape-max-bytes", promscrape.DefaultMaxBodyBytes, "largest page a dcgm or service scrape reads, in bytes ("+
 		rangeOf("scrape_max_bytes").span()+"); a longer page fails the scrape")
