@@ -158,3 +158,24 @@ func TestSummaryLineInWords(t *testing.T) {
 		t.Errorf("summary line\n got %q\nwant %q", got, want)
 	}
 }
+
+// A history shorter than two forecast steps (or two of the demand's,
+// when coarser) is refused by flag; unset (0) and two steps pass.
+func TestCheckHistory(t *testing.T) {
+	for _, tc := range []struct {
+		history, forecastStep, demandStep time.Duration
+		want                              string
+	}{
+		{0, 30 * time.Minute, time.Minute, ""},
+		{time.Hour, 30 * time.Minute, time.Minute, ""},
+		{59 * time.Minute, 30 * time.Minute, time.Minute, "--history 59m: must cover at least two forecast steps"},
+		{time.Hour, 30 * time.Minute, time.Hour, "--history 1h: must cover at least two forecast steps"},
+	} {
+		var in Input
+		in.Backtest.Forecast.History, in.Backtest.Forecast.Step, in.Trace.Step = tc.history, tc.forecastStep, tc.demandStep
+		err := in.CheckHistory("--history")
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/poolspec"
 )
 
 // Input is what a report is built from.
@@ -295,4 +296,14 @@ func rateFor(c planner.Config, n int) float64 {
 		}
 	}
 	return hi
+}
+
+// CheckHistory refuses a forecast history shorter than two forecast
+// steps (the demand's step when coarser), the least a refit can fit,
+// naming it by flag (plan's --history).
+func (in Input) CheckHistory(flag string) error {
+	if h := in.Backtest.Forecast.History; h > 0 && h < 2*max(in.Backtest.Forecast.Step, in.Trace.Step) {
+		return poolspec.Flagf("%s %v: must cover at least two forecast steps", flag, poolspec.FormatSpan(h))
+	}
+	return nil
 }

@@ -159,6 +159,21 @@ func (r *renamed) PublishSchedule(ctx context.Context, pool string, steps planne
 	return r.Actuator.PublishSchedule(ctx, r.id(pool), steps)
 }
 
+// RefuseOutsidePools returns an error unless instanceID belongs to one of
+// the volcengine pools (PoolOfInstance): 'forecaster release --config'
+// releases only instances of the configured pools. source names the
+// configuration in the error.
+func RefuseOutsidePools(ctx context.Context, a *Actuator, pools []actuator.PoolConfig, instanceID, source string) error {
+	pool, err := PoolOfInstance(a, pools)(ctx, instanceID)
+	if err != nil {
+		return err
+	}
+	if pool == "" {
+		return fmt.Errorf("instance %s is not in a volcengine pool of %s; refusing to release it", instanceID, source)
+	}
+	return nil
+}
+
 // PoolOfInstance returns the release hook's pool lookup for the volcengine
 // pools of a configuration: an instance belongs to the first pool that
 // lists it in its instances option, or whose scaling group it is a member

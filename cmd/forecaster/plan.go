@@ -44,8 +44,8 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if rf.ConfigFile == "" || fs.Changed("history") {
 		in.Backtest.Forecast.History = history
 	}
-	if h := in.Backtest.Forecast.History; h > 0 && h < 2*max(in.Backtest.Forecast.Step, in.Trace.Step) {
-		return usageErrorf("--history %v: must cover at least two forecast steps", poolspec.FormatSpan(h))
+	if err := in.CheckHistory("--history"); err != nil {
+		return err
 	}
 	in.PlanOnly = true
 	rep, err := report.Build(ctx, in)

@@ -67,12 +67,8 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	if *configPath != "" {
-		pool, err := volcengine.PoolOfInstance(act, pools)(ctx, *instance)
-		if err != nil {
+		if err := volcengine.RefuseOutsidePools(ctx, act, pools, *instance, *configPath); err != nil {
 			return redactor.Error(err)
-		}
-		if pool == "" {
-			return fmt.Errorf("instance %s is not in a volcengine pool of %s; refusing to release it", *instance, *configPath)
 		}
 	}
 	safe := actuator.NewSafe(act, actuator.SafetyOptions{

@@ -224,8 +224,12 @@ func (c *Config) Validate() error {
 func (c *Config) validate() []fieldError {
 	var errs []fieldError
 	add := func(msg string, path ...any) { errs = append(errs, fieldError{path, msg}) }
-	if c.Interval < time.Second {
-		add(fmt.Sprintf("%s is too short (at least 1s)", c.Interval), "interval")
+	for _, r := range durationRanges() {
+		if v, ok := c.duration(r.key); ok {
+			if msg := r.problem(v); msg != "" {
+				add(msg, r.path()...)
+			}
+		}
 	}
 	if c.Store.Embedded != "" && c.Store.Influx != nil {
 		add("choose embedded or influx, not both", "store")

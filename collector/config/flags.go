@@ -48,7 +48,7 @@ type Flags struct {
 // URL meet in the same bucket; --store takes only embedded:PATH here.
 func (f *Flags) Register(fs *pflag.FlagSet) {
 	d := Default()
-	fs.DurationVar(&f.interval, "interval", d.Interval, "time between collection cycles")
+	fs.DurationVar(&f.interval, "interval", d.Interval, "time between collection cycles, "+durationRangeOf("interval").span())
 	fs.BoolVar(&f.nvml, "nvml", false, "read the local GPUs through NVML")
 	fs.StringArrayVar(&f.dcgmURLs, "dcgm-url", nil, "dcgm-exporter /metrics URL to scrape (repeatable)")
 	fs.StringArrayVar(&f.scrapes, "scrape", nil, "service endpoint NAME=URL, tagged service=NAME and pool=NAME: its "+DefaultRequestsCounter+

@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"github.com/prometheus/common/model"
 	"strings"
+	"time"
 )
 
 // intRange is the values one numeric setting accepts: min to max,
@@ -112,4 +114,71 @@ func size(n int64) string {
 		u++
 	}
 	return fmt.Sprintf("%d %s", n, units[u])
+}
+
+// durationRange is the values one duration setting accepts, min to max
+// inclusive; zeroDefault lets 0 stand for the setting's default (or, for
+// store.retention, for keeping every point).
+type durationRange struct {
+	key         string
+	min, max    time.Duration
+	zeroDefault bool
+}
+
+// durationRanges is the table of the duration settings' ranges, which
+// Validate checks and the flags' help states.
+func durationRanges() []durationRange {
+	return []durationRange{
+		{key: "interval", min: time.Second, max: time.Hour},
+		{key: "store.retention", min: time.Hour, max: 10 * 366 * 24 * time.Hour, zeroDefault: true},
+		{key: "store.influx.timeout", min: time.Second, max: 10 * time.Minute, zeroDefault: true},
+	}
+}
+
+// durationRangeOf is the range of the duration setting at key.
+func durationRangeOf(key string) durationRange {
+	for _, r := range durationRanges() {
+		if r.key == key {
+			return r
+		}
+	}
+	panic("config: no range for " + key)
+}
+
+// duration is the value of the duration setting at key in c, and false
+// for a setting c does not have (store.influx.timeout without InfluxDB).
+func (c *Config) duration(key string) (time.Duration, bool) {
+	switch key {
+	case "interval":
+		return c.Interval, true
+	case "store.retention":
+		return c.Store.Retention, true
+	case "store.influx.timeout":
+		if c.Store.Influx == nil {
+			return 0, false
+		}
+		return c.Store.Influx.Timeout, true
+	}
+	panic("config: no setting " + key)
+}
+
+// problem says what is wrong with v, "" when it is in range.
+func (r durationRange) problem(v time.Duration) string {
+	switch {
+	case v == 0 && r.zeroDefault:
+		return ""
+	case v < r.min:
+		return fmt.Sprintf("%s is too short (at least %s)", v, r.min)
+	case v > r.max:
+		return fmt.Sprintf("%s is too long (at most %s)", v, r.max)
+	}
+	return ""
+}
+
+// path is the key as Validate's field path.
+func (r durationRange) path() []any { return intRange{key: r.key}.path() }
+
+// span is the range as a flag's help states it: "1s to 1h".
+func (r durationRange) span() string {
+	return model.Duration(r.min).String() + " to " + model.Duration(r.max).String()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -118,6 +119,30 @@ func TestRangeWording(t *testing.T) {
 		}
 		if got := tt.r.span(); got != tt.span {
 			t.Errorf("span() = %q, want %q", got, tt.span)
+		}
+	}
+}
+
+// Every key of the duration table, in the file: min and max pass, just
+// below min and just above max fail naming the key, and 0 passes only
+// where it means the default.
+func TestDurationRangesInTheFile(t *testing.T) {
+	for _, r := range durationRanges() {
+		for _, tt := range []struct {
+			v  time.Duration
+			ok bool
+		}{{r.min, true}, {r.max, true}, {r.min - time.Millisecond, false}, {r.max + time.Second, false}, {0, r.zeroDefault}} {
+			body := fmt.Sprintf("%s: %s\n", r.key, tt.v)
+			switch r.key {
+			case "store.retention":
+				body = fmt.Sprintf("store:\n  retention: %s\n", tt.v)
+			case "store.influx.timeout":
+				body = fmt.Sprintf("store:\n  influx:\n    url: http://127.0.0.1:8086\n    bucket: b\n    timeout: %s\n", tt.v)
+			}
+			_, err := Parse("r.yml", []byte("dcgm:\n  - url: http://127.0.0.1:9400/metrics\n"+body))
+			if tt.ok != (err == nil) || err != nil && !strings.Contains(err.Error(), r.key+": ") {
+				t.Errorf("%s %v: error %v, want ok=%v naming the key", r.key, tt.v, err, tt.ok)
+			}
 		}
 	}
 }
