@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return &usageError{Err: err}
 	}
 	red.Add(agent.Secrets(cfg)...)
-	opts := agent.Options{Once: o.once, Discard: o.once && cfg.Store.Embedded == "", Logger: log, Redactor: red}
+	opts := agent.Options{Once: o.once, Logger: log, Redactor: red}
 	if o.print {
 		opts.Print = stdout
 	}

@@ -35,11 +35,9 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // Options are what the process adds to the configuration.
 type Options struct {
 	// Once runs one cycle, writes what it accepted, and returns (--once):
-	// no listener, no spool unless the configuration names one.
+	// no listener, no spool unless the configuration names one, and no
+	// store unless it names one (the points are only printed).
 	Once bool
-	// Discard writes the points nowhere unless the configuration names
-	// InfluxDB: the store of a --once run that only prints.
-	Discard bool
 	// Print, when set, receives each cycle's points as lines (--print).
 	Print io.Writer
 	// Logger receives the log (required).
@@ -94,7 +92,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		observers = append(observers, collector.LinePrinter(opts.Print))
 	}
 
-	st, storeDesc, err := openStore(ctx, cfg, opts.Discard, log)
+	st, storeDesc, err := openStore(ctx, cfg, opts.Once && cfg.Store.Embedded == "", log)
 	if err != nil {
 		return err
 	}

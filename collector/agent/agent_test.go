@@ -78,7 +78,7 @@ func TestRunOncePrints(t *testing.T) {
 	cfg.DCGM = []config.DCGM{{URL: exporter(t)}}
 	cfg.Host = "node-1"
 	var out bytes.Buffer
-	if err := Run(context.Background(), &cfg, quietOptions(Options{Once: true, Discard: true, Print: &out})); err != nil {
+	if err := Run(context.Background(), &cfg, quietOptions(Options{Once: true, Print: &out})); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(out.String(), "gpu_util,"); n != 2 || !strings.Contains(out.String(), "host=node-1") {

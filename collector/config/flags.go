@@ -159,6 +159,9 @@ func (f *Flags) Apply(fs *pflag.FlagSet, cfg *Config, getenv func(string) string
 		cfg.Buffer.SpoolDir = f.spoolDir
 	}
 	if set("buffer-points") {
+		if err := checkFlag("buffer-points", "buffer.memory_points", int64(f.bufferPoints)); err != nil {
+			return err
+		}
 		cfg.Buffer.MemoryPoints = f.bufferPoints
 	}
 	if set("scrape-max-bytes") {
@@ -172,11 +175,6 @@ func (f *Flags) Apply(fs *pflag.FlagSet, cfg *Config, getenv func(string) string
 			return err
 		}
 		cfg.UnreadyAfterIntervals = f.unreadyAfter
-	}
-	if set("buffer-points") {
-		if err := checkFlag("buffer-points", "buffer.memory_points", int64(f.bufferPoints)); err != nil {
-			return err
-		}
 	}
 	if set("webhook") {
 		cfg.Webhooks = nil

@@ -79,9 +79,13 @@ func (c *Config) number(key string) (int64, bool) {
 func (r intRange) contains(v int64) bool { return v >= r.min && v <= r.max }
 
 // path is the key as Validate's field path.
-func (r intRange) path() []any {
+func (r intRange) path() []any { return keyPath(r.key) }
+
+// keyPath is a dotted key (buffer.memory_points) as Validate's field
+// path.
+func keyPath(key string) []any {
 	var p []any
-	for _, k := range strings.Split(r.key, ".") {
+	for _, k := range strings.Split(key, ".") {
 		p = append(p, k)
 	}
 	return p
@@ -176,7 +180,7 @@ func (r durationRange) problem(v time.Duration) string {
 }
 
 // path is the key as Validate's field path.
-func (r durationRange) path() []any { return intRange{key: r.key}.path() }
+func (r durationRange) path() []any { return keyPath(r.key) }
 
 // span is the range as a flag's help states it: "1s to 1h".
 func (r durationRange) span() string {
