@@ -677,7 +677,7 @@ func (c *Controller) readyEstimate(from, to time.Time) (n int, ok bool) {
 // levelAt says which level Decide follows at now and why, when the reason
 // should be shown: a stepped-back gate, or a plan that has run out.
 func (c *Controller) levelAt(now time.Time, found bool) (level, why string) {
-	r := c.last
+	r := &c.last
 	if r.At.IsZero() {
 		return planner.GateReactive, ""
 	}
@@ -731,7 +731,7 @@ func (c *Controller) Hold(now time.Time, current int, why string) planner.Step {
 // the reactive rules take over once it runs out) and at the reactive
 // level.
 func (c *Controller) PlanStep(now time.Time) (planner.Step, bool) {
-	r := c.last
+	r := &c.last
 	if r.At.IsZero() {
 		return planner.Step{}, false
 	}

@@ -35,7 +35,15 @@ type withinStep struct {
 	// than a share of the level; pooledDay is its last update's day.
 	pooled    []float32
 	pooledDay int64
+	// pools caches pool's and additive's sums until the histograms
+	// change (finish, restore): a refit bounds every step of its horizon,
+	// and a pool's shadows bound the same refit, from the same sums.
+	pools map[poolKey]ratios
 }
+
+// poolKey names one cached sum of withinStep: the slot and the spread
+// either side, or additive's pooled histogram (slot −1).
+type poolKey struct{ slot, spread int }
 
 type weighted struct{ rps, w float64 }
 
@@ -86,6 +94,7 @@ func (w *withinStep) finish(recentMean float64) {
 	if !(mean > 0) || mean < minStepShare*recentMean {
 		return
 	}
+	clear(w.pools)
 	season := int64(len(w.slots))
 	s := ((w.cur % season) + season) % season
 	day := w.cur / season
@@ -126,7 +135,22 @@ func (w *withinStep) additive() (ratios, bool) {
 	if w.pooled == nil {
 		return ratios{}, false
 	}
-	return poolOf([][]float32{w.pooled})
+	key := poolKey{slot: -1}
+	if r, ok := w.pools[key]; ok {
+		return r, r.total > 0
+	}
+	r, _ := poolOf([][]float32{w.pooled})
+	return w.keep(key, r)
+}
+
+// keep caches r, the sum of key, and returns it as pool does. The sums
+// are shared: callers must not change them.
+func (w *withinStep) keep(key poolKey, r ratios) (ratios, bool) {
+	if w.pools == nil {
+		w.pools = make(map[poolKey]ratios)
+	}
+	w.pools[key] = r
+	return r, r.total > 0
 }
 
 // zIndex is the histogram index of ratio z: 0 for z = 1 (to a part in a
@@ -162,11 +186,16 @@ func (w *withinStep) pool(s, spread int) (ratios, bool) {
 	if n == 0 {
 		return ratios{}, false
 	}
+	key := poolKey{slot: s, spread: spread}
+	if r, ok := w.pools[key]; ok {
+		return r, r.total > 0
+	}
 	hs := make([][]float32, 0, 2*spread+1)
 	for j := -spread; j <= spread; j++ {
 		hs = append(hs, w.slots[((s+j)%n+n)%n])
 	}
-	return poolOf(hs)
+	r, _ := poolOf(hs)
+	return w.keep(key, r)
 }
 
 // poolOf sums histograms (nil ones hold nothing).

@@ -574,3 +574,40 @@ func TestWithinStepRestoreRefusesAnotherLayout(t *testing.T) {
 		})
 	}
 }
+
+// A pool is cached until the histograms change: a finished step in any
+// slot, or a restore, makes the next pool read the new weights.
+func TestPoolCacheFollowsTheHistograms(t *testing.T) {
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	w := newWithinStep(time.Hour, 24)
+	gather(t, w, start, []float64{1, 3}, 2)
+	before, ok := w.pool(0, 1)
+	if !ok {
+		t.Fatal("pool of a gathered slot holds nothing")
+	}
+	add, _ := w.additive()
+	gather(t, w, start.Add(time.Hour), []float64{2, 2, 8}, 4)
+	after, _ := w.pool(0, 1)
+	if after.total <= before.total {
+		t.Errorf("pool total %v after a step in a neighbouring slot, %v before: the cache kept stale sums", after.total, before.total)
+	}
+	add2, _ := w.additive()
+	if add2.total <= add.total {
+		t.Errorf("additive total %v after a step, %v before: the cache kept stale sums", add2.total, add.total)
+	}
+	w.restore(WithinStepState{})
+	if r, ok := w.pool(0, 1); ok || r.total != 0 {
+		t.Errorf("pool after restoring an empty state = total %v, ok %v; want nothing", r.total, ok)
+	}
+	fresh := newWithinStep(time.Hour, 24)
+	gather(t, fresh, start, []float64{1, 3}, 2)
+	gather(t, fresh, start.Add(time.Hour), []float64{2, 2, 8}, 4)
+	want, _ := fresh.pool(0, 1)
+	w2 := newWithinStep(time.Hour, 24)
+	gather(t, w2, start, []float64{1, 3}, 2)
+	w2.pool(0, 1)
+	gather(t, w2, start.Add(time.Hour), []float64{2, 2, 8}, 4)
+	if got, _ := w2.pool(0, 1); !reflect.DeepEqual(got, want) {
+		t.Errorf("pool read between the steps, then after = %+v; want the uncached %+v", got, want)
+	}
+}

@@ -104,8 +104,9 @@ type Sim struct {
 	slots    int
 	rps      float64
 	ticks    int
-	// counts caches the pool's counts within a tick (countsOK): the
-	// clock stands still until Serve, and only Apply changes the fleet.
+	// counts caches the pool's counts at the clock (countsOK): the clock
+	// stands still until Serve, which reads them at the new tick's start,
+	// and only Apply changes the fleet.
 	counts   simulated.Counts
 	countsOK bool
 }
@@ -201,8 +202,10 @@ func (s *Sim) Serve(raw float64, scored bool) Tick {
 
 	s.ticks++
 	s.clock = at.Add(s.opts.Tick)
-	s.countsOK = false
-	use := s.fleet.Usage(pool)
+	// The next tick starts where this one ends: its counts are these.
+	var use simulated.Usage
+	s.counts, use = s.fleet.Snapshot(pool)
+	s.countsOK = true
 	onDemandS, spotS := (use.OnDemand - s.prev.OnDemand).Seconds(), (use.Spot - s.prev.Spot).Seconds()
 	s.prev = use
 

@@ -114,9 +114,7 @@ func (c *Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Re
 		s.LastAction = obs.At
 		s.LowSince = time.Time{} // the next scale-in needs a fresh idle spell
 	default:
-		// Built without fmt: this runs at every decision.
-		reason = "reactive: hold " + strconv.Itoa(s.Desired) + " (util " + strconv.Itoa(int(math.Round(100*obs.Utilisation))) +
-			"%, queue " + strconv.Itoa(int(math.Round(obs.Queue))) + ")"
+		reason = holdReason(s.Desired, obs)
 	}
 	n, bound := c.clamp(s.Desired)
 	if bound != "" {
@@ -124,6 +122,21 @@ func (c *Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Re
 	}
 	s.Desired = n
 	return s, Step{At: obs.At, Desired: n, Reason: reason}
+}
+
+// holdReason is the reason of a decision that keeps desired: "reactive:
+// hold 4 (util 62%, queue 0)". It runs at every decision, so it is built
+// into one buffer, without fmt, and allocates once.
+func holdReason(desired int, obs Observation) string {
+	var buf [64]byte
+	b := append(buf[:0], "reactive: hold "...)
+	b = strconv.AppendInt(b, int64(desired), 10)
+	b = append(b, " (util "...)
+	b = strconv.AppendInt(b, int64(int(math.Round(100*obs.Utilisation))), 10)
+	b = append(b, "%, queue "...)
+	b = strconv.AppendInt(b, int64(int(math.Round(obs.Queue))), 10)
+	b = append(b, ')')
+	return string(b)
 }
 
 // track returns when a condition began: kept while it holds, began when it

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -173,5 +174,23 @@ func TestReturnToPlan(t *testing.T) {
 				t.Errorf("back %v at %d, want %v", back, s.Desired, tc.back)
 			}
 		})
+	}
+}
+
+// The hold reason reads as its fmt form would, for counts, utilisations
+// and queues of every size and sign the rules see.
+func TestHoldReason(t *testing.T) {
+	cases := []struct {
+		desired     int
+		util, queue float64
+	}{
+		{0, 0, 0}, {5, 0.624, 0.4}, {12, 1, 3.5}, {1000000, 0.005, 1e6}, {-1, -0.2, -2.5},
+	}
+	for _, tc := range cases {
+		want := fmt.Sprintf("reactive: hold %d (util %d%%, queue %d)", tc.desired,
+			int(math.Round(100*tc.util)), int(math.Round(tc.queue)))
+		if got := holdReason(tc.desired, Observation{Utilisation: tc.util, Queue: tc.queue}); got != want {
+			t.Errorf("holdReason(%d, util %v, queue %v) = %q, want %q", tc.desired, tc.util, tc.queue, got, want)
+		}
 	}
 }

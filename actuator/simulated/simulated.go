@@ -299,7 +299,25 @@ func (f *Fleet) Usage(name string) Usage {
 	if err != nil {
 		return Usage{}
 	}
-	now := f.opts.Now().Sub(p.origin)
+	return p.usage(f.opts.Now())
+}
+
+// Snapshot returns Counts and Usage at one instant, with one pass over
+// the pool's due events: what a simulator reads at the end of each tick.
+func (f *Fleet) Snapshot(name string) (Counts, Usage) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, err := f.pool(name)
+	if err != nil {
+		return Counts{}, Usage{}
+	}
+	now := f.opts.Now()
+	return p.counts(now), p.usage(now)
+}
+
+// usage is the pool's billed instance-time by kind at now.
+func (p *pool) usage(at time.Time) Usage {
+	now := at.Sub(p.origin)
 	u := p.used
 	u.OnDemand += time.Duration(p.running[0].n)*now - p.running[0].launchSum
 	u.Spot += time.Duration(p.running[1].n)*now - p.running[1].launchSum

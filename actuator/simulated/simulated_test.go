@@ -235,3 +235,29 @@ func TestFleetSpotInterruptions(t *testing.T) {
 		}
 	}
 }
+
+// Snapshot reads the same counts and usage as Counts and Usage do at the
+// same instant, through boots, scale-ins, drains and scheduled steps,
+// and all zeros for an unknown pool.
+func TestSnapshotIsCountsAndUsageAtOnce(t *testing.T) {
+	clock := actuatortest.NewClock(t0)
+	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 3 * time.Minute, Drain: 2 * time.Minute})
+	f.AddPool("gpu", 2, 1, 8)
+	steps := planner.Schedule{{At: t0.Add(5 * time.Minute), Desired: 6}, {At: t0.Add(12 * time.Minute), Desired: 3}}
+	if err := f.PublishSchedule(context.Background(), "gpu", steps); err != nil {
+		t.Fatal(err)
+	}
+	for minute := range 20 {
+		counts, usage := f.Snapshot("gpu")
+		if want := f.Counts("gpu"); counts != want {
+			t.Errorf("at %dm: Snapshot counts %+v, Counts %+v", minute, counts, want)
+		}
+		if want := f.Usage("gpu"); usage != want {
+			t.Errorf("at %dm: Snapshot usage %+v, Usage %+v", minute, usage, want)
+		}
+		clock.Advance(time.Minute)
+	}
+	if c, u := f.Snapshot("none"); c != (simulated.Counts{}) || u != (simulated.Usage{}) {
+		t.Errorf("Snapshot of an unknown pool = %+v, %+v; want zeros", c, u)
+	}
+}
