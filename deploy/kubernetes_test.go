@@ -346,12 +346,19 @@ func checkScaleRBAC(t *testing.T, m manifests, dep appsv1.Deployment, cfg *pools
 				continue
 			}
 			for _, r := range role.Rules {
-				if len(r.Verbs) != 2 || !slices.Contains(r.Verbs, "get") || !slices.Contains(r.Verbs, "patch") {
-					t.Errorf("Role %s grants %v; kubescale needs get and patch, nothing more", role.Name, r.Verbs)
-				}
 				for _, res := range r.Resources {
-					if !strings.HasSuffix(res, "/scale") || !slices.Equal(r.APIGroups, []string{"apps"}) {
-						t.Errorf("Role %s grants %v on %s; kubescale needs only apps */scale", role.Name, r.APIGroups, res)
+					// The scale subresource is read and patched; the
+					// workload itself is only read, for its ready pods.
+					scale := strings.HasSuffix(res, "/scale")
+					want := []string{"get"}
+					if scale {
+						want = []string{"get", "patch"}
+					}
+					if !slices.Equal(slices.Sorted(slices.Values(r.Verbs)), want) {
+						t.Errorf("Role %s grants %v on %s; kubescale needs %v, nothing more", role.Name, r.Verbs, res, want)
+					}
+					if !slices.Equal(r.APIGroups, []string{"apps"}) || !(scale || res == "deployments" || res == "statefulsets") {
+						t.Errorf("Role %s grants %v on %s; kubescale needs only apps deployments, statefulsets and their scale", role.Name, r.APIGroups, res)
 					}
 					if len(r.ResourceNames) == 0 || slices.Contains(r.ResourceNames, workload) {
 						granted[res] = true
@@ -361,6 +368,9 @@ func checkScaleRBAC(t *testing.T, m manifests, dep appsv1.Deployment, cfg *pools
 		}
 		if !granted[resource+"/scale"] {
 			t.Errorf("pool %s: nothing lets %s/%s get and patch %s/%s/scale in namespace %q", p.Name, dep.Namespace, sa, resource, workload, ns)
+		}
+		if !granted[resource] {
+			t.Errorf("pool %s: nothing lets %s/%s get %s/%s in namespace %q (its ready pods)", p.Name, dep.Namespace, sa, resource, workload, ns)
 		}
 	}
 }

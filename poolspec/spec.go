@@ -87,6 +87,11 @@ type Pool struct {
 	// PublishSchedule hands the plan's future steps to back-ends that can
 	// act on them themselves (scheduled scaling policies).
 	PublishSchedule bool `yaml:"publish_schedule"`
+	// LearnBootDelay lets the pool plan with its measured start times
+	// (from the size asked to an instance serving) instead of boot_delay,
+	// once five starts were seen and they disagree with it by half:
+	// serve's status shows both. Default true; false keeps boot_delay.
+	LearnBootDelay bool `yaml:"learn_boot_delay"`
 
 	// Demand is the series of the pool's request rate (requests/s);
 	// default: service_request_rate{pool=NAME}, as the collector writes it.
@@ -187,6 +192,8 @@ func DefaultPool() Pool {
 		TimeZone: "UTC",
 		Forecast: control.DefaultSettings(),
 		Tune:     tune.Default(),
+
+		LearnBootDelay: true,
 	}
 }
 

@@ -17,7 +17,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service/state"
@@ -397,17 +396,7 @@ func TestReadyBootingAndCapacityShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := poolspec.DefaultFile()
-	cfg.Pools = []poolspec.Pool{testSpec(testPool, func(p *poolspec.Pool) { p.Backend = simulated.Name })}
-	svc, err := New(context.Background(), &cfg, Deps{Store: r.store, Now: r.clock.Now, Metrics: m, Logger: quietLogger(),
-		Backend: func(_ context.Context, c actuator.PoolConfig) (actuator.Actuator, error) {
-			fleet.AddPool(c.Name, 2, c.MinInstances, c.MaxInstances)
-			return fleet, nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.svc = svc
+	r.serveFleet(t, fleet, m, func(p *poolspec.Pool) { p.Backend = simulated.Name })
 	high := func(time.Time) float64 { return 150 } // 15 instances' worth
 	r.writeDemand(t, r.clock.Now().Add(-10*time.Minute), r.clock.Now(), high)
 	// The warm-up holds the peak seen so far: at minute 1 the pool asks
@@ -429,8 +418,8 @@ func TestReadyBootingAndCapacityShort(t *testing.T) {
 	for _, s := range steps {
 		r.tickEvery(t, time.Minute, s.minute-elapsed, high)
 		elapsed = s.minute
-		st, _ := svc.PoolStatus(testPool)
-		_, alert := alertOf(svc, testPool, AlertCapacityShort)
+		st, _ := r.svc.PoolStatus(testPool)
+		_, alert := alertOf(r.svc, testPool, AlertCapacityShort)
 		t.Logf("minute %d: current %d ready %d booting %d desired %d short %vs (%s)", s.minute, st.Current, st.Ready, st.Booting, st.Desired, st.CapacityShortSeconds, st.Reason)
 		if st.Ready != s.ready || st.Booting != s.booting || st.CapacityShortSeconds != s.short || alert != s.alert {
 			t.Errorf("minute %d: ready %d booting %d short %vs alert %v, want %d, %d, %vs, %v", s.minute, st.Ready, st.Booting,
@@ -448,8 +437,8 @@ func TestReadyBootingAndCapacityShort(t *testing.T) {
 	}
 	// Once the instances are up, the shortfall ends.
 	r.tickEvery(t, time.Minute, 30, high)
-	st, _ := svc.PoolStatus(testPool)
-	if _, alert := alertOf(svc, testPool, AlertCapacityShort); st.Booting != 0 || st.CapacityShortSeconds != 0 || alert {
+	st, _ := r.svc.PoolStatus(testPool)
+	if _, alert := alertOf(r.svc, testPool, AlertCapacityShort); st.Booting != 0 || st.CapacityShortSeconds != 0 || alert {
 		t.Errorf("after the boot: booting %d, short %vs, alert %v", st.Booting, st.CapacityShortSeconds, alert)
 	}
 }

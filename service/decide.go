@@ -239,6 +239,7 @@ func (s *Service) record(p *pool, d decision) {
 	price := p.plan.Prices.OnDemandPerHour
 	tuning := p.tuner.Choice(d.now)
 	starts := p.observeStarts(d)
+	s.learnStartTimes(p, starts)
 
 	s.mu.Lock()
 	st := &p.status

@@ -45,7 +45,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		forecastRPS:  gauge("pool_forecast_rps", "Demand forecast for the step in progress, requests/s.", "bound"),
 		gateLevel:    gauge("pool_forecast_gate", "1 for the gate level in force (model, profile, reactive).", "level"),
 		maseVec:      gauge("pool_forecast_mase", "The model's mean absolute error over the last day divided by seasonal naive's (below 1: it beats it; NaN until scored)."),
-		bootDelaySec: gauge("pool_boot_delay_seconds", "The pool's configured boot_delay."),
+		bootDelaySec: gauge("pool_boot_delay_seconds", "The lead time the pool plans with: its boot_delay, or its measured start times once learn_boot_delay put them in force."),
 		capacityShort: gauge("pool_capacity_short_seconds",
 			"How long desired instances have exceeded ready ones without a break, at the last decision (0 when they do not)."),
 		policy: gauge("pool_policy", "1 for the kind of candidate policy the tuner follows (hybrid, forecast-only, hybrid-additive, forecast-only-additive, reactive, reactive-surge, flat).", "candidate"),

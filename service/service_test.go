@@ -18,6 +18,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/store"
@@ -123,6 +124,23 @@ func openState(t *testing.T, path string) *state.DB {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// serveFleet replaces the rig's service with one whose pool (testSpec,
+// then mutate) runs on fleet, starting with 2 instances, with metrics.
+func (r *rig) serveFleet(t *testing.T, fleet *simulated.Fleet, metrics *Metrics, mutate func(*poolspec.Pool)) {
+	t.Helper()
+	cfg := poolspec.DefaultFile()
+	cfg.Pools = []poolspec.Pool{testSpec(testPool, mutate)}
+	svc, err := New(context.Background(), &cfg, Deps{Store: r.store, Now: r.clock.Now, Metrics: metrics, Logger: quietLogger(),
+		Backend: func(_ context.Context, c actuator.PoolConfig) (actuator.Actuator, error) {
+			fleet.AddPool(c.Name, 2, c.MinInstances, c.MaxInstances)
+			return fleet, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.svc = svc
 }
 
 func (r *rig) writeDemand(t *testing.T, from, to time.Time, rate func(time.Time) float64) {

@@ -5,16 +5,21 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/planner"
 )
 
 // StartTimes is what a pool's decisions measured of its fleet's start
 // times (control.StartTimes: from the size asked to an instance serving),
-// beside the lead time the plan uses. The plan keeps the configured
-// boot_delay; Verdict says when the measurement disagrees with it.
+// beside the lead time the plan uses. With learn_boot_delay (the default)
+// the measurement replaces boot_delay as the plan's lead time once enough
+// starts disagree with it; Verdict says which is in force, and why.
 type StartTimes struct {
 	control.StartEstimate
-	// Configured is the pool's boot_delay, the plan's lead time.
+	// Configured is the pool's boot_delay.
 	Configured time.Duration `json:"configured"`
+	// LeadTime is what the plans ask ahead by now: Configured, or the
+	// measured starts' 90th percentile once they replaced it.
+	LeadTime time.Duration `json:"lead_time"`
 	// Enough is true once enough starts were seen to judge boot_delay.
 	Enough bool `json:"enough"`
 	// Verdict compares them, in words.
@@ -44,8 +49,66 @@ func (p *pool) observeStarts(d decision) *StartTimes {
 	if est.Starts == 0 {
 		return nil
 	}
-	return &StartTimes{StartEstimate: est, Configured: p.plan.Fleet.BootDelay, Enough: enough,
-		Verdict: startsVerdict(est, enough, p.plan.Fleet.BootDelay)}
+	configured, lead := p.spec.Fleet.BootDelay, p.plan.Fleet.BootDelay
+	st := &StartTimes{StartEstimate: est, Configured: configured, LeadTime: lead, Enough: enough,
+		Verdict: startsVerdict(est, enough, configured)}
+	if lead != configured {
+		st.Verdict = learnedVerdict(est, configured, lead)
+	}
+	return st
+}
+
+// measuredLead is the lead time a pool's plans should use after enough
+// measured starts: their 90th percentile (to the second, at most the
+// planner's longest delay) when they disagree with lead, the one in force,
+// as startsVerdict judges it (startsOff). ok is false when lead fits.
+func measuredLead(est control.StartEstimate, lead time.Duration) (time.Duration, bool) {
+	off := float64(est.P90) > startsOff*float64(lead) || float64(est.Median) < float64(lead)/2
+	if !off || est.P90 <= 0 {
+		return lead, false
+	}
+	next := min(est.P90.Round(time.Second), planner.MaxDelay)
+	return next, next != lead
+}
+
+// learnStartTimes makes the pool plan with its measured start times when
+// enough of them disagree with the lead time in force (measuredLead): it
+// rebuilds the controller and its tuner with that lead, carrying their
+// memory, and refits at the next decision, so that the plans in force are
+// made again. The configured boot_delay stays the pool's setting; a
+// reload or restart plans with it until the starts are measured again.
+func (s *Service) learnStartTimes(p *pool, st *StartTimes) {
+	if st == nil || !st.Enough || !p.spec.LearnBootDelay {
+		return
+	}
+	lead, ok := measuredLead(st.StartEstimate, p.plan.Fleet.BootDelay)
+	if !ok {
+		return
+	}
+	name := p.spec.Name
+	ps := p.spec
+	ps.Config.Fleet.BootDelay = lead
+	plan, tuner, err := s.newController(ps)
+	if err == nil {
+		err = tuner.Restore(p.tuner.State())
+	}
+	if err != nil {
+		s.log.Warn("pool keeps its lead time: the measured start times could not be put in force", "pool", name,
+			"lead_time", p.plan.Fleet.BootDelay, "measured_p90", st.P90, "reason", err)
+		return
+	}
+	s.log.Info("pool plans with its measured start times", "pool", name, "boot_delay", ps.Fleet.BootDelay,
+		"was", p.plan.Fleet.BootDelay, "lead_time", lead, "median", st.Median, "p90", st.P90, "starts", st.Starts)
+	p.tuner, p.plan, p.saved, p.nextRefit = tuner, plan, controllerMark{}, time.Time{}
+	s.deps.Metrics.bootDelay(name, lead)
+	st.LeadTime = lead
+	st.Verdict = learnedVerdict(st.StartEstimate, p.spec.Fleet.BootDelay, lead)
+}
+
+// learnedVerdict words a lead time learned from the measured starts.
+func learnedVerdict(est control.StartEstimate, configured, lead time.Duration) string {
+	return fmt.Sprintf("median %v, 90th percentile %v over %d starts: boot_delay %v is off, so the plans ask %v ahead, "+
+		"the measured 90th percentile (learn_boot_delay)", est.Median, est.P90, est.Starts, configured, lead)
 }
 
 // startsVerdict words how the measured starts compare with boot_delay.

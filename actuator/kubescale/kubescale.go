@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
@@ -57,11 +58,15 @@ type Config struct {
 
 // Scaler sizes one workload. It is safe for concurrent use.
 type Scaler struct {
-	pool   string
-	cfg    Config
-	scale  string // the scale subresource URL
-	client *http.Client
-	log    *slog.Logger
+	pool     string
+	cfg      Config
+	scale    string // the scale subresource URL
+	workload string // the workload's URL, read for its ready pods
+	// noReady is set once the workload could not be read for its ready
+	// pods: the refusal is logged once, and Capacity reports no readiness.
+	noReady atomic.Bool
+	client  *http.Client
+	log     *slog.Logger
 }
 
 var _ actuator.Actuator = (*Scaler)(nil)
@@ -97,9 +102,9 @@ func New(pool string, cfg Config) (*Scaler, error) {
 	if cfg.Redactor == nil {
 		cfg.Redactor = redact.New()
 	}
-	scale := base.JoinPath("apis", "apps", "v1", "namespaces", cfg.Namespace, cfg.Resource, cfg.Workload, "scale")
-	return &Scaler{pool: pool, cfg: cfg, scale: scale.String(), client: cfg.HTTPClient,
-		log: cfg.Logger.With("backend", Name, "pool", pool)}, nil
+	workload := base.JoinPath("apis", "apps", "v1", "namespaces", cfg.Namespace, cfg.Resource, cfg.Workload)
+	return &Scaler{pool: pool, cfg: cfg, scale: workload.JoinPath("scale").String(), workload: workload.String(),
+		client: cfg.HTTPClient, log: cfg.Logger.With("backend", Name, "pool", pool)}, nil
 }
 
 // PoolOptions are the pool options NewFactory's factory reads; register
@@ -215,21 +220,58 @@ type scaleObject struct {
 	Status struct{ Replicas int } `json:"status"`
 }
 
+// workloadStatus is the part of a Deployment or StatefulSet Capacity reads.
+type workloadStatus struct {
+	Status struct {
+		ReadyReplicas int `json:"readyReplicas"`
+	} `json:"status"`
+}
+
 // Capacity reads the workload's scale: Desired is spec.replicas, Current
-// status.replicas. Kubernetes has no bounds of its own (Max 0).
+// status.replicas; and the workload's status.readyReplicas, the pods that
+// serve (Ready, which the pool's start times are measured from). A
+// workload that cannot be read (no get on it, as older roles granted only
+// its scale) leaves readiness unknown, logged once, and is not an error.
+// Kubernetes has no bounds of its own (Max 0).
 func (s *Scaler) Capacity(ctx context.Context, pool string) (actuator.Capacity, error) {
 	if err := s.check(pool); err != nil {
 		return actuator.Capacity{}, err
 	}
 	var sc scaleObject
-	if err := s.do(ctx, http.MethodGet, nil, &sc); err != nil {
+	if err := s.do(ctx, http.MethodGet, s.scale, nil, &sc); err != nil {
 		return actuator.Capacity{}, err
 	}
 	if sc.Spec.Replicas < 0 || sc.Status.Replicas < 0 {
 		return actuator.Capacity{}, fmt.Errorf("kubescale: GET %s/%s/%s/scale: %w: negative replicas in the reply (spec %d, status %d)",
 			s.cfg.Namespace, s.cfg.Resource, s.cfg.Workload, actuator.ErrRejected, sc.Spec.Replicas, sc.Status.Replicas)
 	}
-	return actuator.Capacity{Current: sc.Status.Replicas, Desired: sc.Spec.Replicas}, nil
+	c := actuator.Capacity{Current: sc.Status.Replicas, Desired: sc.Spec.Replicas}
+	if ready, ok := s.readyReplicas(ctx); ok {
+		c.Ready, c.ReadyKnown = min(ready, c.Current), true
+	}
+	return c, nil
+}
+
+// readyReplicas reads the workload's ready pods; ok is false when it
+// cannot (a refusal is logged once, a passing failure not at all).
+func (s *Scaler) readyReplicas(ctx context.Context) (int, bool) {
+	if s.noReady.Load() {
+		return 0, false
+	}
+	var ws workloadStatus
+	err := s.do(ctx, http.MethodGet, s.workload, nil, &ws)
+	switch {
+	case errors.Is(err, actuator.ErrRejected):
+		s.noReady.Store(true)
+		s.log.WarnContext(ctx, "cannot read the workload's ready pods, so start times are not measured; grant get on it",
+			"workload", s.cfg.Namespace+"/"+s.cfg.Resource+"/"+s.cfg.Workload, "reason", err)
+		return 0, false
+	case err != nil:
+		return 0, false
+	case ws.Status.ReadyReplicas < 0:
+		return 0, false
+	}
+	return ws.Status.ReadyReplicas, true
 }
 
 // SetDesired patches spec.replicas.
@@ -238,7 +280,7 @@ func (s *Scaler) SetDesired(ctx context.Context, pool string, desired int, reaso
 		return err
 	}
 	body := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, desired)
-	if err := s.do(ctx, http.MethodPatch, body, nil); err != nil {
+	if err := s.do(ctx, http.MethodPatch, s.scale, body, nil); err != nil {
 		return err
 	}
 	s.log.InfoContext(ctx, "workload scaled", "workload", s.cfg.Namespace+"/"+s.cfg.Workload, "replicas", desired, "reason", reason)
@@ -262,11 +304,15 @@ func (s *Scaler) check(pool string) error {
 	return nil
 }
 
-// do sends one request to the scale subresource and decodes the reply into
-// out (if not nil), mapping HTTP statuses onto the actuator's errors.
-func (s *Scaler) do(ctx context.Context, method string, body []byte, out any) error {
-	what := fmt.Sprintf("kubescale: %s %s/%s/%s/scale", method, s.cfg.Namespace, s.cfg.Resource, s.cfg.Workload)
-	req, err := http.NewRequestWithContext(ctx, method, s.scale, bytes.NewReader(body))
+// do sends one request to target, the scale subresource or the workload,
+// and decodes the reply into out (if not nil), mapping HTTP statuses onto
+// the actuator's errors.
+func (s *Scaler) do(ctx context.Context, method, target string, body []byte, out any) error {
+	what := fmt.Sprintf("kubescale: %s %s/%s/%s", method, s.cfg.Namespace, s.cfg.Resource, s.cfg.Workload)
+	if target == s.scale {
+		what += "/scale"
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -300,7 +346,7 @@ func (s *Scaler) do(ctx context.Context, method string, body []byte, out any) er
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("%s: decoding the Scale object: %w: %v", what, actuator.ErrRejected, err)
+			return fmt.Errorf("%s: decoding the reply: %w: %v", what, actuator.ErrRejected, err)
 		}
 	}
 	return nil

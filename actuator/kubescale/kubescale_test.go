@@ -30,14 +30,29 @@ const token = "eyJhbGciOiJSUzI1NiJ9.fake-service-account-token"
 type apiServer struct {
 	mu       sync.Mutex
 	replicas int
-	fail     []int // statuses to answer next, in order
-	patches  []string
-	t        *testing.T
+	// ready is the workload's status.readyReplicas; workloadStatus, when
+	// not 0, is the status its GET answers instead (a role without get).
+	ready, workloadStatus int
+	workloadReads         int
+	fail                  []int // statuses to answer next, in order
+	patches               []string
+	t                     *testing.T
 }
 
 func (a *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if r.URL.Path == "/apis/apps/v1/namespaces/inference/deployments/sd" && r.Method == http.MethodGet &&
+		r.Header.Get("Authorization") == "Bearer "+token {
+		a.workloadReads++
+		if a.workloadStatus != 0 {
+			http.Error(w, `{"kind":"Status","reason":"Forbidden","message":"cannot get resource deployments"}`, a.workloadStatus)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"kind": "Deployment", "apiVersion": "apps/v1",
+			"spec": map[string]int{"replicas": a.replicas}, "status": map[string]int{"replicas": a.replicas, "readyReplicas": a.ready}})
+		return
+	}
 	if r.URL.Path != "/apis/apps/v1/namespaces/inference/deployments/sd/scale" {
 		http.Error(w, `{"kind":"Status","reason":"NotFound","message":"deployments.apps \"x\" not found"}`, http.StatusNotFound)
 		return
@@ -217,3 +232,40 @@ func TestFactoryOptions(t *testing.T) {
 }
 
 func t0() (t time.Time) { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }
+
+// Capacity reads the workload's ready pods beside its scale, so the pool's
+// start times can be measured; a workload the role may not read leaves
+// readiness unknown without failing the read, and is not asked again.
+func TestCapacityReadsReadyPods(t *testing.T) {
+	cases := []struct {
+		name           string
+		workloadStatus int
+		wantReady      int
+		wantKnown      bool
+		wantReads      int // workload GETs over two Capacity calls
+	}{
+		{"ready pods read from the workload", 0, 2, true, 2},
+		{"a role without get on the workload", http.StatusForbidden, 0, false, 1},
+		{"a workload not found", http.StatusNotFound, 0, false, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			api := &apiServer{replicas: 5, ready: 2, workloadStatus: tc.workloadStatus, t: t}
+			sc := newScaler(t, api, nil)
+			for range 2 {
+				c, err := sc.Capacity(context.Background(), "sd-pool")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Current != 5 || c.Ready != tc.wantReady || c.ReadyKnown != tc.wantKnown {
+					t.Errorf("Capacity = %+v, want current 5, ready %d known %v", c, tc.wantReady, tc.wantKnown)
+				}
+			}
+			api.mu.Lock()
+			defer api.mu.Unlock()
+			if api.workloadReads != tc.wantReads {
+				t.Errorf("workload read %d times over two Capacity calls, want %d", api.workloadReads, tc.wantReads)
+			}
+		})
+	}
+}
