@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/prewarm/prewarm/redact"
 	"log/slog"
+	"math"
 	"regexp"
 	"strings"
 	"sync"
@@ -14,9 +14,12 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/actuatortest"
 	"github.com/prewarm/prewarm/actuator/volcengine"
 	"github.com/prewarm/prewarm/actuator/volcengine/volcenginetest"
+	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/planner"
+	"github.com/prewarm/prewarm/redact"
 )
 
 // syncBuffer is a log sink safe for concurrent writes.
@@ -115,7 +118,7 @@ func TestCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := actuator.Capacity{Current: 3, Desired: 3, Min: 1, Max: 16}
+	want := actuator.Capacity{Current: 3, Ready: 3, ReadyKnown: true, Desired: 3, Min: 1, Max: 16}
 	if got != want {
 		t.Errorf("Capacity = %+v, want %+v", got, want)
 	}
@@ -130,7 +133,7 @@ func TestCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err = f.act.Capacity(context.Background(), "scg-gpu")
-	if want := (actuator.Capacity{Current: 2, Desired: 3, Min: 1, Max: 16}); err != nil || got != want {
+	if want := (actuator.Capacity{Current: 2, Ready: 2, ReadyKnown: true, Desired: 3, Min: 1, Max: 16}); err != nil || got != want {
 		t.Errorf("after releasing a member: Capacity = %+v, %v; want %+v", got, err, want)
 	}
 
@@ -614,5 +617,48 @@ func TestHTTPEndpointNeedsNoTLS(t *testing.T) {
 	}
 	if n := len(srv.Calls("")); n != 0 {
 		t.Errorf("the fake saw %d requests over TLS", n)
+	}
+}
+
+// The group's members serve only once booted: Capacity's Ready counts the
+// InService ones, so the start times learned from it (control.StartTimes,
+// as serve measures them) converge on the stand-in's boot time, within
+// 10%. A failing member listing leaves readiness unknown, not the read
+// failed.
+func TestCapacityReadyFollowsTheBoots(t *testing.T) {
+	for _, boot := range []time.Duration{90 * time.Second, 7 * time.Minute, 25 * time.Minute} {
+		t.Run(boot.String(), func(t *testing.T) {
+			f := newFixture(t, volcengine.Options{})
+			clock := actuatortest.NewClock(f.now)
+			f.srv.BootDelay, f.srv.BootClock = boot, clock.Now
+			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Min: 0, Max: 40, Desired: 2, InstanceIDs: []string{"i-1", "i-2"}})
+			ctx := context.Background()
+			var starts control.StartTimes
+			desired := 2
+			for minute := range 240 {
+				if minute%40 == 5 && desired < 38 {
+					desired += 3
+					if err := f.act.SetDesired(ctx, "scg-gpu", desired, "test"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				c, err := f.act.Capacity(ctx, "scg-gpu")
+				if err != nil || !c.ReadyKnown || c.Ready > c.Current {
+					t.Fatalf("minute %d: Capacity = %+v, %v; want the ready members known, at most current", minute, c, err)
+				}
+				starts.Observe(clock.Now(), c.Desired, c.Ready)
+				clock.Advance(time.Minute)
+			}
+			est, enough := starts.Estimate()
+			if !enough || math.Abs(float64(est.Median-boot)) > 0.1*float64(boot) {
+				t.Errorf("learned starts %+v (enough %v), want a median within 10%% of the stand-in's %v", est, enough, boot)
+			}
+			t.Logf("stand-in boots in %v: learned median %v, 90th percentile %v over %d starts", boot, est.Median, est.P90, est.Starts)
+
+			f.srv.Fail("DescribeScalingInstances", volcenginetest.Internal, volcenginetest.Internal, volcenginetest.Internal, volcenginetest.Internal)
+			if c, err := f.act.Capacity(ctx, "scg-gpu"); err != nil || c.ReadyKnown || c.Current != desired {
+				t.Errorf("with the member listing failing: Capacity = %+v, %v; want the size, readiness unknown, no error", c, err)
+			}
+		})
 	}
 }

@@ -113,6 +113,8 @@ type Instance struct {
 	// fail for this instance (as for local-disk instance types), with the
 	// code and message of StopChargingRefusal.
 	RefusesStopCharging bool
+	// ReadyAt is when the instance serves (BootDelay after its launch).
+	ReadyAt time.Time
 }
 
 // Activity is a scaling activity of the model.
@@ -137,6 +139,12 @@ type Server struct {
 	PageSizeLimit int
 	// Now is the fake's clock for signature freshness and activities.
 	Now func() time.Time
+	// BootDelay is how long an instance a scale-out creates is Pending
+	// before it serves (InService in DescribeScalingInstances); 0: at once.
+	BootDelay time.Duration
+	// BootClock dates the boots (nil: Now). Tests that move time by hand
+	// set it apart from Now, which signatures are checked against.
+	BootClock func() time.Time
 
 	mu         sync.Mutex
 	calls      []Call
@@ -674,7 +682,7 @@ func (s *Server) modifyScalingGroup(p url.Values) (any, *apiFailure) {
 			// The model boots or removes instances at once.
 			for len(g.InstanceIDs) < d {
 				id := s.newID("i")
-				s.instances[id] = &Instance{ID: id, Status: "RUNNING"}
+				s.instances[id] = &Instance{ID: id, Status: "RUNNING", ReadyAt: s.bootNow().Add(s.BootDelay)}
 				g.InstanceIDs = append(g.InstanceIDs, id)
 			}
 			g.InstanceIDs = g.InstanceIDs[:d]
@@ -889,10 +897,10 @@ func (s *Server) describeScalingInstances(p url.Values) (any, *apiFailure) {
 	if err != nil {
 		return nil, err
 	}
-	want := list(p, "InstanceIds")
+	want, status := list(p, "InstanceIds"), p.Get("Status")
 	var ids []string
 	for _, id := range g.InstanceIDs {
-		if len(want) == 0 || contains(want, id) {
+		if (len(want) == 0 || contains(want, id)) && (status == "" || s.lifecycle(id) == status) {
 			ids = append(ids, id)
 		}
 	}
@@ -902,9 +910,33 @@ func (s *Server) describeScalingInstances(p url.Values) (any, *apiFailure) {
 	}
 	var out []map[string]any
 	for _, id := range ids[from:to] {
-		out = append(out, map[string]any{"InstanceId": id, "ScalingGroupId": g.ID, "Status": "InService", "CreationType": "AutoCreated"})
+		out = append(out, map[string]any{"InstanceId": id, "ScalingGroupId": g.ID, "Status": s.lifecycle(id), "CreationType": "AutoCreated"})
 	}
 	return map[string]any{"ScalingInstances": out, "TotalCount": len(ids), "PageNumber": number, "PageSize": size}, nil
+}
+
+// lifecycle is a member's Status in DescribeScalingInstances: Pending
+// while it boots, InService from its ReadyAt on, Stopped while its ECS
+// instance is (the model's reading of a recycled member).
+func (s *Server) lifecycle(id string) string {
+	in := s.instances[id]
+	switch {
+	case in == nil:
+		return "InService"
+	case in.Status == "STOPPED":
+		return "Stopped"
+	case s.bootNow().Before(in.ReadyAt):
+		return "Pending"
+	}
+	return "InService"
+}
+
+// bootNow is the boots' clock (BootClock, else Now).
+func (s *Server) bootNow() time.Time {
+	if s.BootClock != nil {
+		return s.BootClock()
+	}
+	return s.Now()
 }
 
 func contains(list []string, s string) bool {
