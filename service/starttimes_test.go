@@ -1,6 +1,7 @@
 package service
 
 import (
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/internal/chromium"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
+	"github.com/prewarm/prewarm/service/ui/uitest"
 )
 
 // A fleet that boots in 20 minutes under a pool whose boot_delay says 10:
@@ -26,10 +29,12 @@ func TestStatusMeasuresStartTimes(t *testing.T) {
 		lead     func(time.Duration) bool
 		verdict  string
 		wantLead string
+		page     string // how the status page's Now card begins the lead time
 	}{
-		{"boot_delay kept", false, func(d time.Duration) bool { return d == 10*time.Minute }, "asked for too late", "10m"},
+		{"boot_delay kept", false, func(d time.Duration) bool { return d == 10*time.Minute }, "asked for too late", "10m", "10m boot_delay; starts: median 20m"},
 		{"the measured starts replace boot_delay", true,
-			func(d time.Duration) bool { return d >= 18*time.Minute && d <= 22*time.Minute }, "learn_boot_delay", "18m to 22m"},
+			func(d time.Duration) bool { return d >= 18*time.Minute && d <= 22*time.Minute }, "learn_boot_delay", "18m to 22m",
+			"20m measured (boot_delay 10m); starts: median 20m"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,6 +66,17 @@ func TestStatusMeasuresStartTimes(t *testing.T) {
 					p.plan.Fleet.BootDelay, p.spec.Fleet.BootDelay, p.ctl().Last().At, st.LeadTime)
 			}
 			t.Logf("%s", st.Verdict)
+			if testing.Short() {
+				return
+			}
+			chromium.Find(t)
+			srv := httptest.NewServer(r.svc.Handler(HTTPOptions{}))
+			defer srv.Close()
+			page := uitest.Check(t, srv.URL, time.Second)
+			chromium.SaveScreenshot(t, "start-times-"+strings.ReplaceAll(tc.name, " ", "-")+".png", page.Screenshot)
+			if !strings.Contains(page.Now, "Lead time: "+tc.page) {
+				t.Errorf("the Now card lacks %q:\n%s", "Lead time: "+tc.page, page.Now)
+			}
 		})
 	}
 }
