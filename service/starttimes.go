@@ -97,7 +97,7 @@ func (s *Service) learnStartTimes(p *pool, st *StartTimes) {
 			"lead_time", p.plan.Fleet.BootDelay, "measured_p90", st.P90, "reason", err)
 		return
 	}
-	s.log.Info("pool plans with its measured start times", "pool", name, "boot_delay", ps.Fleet.BootDelay,
+	s.log.Info("pool plans with its measured start times", "pool", name, "boot_delay", p.spec.Fleet.BootDelay,
 		"was", p.plan.Fleet.BootDelay, "lead_time", lead, "median", st.Median, "p90", st.P90, "starts", st.Starts)
 	p.tuner, p.plan, p.saved, p.nextRefit = tuner, plan, controllerMark{}, time.Time{}
 	s.deps.Metrics.bootDelay(name, lead)
