@@ -15,7 +15,9 @@ import (
 // Route, RetryAfter and Forward); the Set fills the rest. Releases go
 // through the first pool's back-end, or the first volcengine pool's when
 // there is one, inside an actuator.Safe of the Set's template; volcengine
-// pools also get the membership check, which names the instance's pool.
+// pools also get the membership check, which names the instance's pool,
+// and the members of pools with release_mode recycle are recycled in
+// their groups (volcengine.RecycleMembers) instead of stopped.
 // Its pools are those of file: a reload does not change them.
 func (s *Set) ReleaseHook(file *poolspec.File, hc releasehook.Config) (http.Handler, error) {
 	var pools []actuator.PoolConfig
@@ -27,10 +29,14 @@ func (s *Set) ReleaseHook(file *poolspec.File, hc releasehook.Config) (http.Hand
 			releaser = s.Built[p.Backend]
 		}
 	}
+	v, isVolcengine := s.Built[volcengine.Name].(*volcengine.Actuator)
+	if isVolcengine && releaser == actuator.Actuator(v) {
+		releaser = volcengine.RecycleMembers(v, pools)
+	}
 	opts := s.Safety
 	opts.Pools = pools
 	hc.Releaser = actuator.NewSafe(releaser, opts)
-	if v, ok := s.Built[volcengine.Name].(*volcengine.Actuator); ok {
+	if isVolcengine {
 		hc.Locate = volcengine.PoolOfInstance(v, pools)
 		hc.Notes = volcengine.NoteRecorder
 	}

@@ -38,6 +38,20 @@ const (
 	OptOnDemandPercentage     = "on_demand_percentage"
 	OptSpotRemedy             = "spot_remedy"
 	OptCompensateWithOnDemand = "compensate_with_on_demand"
+	// OptReleaseMode says how a release stops a member of the pool's
+	// scaling group: ReleaseStop or ReleaseRecycle (RecycleMembers).
+	OptReleaseMode = "release_mode"
+)
+
+// The values of OptReleaseMode.
+const (
+	// ReleaseStop stops the instance with StopInstances (Stop), as for
+	// any instance.
+	ReleaseStop = "stop"
+	// ReleaseRecycle removes a member from its group with RemoveInstances
+	// in recycle mode (Recycle): the group keeps it stopped and starts it
+	// first at its next scale-out.
+	ReleaseRecycle = "recycle"
 )
 
 // PoolOptions are the pool options the factory reads; register them with
@@ -55,6 +69,8 @@ var PoolOptions = actuator.OptionSet{
 	{Name: OptOnDemandPercentage, Kind: actuator.KindInt, Min: "0", Max: "100", Help: "percent of the instances above the base on demand, the rest on spot (OnDemandPercentageAboveBaseCapacity)"},
 	{Name: OptSpotRemedy, Kind: actuator.KindString, OneOf: []string{"true", "false"}, Help: "replace a spot instance before the cloud reclaims it (SpotInstanceRemedy)"},
 	{Name: OptCompensateWithOnDemand, Kind: actuator.KindString, OneOf: []string{"true", "false"}, Help: "launch on demand when spot is out of stock (CompensateWithOnDemand)"},
+	{Name: OptReleaseMode, Kind: actuator.KindString, OneOf: []string{ReleaseStop, ReleaseRecycle}, Default: ReleaseStop,
+		Help: "how a release stops a member of the group: stop (StopInstances, StopCharging) or recycle (RemoveInstances, RemoveMode=recycle: kept stopped in the group, started first at its next scale-out)"},
 }
 
 // distributionOf reads the spot-mix options; nil when none is set, which

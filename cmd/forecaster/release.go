@@ -71,7 +71,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return redactor.Error(err)
 		}
 	}
-	safe := actuator.NewSafe(act, actuator.SafetyOptions{
+	safe := actuator.NewSafe(volcengine.RecycleMembers(act, pools), actuator.SafetyOptions{
 		Pools:    pools,
 		Logger:   logger,
 		Redactor: redactor,

@@ -190,3 +190,25 @@ func TestReleaseCommandCredentialsFile(t *testing.T) {
 		t.Errorf("StopInstances calls = %+v", c)
 	}
 }
+
+// A pool with release_mode recycle: 'forecaster release --config' recycles
+// a member of its group in it (RemoveInstances, RemoveMode=recycle) and
+// says so, instead of stopping it with StopInstances.
+func TestReleaseRecyclesAMember(t *testing.T) {
+	srv := releaseEnv(t)
+	srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Min: 1, Max: 4, Desired: 2, InstanceIDs: []string{"i-m1", "i-m2"}})
+	cfg := filepath.Join(t.TempDir(), "pools.yaml")
+	os.WriteFile(cfg, []byte("pools:\n  - name: scg-gpu\n    backend: volcengine\n    max: 4\n    rps_per_instance: 2\n"+
+		"    options:\n      release_mode: recycle\n"), 0o600)
+	code, stdout, stderr := runReleaseCLI(t, "--instance", "i-m2", "--config", cfg)
+	if code != 0 || !strings.Contains(stdout, "released i-m2: instance i-m2 recycled in scaling group scg-gpu") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	calls := srv.Calls("RemoveInstances")
+	if len(calls) != 1 || calls[0].Params.Get("RemoveMode") != "recycle" || len(srv.Calls("StopInstances")) != 0 {
+		t.Errorf("%d RemoveInstances calls (%v), %d StopInstances; want one recycle and no stop", len(calls), calls, len(srv.Calls("StopInstances")))
+	}
+	if g, _ := srv.Group("scg-gpu"); g.Desired != 1 {
+		t.Errorf("the group asks for %d, want 1 after recycling a member", g.Desired)
+	}
+}

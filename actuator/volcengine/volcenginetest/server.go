@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -391,6 +392,7 @@ var actions = map[string]map[string]string{
 		"EnableScalingPolicy":       AutoScalingVersion,
 		"DeleteScalingPolicy":       AutoScalingVersion,
 		"DescribeScalingInstances":  AutoScalingVersion,
+		"RemoveInstances":           AutoScalingVersion,
 	},
 	serviceECS: {
 		"StopInstances":  ECSVersion,
@@ -536,6 +538,8 @@ func (s *Server) model(c Call) (any, *apiFailure) {
 		return s.deleteScalingPolicy(c.Params)
 	case "DescribeScalingInstances":
 		return s.describeScalingInstances(c.Params)
+	case "RemoveInstances":
+		return s.removeInstances(c.Params)
 	case "StopInstances":
 		return s.stopInstances(c.Params)
 	case "StartInstances":
@@ -951,6 +955,50 @@ func contains(list []string, s string) bool {
 type operationDetail struct {
 	InstanceId string
 	Error      *apiError `json:",omitempty"`
+}
+
+// removeInstances models RemoveInstances for the two modes prewarm may
+// send: RemoveMode=recycle stops each member in economical mode and keeps
+// it in the group, to be started first at the next scale-out (as a group
+// in ScalingMode recycle does on a scale-in); release (the default) takes
+// it out of the group. DecreaseDesiredCapacity=true lowers Desired by one
+// a member, so the group launches no replacement.
+func (s *Server) removeInstances(p url.Values) (any, *apiFailure) {
+	g, err := s.group(p)
+	if err != nil {
+		return nil, err
+	}
+	ids := list(p, "InstanceIds")
+	if len(ids) == 0 {
+		return nil, missing("InstanceIds")
+	}
+	mode := p.Get("RemoveMode")
+	if mode != "" && mode != "recycle" && mode != "release" {
+		return nil, badParam("RemoveMode: %q is not release or recycle", mode)
+	}
+	for _, id := range ids {
+		if !contains(g.InstanceIDs, id) {
+			return nil, &apiFailure{http.StatusBadRequest, "InvalidInstance.NotInScalingGroup",
+				fmt.Sprintf("The instance %s is not in scaling group %s.", id, g.ID)}
+		}
+	}
+	for _, id := range ids {
+		if mode == "recycle" {
+			if in := s.instances[id]; in != nil {
+				in.Status, in.StoppedMode = "STOPPED", "StopCharging"
+			} else {
+				s.instances[id] = &Instance{ID: id, Status: "STOPPED", StoppedMode: "StopCharging"}
+			}
+		} else {
+			g.InstanceIDs = slices.DeleteFunc(g.InstanceIDs, func(x string) bool { return x == id })
+		}
+		if p.Get("DecreaseDesiredCapacity") == "true" && g.Desired > g.Min {
+			g.Desired--
+		}
+	}
+	act := Activity{ID: s.newID("sga"), GroupID: g.ID, Type: "ShrinkOrExpand", Status: "Success", CreatedAt: s.Now().UTC()}
+	s.activities = append(s.activities, act)
+	return map[string]any{"ScalingActivityId": act.ID}, nil
 }
 
 func (s *Server) stopInstances(p url.Values) (any, *apiFailure) {
