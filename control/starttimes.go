@@ -33,6 +33,7 @@ type StartTimes struct {
 	ready    int             // ready instances at the last observation
 	last     time.Time       // the last observation
 	seen     bool            // an observation was made
+	recorded int             // starts measured since the zero value or Restore
 }
 
 // Start-time learning bounds: the estimate is made from the last
@@ -83,6 +84,28 @@ func (s *StartTimes) record(d time.Duration) {
 		s.measured = slices.Delete(s.measured, 0, 1)
 	}
 	s.measured = append(s.measured, d)
+	s.recorded++
+}
+
+// Measured returns the start times the estimate is made from, oldest
+// first: what a state file keeps across restarts (Restore).
+func (s *StartTimes) Measured() []time.Duration { return slices.Clone(s.measured) }
+
+// Recorded counts the starts measured since the zero value or Restore: it
+// changes when Measured does.
+func (s *StartTimes) Recorded() int { return s.recorded }
+
+// Restore replaces the measured start times with saved ones (Measured),
+// keeping the last 128 of those that are positive; the debts in flight
+// and the last observation start afresh.
+func (s *StartTimes) Restore(saved []time.Duration) {
+	*s = StartTimes{}
+	for _, d := range saved {
+		if d > 0 {
+			s.record(d)
+		}
+	}
+	s.recorded = 0
 }
 
 // StartEstimate is what StartTimes has measured.

@@ -98,3 +98,49 @@ func TestStartTimesConvergeOnTheFleet(t *testing.T) {
 		})
 	}
 }
+
+// Measured and Restore carry the start times across a restart: the same
+// estimate comes back, at most the last 128 positive ones are kept, and
+// Recorded counts only starts measured after the restore.
+func TestStartTimesRestore(t *testing.T) {
+	var saved []time.Duration
+	for i := range 200 {
+		saved = append(saved, time.Duration(i+1)*time.Second)
+	}
+	cases := []struct {
+		name      string
+		saved     []time.Duration
+		wantN     int
+		wantFirst time.Duration
+	}{
+		{"none", nil, 0, 0},
+		{"non-positive ones are dropped", []time.Duration{-time.Minute, 0, 3 * time.Minute, 5 * time.Minute}, 2, 3 * time.Minute},
+		{"the last 128 are kept", saved, 128, 73 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var s control.StartTimes
+			s.Restore(tc.saved)
+			got := s.Measured()
+			if len(got) != tc.wantN || (tc.wantN > 0 && got[0] != tc.wantFirst) || s.Recorded() != 0 {
+				t.Fatalf("restored %d starts (first %v), recorded %d; want %d (first %v), 0", len(got), got, s.Recorded(), tc.wantN, tc.wantFirst)
+			}
+			var again control.StartTimes
+			again.Restore(got)
+			e1, ok1 := s.Estimate()
+			e2, ok2 := again.Estimate()
+			if e1 != e2 || ok1 != ok2 {
+				t.Errorf("a second round trip estimates %+v %v, want %+v %v", e2, ok2, e1, ok1)
+			}
+		})
+	}
+	var s control.StartTimes
+	s.Restore([]time.Duration{time.Minute})
+	t0 := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	s.Observe(t0, 2, 2)
+	s.Observe(t0.Add(time.Minute), 3, 2) // one more asked for
+	s.Observe(t0.Add(3*time.Minute), 3, 3)
+	if s.Recorded() != 1 || len(s.Measured()) != 2 {
+		t.Errorf("after one start measured on a restored one: recorded %d, measured %v; want 1 and two starts", s.Recorded(), s.Measured())
+	}
+}

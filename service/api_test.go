@@ -396,7 +396,7 @@ func TestReadyBootingAndCapacityShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.serveFleet(t, fleet, m, func(p *poolspec.Pool) { p.Backend = simulated.Name })
+	r.serveFleet(t, fleet, m, nil, func(p *poolspec.Pool) { p.Backend = simulated.Name })
 	high := func(time.Time) float64 { return 150 } // 15 instances' worth
 	r.writeDemand(t, r.clock.Now().Add(-10*time.Minute), r.clock.Now(), high)
 	// The warm-up holds the peak seen so far: at minute 1 the pool asks

@@ -240,6 +240,7 @@ func (s *Service) record(p *pool, d decision) {
 	tuning := p.tuner.Choice(d.now)
 	starts := p.observeStarts(d)
 	s.learnStartTimes(p, starts)
+	s.saveStartTimes(p)
 
 	s.mu.Lock()
 	st := &p.status

@@ -31,8 +31,10 @@ type pool struct {
 	inner actuator.Actuator
 
 	nextRefit time.Time
-	// starts learns the fleet's start times from the decisions.
-	starts control.StartTimes
+	// starts learns the fleet's start times from the decisions;
+	// startsSaved is its Recorded count when last saved.
+	starts      control.StartTimes
+	startsSaved int
 	// earlyRefitAfter is when a pool that warms up may next refit before
 	// its refit time: one early try a forecast step, so that a refit that
 	// fails on the new history is not retried at every decision.
@@ -264,6 +266,9 @@ func (s *Service) restore(p *pool) {
 			p.saved = markOf(ts)
 			s.applyRefitStatus(p, time.Time{})
 		}
+	}
+	if len(saved.StartTimes) > 0 {
+		p.starts.Restore(saved.StartTimes)
 	}
 	if o := saved.Mode; o != nil && o.ConfigMode == string(p.spec.Mode) && poolspec.Mode(o.Mode).Valid() {
 		p.setMode(poolspec.Mode(o.Mode), o)

@@ -127,16 +127,20 @@ func openState(t *testing.T, path string) *state.DB {
 }
 
 // serveFleet replaces the rig's service with one whose pool (testSpec,
-// then mutate) runs on fleet, starting with 2 instances, with metrics.
-func (r *rig) serveFleet(t *testing.T, fleet *simulated.Fleet, metrics *Metrics, mutate func(*poolspec.Pool)) {
+// then mutate) runs on fleet, starting with 2 instances (a pool the fleet
+// already has keeps its own), with metrics and state (nil: none).
+func (r *rig) serveFleet(t *testing.T, fleet *simulated.Fleet, metrics *Metrics, st *state.DB, mutate func(*poolspec.Pool)) {
 	t.Helper()
 	cfg := poolspec.DefaultFile()
 	cfg.Pools = []poolspec.Pool{testSpec(testPool, mutate)}
-	svc, err := New(context.Background(), &cfg, Deps{Store: r.store, Now: r.clock.Now, Metrics: metrics, Logger: quietLogger(),
+	deps := Deps{Store: r.store, Now: r.clock.Now, Metrics: metrics, Logger: quietLogger(),
 		Backend: func(_ context.Context, c actuator.PoolConfig) (actuator.Actuator, error) {
-			fleet.AddPool(c.Name, 2, c.MinInstances, c.MaxInstances)
+			if fleet.Counts(c.Name) == (simulated.Counts{}) {
+				fleet.AddPool(c.Name, 2, c.MinInstances, c.MaxInstances)
+			}
 			return fleet, nil
-		}})
+		}, State: st}
+	svc, err := New(context.Background(), &cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,12 +71,28 @@ func measuredLead(est control.StartEstimate, lead time.Duration) (time.Duration,
 	return next, next != lead
 }
 
+// saveStartTimes writes the measured start times to the state file when
+// a start was measured since they were last written, so that a restart
+// keeps them (and, with learn_boot_delay, the lead time they put in force).
+func (s *Service) saveStartTimes(p *pool) {
+	db := s.deps.State
+	if db == nil || s.deps.Preview || p.starts.Recorded() == p.startsSaved {
+		return
+	}
+	if err := db.SaveStartTimes(p.spec.Name, p.starts.Measured()); err != nil {
+		s.log.Error("pool's start times not saved; a restart measures them afresh", "pool", p.spec.Name, "err", err)
+		return
+	}
+	p.startsSaved = p.starts.Recorded()
+}
+
 // learnStartTimes makes the pool plan with its measured start times when
 // enough of them disagree with the lead time in force (measuredLead): it
 // rebuilds the controller and its tuner with that lead, carrying their
 // memory, and refits at the next decision, so that the plans in force are
-// made again. The configured boot_delay stays the pool's setting; a
-// reload or restart plans with it until the starts are measured again.
+// made again. The configured boot_delay stays the pool's setting; after
+// a reload or a restart (the starts are in the state file) the next
+// decision puts the measured lead back in force.
 func (s *Service) learnStartTimes(p *pool, st *StartTimes) {
 	if st == nil || !st.Enough || !p.spec.LearnBootDelay {
 		return

@@ -2,6 +2,7 @@ package service
 
 import (
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/prewarm/prewarm/internal/chromium"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
+	"github.com/prewarm/prewarm/service/state"
 	"github.com/prewarm/prewarm/service/ui/uitest"
 )
 
@@ -44,7 +46,7 @@ func TestStatusMeasuresStartTimes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.serveFleet(t, fleet, metrics, func(p *poolspec.Pool) {
+			r.serveFleet(t, fleet, metrics, nil, func(p *poolspec.Pool) {
 				p.Backend, p.Mode, p.LearnBootDelay = simulated.Name, poolspec.ModeActive, tc.learn
 			})
 			high := func(time.Time) float64 { return 150 }
@@ -110,5 +112,41 @@ func TestMeasuredLead(t *testing.T) {
 				t.Errorf("measuredLead(%+v, %v) = %v, %v; want %v, %v", tc.est, tc.lead, got, ok, tc.want, tc.wantOK)
 			}
 		})
+	}
+}
+
+// The measured start times live in the state file: a restarted service
+// plans with the lead they put in force from its first decision, without
+// measuring five starts again.
+func TestLearnedLeadSurvivesARestart(t *testing.T) {
+	r := newRig(t, 2, func(p *poolspec.Pool) { p.Backend = simulated.Name })
+	fleet := simulated.New(simulated.Options{Now: r.clock.Now, BootDelay: 20 * time.Minute})
+	st, err := state.Open(filepath.Join(t.TempDir(), "state.db"), state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	active := func(p *poolspec.Pool) { p.Backend, p.Mode = simulated.Name, poolspec.ModeActive }
+	r.serveFleet(t, fleet, nil, st, active)
+	high := func(time.Time) float64 { return 150 }
+	r.writeDemand(t, r.clock.Now().Add(-10*time.Minute), r.clock.Now(), high)
+	r.tickEvery(t, time.Minute, 60, high)
+	learned := r.svc.pools[0].plan.Fleet.BootDelay
+	if learned < 18*time.Minute || learned > 22*time.Minute {
+		t.Fatalf("before the restart the pool plans %v ahead, want near the fleet's 20m", learned)
+	}
+	st.Flush()
+
+	r.serveFleet(t, fleet, nil, st, active)
+	if got := r.svc.pools[0].plan.Fleet.BootDelay; got != 10*time.Minute {
+		t.Fatalf("before its first decision the restarted pool plans %v ahead, want the file's 10m", got)
+	}
+	r.tickEvery(t, time.Minute, 1, high)
+	p := r.svc.pools[0]
+	if got := p.plan.Fleet.BootDelay; got != learned {
+		t.Errorf("after a restart and one decision the pool plans %v ahead, want the learned %v", got, learned)
+	}
+	if s := r.svc.Status()[0].StartTimes; s == nil || !s.Enough || s.LeadTime != learned {
+		t.Errorf("start times after the restart %+v, want enough restored starts and the lead %v", s, learned)
 	}
 }

@@ -63,6 +63,7 @@ var (
 	keyController = []byte("controller")
 	keyRefit      = []byte("next_refit")
 	keyMode       = []byte("mode")
+	keyStarts     = []byte("start_times")
 )
 
 // DB is the state file. It is safe for concurrent use.
@@ -297,6 +298,9 @@ type Pool struct {
 	Controller []byte
 	NextRefit  time.Time
 	Mode       *ModeOverride
+	// StartTimes are the fleet's last measured start times, oldest first
+	// (control.StartTimes.Measured).
+	StartTimes []time.Duration
 }
 
 // Load returns what is kept about pool (the zero Pool for a new one).
@@ -331,6 +335,11 @@ func (s *DB) Load(pool string) (Pool, error) {
 		if v := get(keyMode); v != nil {
 			if err := json.Unmarshal(v, &p.Mode); err != nil {
 				return fmt.Errorf("mode: %w", err)
+			}
+		}
+		if v := get(keyStarts); v != nil {
+			if err := json.Unmarshal(v, &p.StartTimes); err != nil {
+				return fmt.Errorf("start times: %w", err)
 			}
 		}
 		return nil
@@ -409,6 +418,16 @@ func (s *DB) SaveController(pool string, controller []byte, nextRefit time.Time)
 		return err
 	}
 	return s.put(pool, false, keyController, controller, keyRefit, t)
+}
+
+// SaveStartTimes records the fleet's measured start times, without
+// waiting for the disk.
+func (s *DB) SaveStartTimes(pool string, starts []time.Duration) error {
+	v, err := json.Marshal(starts)
+	if err != nil {
+		return err
+	}
+	return s.put(pool, false, keyStarts, v)
 }
 
 // SaveMode records a mode set through the API (nil clears it); it is on
