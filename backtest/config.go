@@ -126,6 +126,11 @@ type Spot struct {
 	// InterruptionsPerHour is each spot instance's interruption rate; an
 	// interrupted instance is replaced, booting again.
 	InterruptionsPerHour float64
+	// StockOutsPerWeek is how often the zone runs out of spot: every spot
+	// instance is interrupted at once and replaced on demand, and for
+	// StockOutFor the fleet launches on demand (0: never).
+	StockOutsPerWeek float64
+	StockOutFor      time.Duration
 	// Seed makes the interruptions and boot times reproducible.
 	Seed uint64
 }
@@ -232,6 +237,9 @@ func (c Config) validate(t Trace) error {
 	}
 	if !(c.Spot.InterruptionsPerHour >= 0) || math.IsInf(c.Spot.InterruptionsPerHour, 0) {
 		bad("--spot-interruptions %v must be finite and >= 0", c.Spot.InterruptionsPerHour)
+	}
+	if !(c.Spot.StockOutsPerWeek >= 0 && c.Spot.StockOutsPerWeek <= MaxSpotStockOuts) || c.Spot.StockOutFor < 0 {
+		bad("--spot-stockouts %v must be in [0, %v] and --spot-stockout-for %v not negative", c.Spot.StockOutsPerWeek, MaxSpotStockOuts, c.Spot.StockOutFor)
 	}
 	f := c.Forecast
 	if f.Step <= 0 || f.Step%t.Step != 0 {

@@ -23,6 +23,12 @@ const (
 	// instance-hour --spot-interruptions takes, in the backtest and in the
 	// report's spot advice alike.
 	MaxSpotInterruptions = 60.0
+	// MaxSpotStockOuts is the most zone-wide spot stock-outs a week
+	// --spot-stockouts takes: one an hour.
+	MaxSpotStockOuts = 168.0
+	// DefaultSpotStockOutFor is --spot-stockout-for's default: how long a
+	// stock-out keeps spot launches off.
+	DefaultSpotStockOutFor = time.Hour
 	// MaxSLOTargets is the most SLO targets a frontier sweeps.
 	MaxSLOTargets = 10
 	// maxServerTicks bounds a backtest's work before it starts: runs ×
@@ -61,6 +67,8 @@ type Options struct {
 	SLOTargets            []float64
 	SpotShare, SpotRate   float64
 	SpotPrice             float64
+	SpotStockOuts         float64
+	SpotStockOutFor       time.Duration
 	Seed                  uint64
 }
 
@@ -97,6 +105,8 @@ func (o Options) Check() error {
 		poolspec.CheckStep("--metrics-lag", o.MetricsLag, 0, maxMetricsLag, false),
 		poolspec.CheckStep("--warm-up", o.WarmUp, 0, maxWarmUp, false),
 		CheckSpot(o.SpotPrice, o.SpotRate, o.SpotShare),
+		poolspec.CheckFloat("--spot-stockouts", o.SpotStockOuts, 0, MaxSpotStockOuts, false),
+		poolspec.CheckStep("--spot-stockout-for", o.SpotStockOutFor, 0, maxDay, false),
 	}
 	for _, q := range o.SLOTargets {
 		checks = append(checks, poolspec.CheckUnit("--slo-targets", q, false, false))
@@ -145,7 +155,8 @@ func (o Options) Apply(cfg *Config) error {
 	if cfg.ScoreUntil, err = parseScoreTime("--score-until", o.ScoreUntil); err != nil {
 		return err
 	}
-	cfg.Spot = Spot{Share: o.SpotShare, InterruptionsPerHour: o.SpotRate, Seed: o.Seed}
+	cfg.Spot = Spot{Share: o.SpotShare, InterruptionsPerHour: o.SpotRate, StockOutsPerWeek: o.SpotStockOuts,
+		StockOutFor: o.SpotStockOutFor, Seed: o.Seed}
 	return nil
 }
 

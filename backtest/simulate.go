@@ -48,8 +48,10 @@ type Result struct {
 	UnderprovisionedMinutes float64 `json:"underprovisioned_minutes"`
 	// Actions is the number of changes applied to the fleet.
 	Actions int `json:"actions"`
-	// SpotInterruptions is how many spot instances were interrupted.
+	// SpotInterruptions is how many spot instances were interrupted, in
+	// SpotStockOuts zone-wide stock-outs among others.
 	SpotInterruptions int `json:"spot_interruptions,omitempty"`
+	SpotStockOuts     int `json:"spot_stock_outs,omitempty"`
 	// ForecastMinutes is, for hybrid, the minutes spent trusting the
 	// model, the seasonal profile, or the reactive rules alone.
 	ForecastMinutes map[string]float64 `json:"forecast_minutes,omitempty"`
@@ -158,7 +160,7 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 		}
 	}
 	res.P99WaitS, res.P99LatencyS = sim.Finish()
-	res.SpotInterruptions = sim.Interruptions()
+	res.SpotInterruptions, res.SpotStockOuts = sim.Interruptions()
 	sc.fill(&res)
 	if h, ok := p.(*hybridPolicy); ok {
 		res.ForecastMinutes, res.CandidateMinutes = h.levels, h.chosen
@@ -170,7 +172,8 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 func (c Config) simOptions(start time.Time, initial int, stream uint64) fleetsim.Options {
 	return fleetsim.Options{Planner: c.Planner, Start: start, Tick: c.Tick, Initial: initial,
 		QueueTimeout: c.QueueTimeout, MetricsLag: c.MetricsLag, BootSpread: c.BootSpread, Drain: max(c.Drain, 0),
-		SpotShare: c.Spot.Share, SpotInterruptionsPerHour: c.Spot.InterruptionsPerHour, Seed: c.Spot.Seed, Stream: stream}
+		SpotShare: c.Spot.Share, SpotInterruptionsPerHour: c.Spot.InterruptionsPerHour,
+		SpotStockOutsPerWeek: c.Spot.StockOutsPerWeek, SpotStockOutFor: c.Spot.StockOutFor, Seed: c.Spot.Seed, Stream: stream}
 }
 
 // scored reports whether the tick starting at at counts in the figures.

@@ -38,7 +38,12 @@ type Options struct {
 	// each interrupted at SpotInterruptionsPerHour; Seed and Stream make
 	// the interruptions and boot times reproducible.
 	SpotShare, SpotInterruptionsPerHour float64
-	Seed, Stream                        uint64
+	// SpotStockOutsPerWeek is how often the zone runs out of spot: every
+	// spot instance is interrupted at once and replaced on demand, and
+	// for SpotStockOutFor new instances launch on demand (simulated).
+	SpotStockOutsPerWeek float64
+	SpotStockOutFor      time.Duration
+	Seed, Stream         uint64
 }
 
 // WithDefaults returns o with its zero durations set: a queue timeout of
@@ -126,7 +131,8 @@ func New(opts Options) (*Sim, error) {
 	now := func() time.Time { return s.clock }
 	s.fleet = simulated.New(simulated.Options{Now: now, BootDelay: c.Fleet.BootDelay, BootSpread: opts.BootSpread,
 		Drain: max(opts.Drain, 0), OnDemandBase: c.Prices.ReservedInstances, SpotShare: opts.SpotShare,
-		InterruptionsPerHour: opts.SpotInterruptionsPerHour, Rand: rand.New(rand.NewPCG(opts.Seed, opts.Stream))})
+		InterruptionsPerHour: opts.SpotInterruptionsPerHour, StockOutsPerWeek: opts.SpotStockOutsPerWeek, StockOutFor: opts.SpotStockOutFor,
+		Rand: rand.New(rand.NewPCG(opts.Seed, opts.Stream))})
 	s.fleet.AddPool(pool, opts.Initial, c.Fleet.MinInstances, c.Fleet.MaxInstances)
 	s.safe = newSafe(s.fleet, opts, now)
 	s.queue = &fluidQueue{}
@@ -229,8 +235,12 @@ func (s *Sim) Finish() (p99WaitS, p99LatencyS float64) {
 	return s.lat.wait.quantile(0.99), s.lat.latency.quantile(0.99)
 }
 
-// Interruptions is how many spot instances were interrupted so far.
-func (s *Sim) Interruptions() int { return s.fleet.Usage(pool).Interruptions }
+// Interruptions is how many spot instances were interrupted so far, and
+// in how many zone-wide stock-outs.
+func (s *Sim) Interruptions() (interrupted, stockOuts int) {
+	u := s.fleet.Usage(pool)
+	return u.Interruptions, u.StockOuts
+}
 
 // newSafe wraps the fleet in the safety layer serve uses, with the pool's
 // limits and the simulated clock; it logs nothing.

@@ -179,8 +179,8 @@ func (in Input) validate() error {
 	if in.Tick < 0 {
 		errs = append(errs, fmt.Errorf("tick %v must not be negative", in.Tick))
 	}
-	if r := in.SpotInterruptionsPerHour; !(r >= 0 && r <= 100) {
-		errs = append(errs, fmt.Errorf("spot interruptions per hour %v must be between 0 and 100", r))
+	if r := in.SpotInterruptionsPerHour; !(r >= 0 && r <= backtest.MaxSpotInterruptions) {
+		errs = append(errs, fmt.Errorf("spot interruptions per hour %v must be between 0 and %v", r, backtest.MaxSpotInterruptions))
 	}
 	if len(in.Trace.RPS) == 0 || in.Trace.Step <= 0 {
 		errs = append(errs, fmt.Errorf("trace %q has no steps", in.Trace.Name))

@@ -39,6 +39,12 @@ type Options struct {
 	SpotShare    float64
 	// InterruptionsPerHour is each ready spot instance's interruption rate.
 	InterruptionsPerHour float64
+	// StockOutsPerWeek is how often, on average, the zone runs out of spot
+	// capacity: every spot instance of a pool is interrupted at once, and
+	// for StockOutFor the group launches on demand instead (as with
+	// CompensateWithOnDemand), spot again after. 0: never.
+	StockOutsPerWeek float64
+	StockOutFor      time.Duration
 	// Rand draws boot times and interruptions; nil: a fixed seed, so runs
 	// are reproducible. The fleet serialises its use.
 	Rand *rand.Rand
@@ -63,6 +69,9 @@ type Instance struct {
 type Usage struct {
 	OnDemand, Spot time.Duration
 	Interruptions  int
+	// StockOuts counts the zone's spot stock-outs (their interruptions are
+	// in Interruptions).
+	StockOuts int
 }
 
 // Billed is the pool's billed instance-time, spot and on demand.
@@ -105,6 +114,9 @@ type pool struct {
 	origin time.Time
 	// interrupts counts the instances with an interruption scheduled.
 	interrupts int
+	// nextStockOut is when the zone next runs out of spot (zero: never);
+	// no spot launches before stockedOutUntil.
+	nextStockOut, stockedOutUntil time.Time
 	// asOf is when the pool was last reconciled; a scheduled step found
 	// due later takes effect at its own time, but never before asOf.
 	asOf time.Time
@@ -150,10 +162,40 @@ func (f *Fleet) AddPool(name string, ready, min, max int) {
 	defer f.mu.Unlock()
 	now := f.opts.Now()
 	p := &pool{name: name, min: min, max: max, desired: ready, asOf: now, origin: now}
+	f.scheduleStockOut(p, now)
 	for range ready {
 		f.launch(p, now, now)
 	}
 	f.pools[name] = p
+}
+
+// scheduleStockOut draws the pool's next spot stock-out after from; none
+// without spot or stock-outs (and then draws nothing, so runs without
+// them keep their draws).
+func (f *Fleet) scheduleStockOut(p *pool, from time.Time) {
+	rate := f.opts.StockOutsPerWeek
+	if rate <= 0 || f.opts.SpotShare <= 0 {
+		return
+	}
+	const week = 7 * 24 * time.Hour
+	p.nextStockOut = from.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(week)))
+}
+
+// stockOut interrupts every spot instance of the pool at at and keeps
+// spot launches off for StockOutFor: the group replaces them on demand.
+func (f *Fleet) stockOut(p *pool, at time.Time) {
+	p.stockedOutUntil = at.Add(f.opts.StockOutFor)
+	p.used.StockOuts++
+	for k := len(p.instances) - 1; k >= 0; k-- {
+		if in := p.instances[k]; in.Spot {
+			p.unschedule(in)
+			p.stop(in, at)
+			p.used.Interruptions++
+			p.remove(k)
+		}
+	}
+	f.scheduleStockOut(p, at)
+	f.reconcile(p, later(at, p.asOf))
 }
 
 // Name returns "simulated".
@@ -382,6 +424,8 @@ func (f *Fleet) advance(p *pool, now time.Time) {
 			p.used.Interruptions++
 			p.remove(k)
 			f.reconcile(p, later(at, p.asOf))
+		case eventStockOut:
+			f.stockOut(p, at)
 		}
 	}
 }
@@ -393,6 +437,7 @@ const (
 	eventStep
 	eventDrained
 	eventInterrupted
+	eventStockOut
 )
 
 // nextEvent returns the earliest event due by now (eventNone when none):
@@ -417,6 +462,9 @@ func (p *pool) nextEvent(now time.Time) (eventKind, time.Time, int) {
 				consider(eventInterrupted, in.interruptAt, i)
 			}
 		}
+	}
+	if !p.nextStockOut.IsZero() {
+		consider(eventStockOut, p.nextStockOut, -1)
 	}
 	return kind, at, k
 }
@@ -485,7 +533,7 @@ func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 			}
 		}
 		want := int(math.Round(f.opts.SpotShare * float64(max(p.desired-f.opts.OnDemandBase, 0))))
-		if spots < want {
+		if spots < want && !at.Before(p.stockedOutUntil) {
 			in.Spot = true
 			if rate := f.opts.InterruptionsPerHour; rate > 0 {
 				in.interruptAt = readyAt.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(time.Hour)))

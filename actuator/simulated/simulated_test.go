@@ -261,3 +261,57 @@ func TestSnapshotIsCountsAndUsageAtOnce(t *testing.T) {
 		t.Errorf("Snapshot of an unknown pool = %+v, %+v; want zeros", c, u)
 	}
 }
+
+// A zone-wide spot stock-out interrupts every spot instance at once; the
+// group replaces them on demand within the same tick, launches on demand
+// while the stock-out lasts, and spot again after it.
+func TestFleetSpotStockOut(t *testing.T) {
+	clock := actuatortest.NewClock(t0)
+	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 5 * time.Minute, SpotShare: 0.5,
+		StockOutsPerWeek: 7, StockOutFor: time.Hour, Rand: rand.New(rand.NewPCG(3, 0))})
+	f.AddPool("gpu", 0, 0, 40)
+	ctx := context.Background()
+	if err := f.SetDesired(ctx, "gpu", 10, "up"); err != nil {
+		t.Fatal(err)
+	}
+	spotsOf := func() (spots, all int) {
+		for _, in := range f.Instances("gpu") {
+			all++
+			if in.Spot {
+				spots++
+			}
+		}
+		return spots, all
+	}
+	if s, _ := spotsOf(); s != 5 {
+		t.Fatalf("%d spot instances before the stock-out, want 5", s)
+	}
+	minutes := 0
+	for f.Usage("gpu").StockOuts == 0 {
+		if minutes++; minutes > 14*24*60 {
+			t.Fatal("no stock-out in two weeks at seven a week")
+		}
+		clock.Advance(time.Minute)
+	}
+	if s, all := spotsOf(); s != 0 || all != 10 || f.Usage("gpu").Interruptions != 5 {
+		t.Fatalf("at the stock-out: %d spot of %d instances, %d interruptions; want 0 of 10 (replaced on demand) and 5",
+			s, all, f.Usage("gpu").Interruptions)
+	}
+	clock.Advance(20 * time.Minute)
+	if err := f.SetDesired(ctx, "gpu", 14, "during"); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := spotsOf(); s != 0 {
+		t.Errorf("%d spot instances launched during the stock-out, want none", s)
+	}
+	clock.Advance(45 * time.Minute)
+	if f.Usage("gpu").StockOuts != 1 {
+		t.Fatalf("%d stock-outs within the hour; this seed draws one", f.Usage("gpu").StockOuts)
+	}
+	if err := f.SetDesired(ctx, "gpu", 18, "after"); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := spotsOf(); s != 4 {
+		t.Errorf("%d spot instances after the stock-out ended and 4 more were launched, want those 4", s)
+	}
+}
