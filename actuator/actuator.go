@@ -22,6 +22,16 @@ type Capacity struct {
 	Min, Max int
 }
 
+// ReadyCounter is implemented by back-ends that tell ready instances from
+// booting ones with a read of their own (a second API call beside
+// Capacity's). Safe.ReadCapacity, the decision's read, asks it, so that
+// serve measures the fleet's start times; the reads before a change,
+// which need only the size, do not. ok is false when the count cannot be
+// read: readiness then stays unknown, which is not an error.
+type ReadyCounter interface {
+	ReadyInstances(ctx context.Context, pool string) (ready int, ok bool)
+}
+
 // Actuator applies capacity to one kind of fleet. A pool is the back-end's
 // unit of scaling: a scaling group ID, a Deployment, a set of instances.
 type Actuator interface {

@@ -336,7 +336,9 @@ func (s *Safe) Capacity(ctx context.Context, pool string) (Capacity, error) {
 }
 
 // ReadCapacity is Capacity saying whether the back-end reported the size
-// (known false: it cannot, actuator.ErrNotImplemented, and c is zero).
+// (known false: it cannot, actuator.ErrNotImplemented, and c is zero),
+// with the ready instances of a back-end that counts them apart
+// (ReadyCounter).
 func (s *Safe) ReadCapacity(ctx context.Context, pool string) (c Capacity, known bool, err error) {
 	p, err := s.pool(pool)
 	if err != nil {
@@ -344,6 +346,11 @@ func (s *Safe) ReadCapacity(ctx context.Context, pool string) (c Capacity, known
 		return Capacity{}, false, err
 	}
 	c, known, err = s.readCapacity(ctx, p)
+	if rc, ok := s.inner.(ReadyCounter); ok && err == nil && known && !c.ReadyKnown {
+		if ready, ok := rc.ReadyInstances(ctx, pool); ok {
+			c.Ready, c.ReadyKnown = min(ready, c.Current), true
+		}
+	}
 	outcome := OutcomeOK
 	if err != nil {
 		outcome = outcomeOf(err)

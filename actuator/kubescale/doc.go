@@ -2,9 +2,10 @@
 // `scale` subresource, for clusters without KEDA: Capacity reads
 // GET /apis/apps/v1/namespaces/NS/deployments/NAME/scale and SetDesired
 // sends a JSON merge patch {"spec":{"replicas":N}} to the same URL, as
-// `kubectl scale` does. Capacity also reads the workload itself
+// `kubectl scale` does. ReadyInstances reads the workload itself
 // (GET …/deployments/NAME) for status.readyReplicas, the pods that serve,
-// from which the pool's start times are measured. It speaks plain HTTPS
+// from which the pool's start times are measured (at each decision's
+// read, not before a change). It speaks plain HTTPS
 // with the standard library (no client-go) and, inside a cluster, finds
 // the API server, token, CA and namespace where Kubernetes mounts them for
 // a service account, which needs the verbs get and patch on

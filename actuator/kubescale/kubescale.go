@@ -228,11 +228,8 @@ type workloadStatus struct {
 }
 
 // Capacity reads the workload's scale: Desired is spec.replicas, Current
-// status.replicas; and the workload's status.readyReplicas, the pods that
-// serve (Ready, which the pool's start times are measured from). A
-// workload that cannot be read (no get on it, as older roles granted only
-// its scale) leaves readiness unknown, logged once, and is not an error.
-// Kubernetes has no bounds of its own (Max 0).
+// status.replicas. Kubernetes has no bounds of its own (Max 0). The ready
+// pods are ReadyInstances', a read of the workload itself.
 func (s *Scaler) Capacity(ctx context.Context, pool string) (actuator.Capacity, error) {
 	if err := s.check(pool); err != nil {
 		return actuator.Capacity{}, err
@@ -245,17 +242,16 @@ func (s *Scaler) Capacity(ctx context.Context, pool string) (actuator.Capacity, 
 		return actuator.Capacity{}, fmt.Errorf("kubescale: GET %s/%s/%s/scale: %w: negative replicas in the reply (spec %d, status %d)",
 			s.cfg.Namespace, s.cfg.Resource, s.cfg.Workload, actuator.ErrRejected, sc.Spec.Replicas, sc.Status.Replicas)
 	}
-	c := actuator.Capacity{Current: sc.Status.Replicas, Desired: sc.Spec.Replicas}
-	if ready, ok := s.readyReplicas(ctx); ok {
-		c.Ready, c.ReadyKnown = min(ready, c.Current), true
-	}
-	return c, nil
+	return actuator.Capacity{Current: sc.Status.Replicas, Desired: sc.Spec.Replicas}, nil
 }
 
-// readyReplicas reads the workload's ready pods; ok is false when it
-// cannot (a refusal is logged once, a passing failure not at all).
-func (s *Scaler) readyReplicas(ctx context.Context) (int, bool) {
-	if s.noReady.Load() {
+// ReadyInstances implements actuator.ReadyCounter: the workload's
+// status.readyReplicas, the pods that serve, from which the pool's start
+// times are measured. A workload that cannot be read (no get on it, as
+// older roles granted only its scale) leaves readiness unknown, logged
+// once and not asked again; a passing failure is not logged.
+func (s *Scaler) ReadyInstances(ctx context.Context, pool string) (int, bool) {
+	if s.check(pool) != nil || s.noReady.Load() {
 		return 0, false
 	}
 	var ws workloadStatus

@@ -233,16 +233,17 @@ func TestFactoryOptions(t *testing.T) {
 
 func t0() (t time.Time) { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }
 
-// Capacity reads the workload's ready pods beside its scale, so the pool's
-// start times can be measured; a workload the role may not read leaves
-// readiness unknown without failing the read, and is not asked again.
+// ReadyInstances reads the workload's ready pods, so the pool's start
+// times can be measured; a workload the role may not read leaves readiness
+// unknown without failing, and is not asked again. Capacity reads only the
+// scale.
 func TestCapacityReadsReadyPods(t *testing.T) {
 	cases := []struct {
 		name           string
 		workloadStatus int
 		wantReady      int
 		wantKnown      bool
-		wantReads      int // workload GETs over two Capacity calls
+		wantReads      int // workload GETs over two ReadyInstances calls
 	}{
 		{"ready pods read from the workload", 0, 2, true, 2},
 		{"a role without get on the workload", http.StatusForbidden, 0, false, 1},
@@ -252,19 +253,23 @@ func TestCapacityReadsReadyPods(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &apiServer{replicas: 5, ready: 2, workloadStatus: tc.workloadStatus, t: t}
 			sc := newScaler(t, api, nil)
+			c, err := sc.Capacity(context.Background(), "sd-pool")
+			if err != nil || c.Current != 5 || c.ReadyKnown {
+				t.Fatalf("Capacity = %+v, %v; want current 5 and no readiness of its own", c, err)
+			}
+			rc, ok := sc.(actuator.ReadyCounter)
+			if !ok {
+				t.Fatal("kubescale does not count ready pods")
+			}
 			for range 2 {
-				c, err := sc.Capacity(context.Background(), "sd-pool")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if c.Current != 5 || c.Ready != tc.wantReady || c.ReadyKnown != tc.wantKnown {
-					t.Errorf("Capacity = %+v, want current 5, ready %d known %v", c, tc.wantReady, tc.wantKnown)
+				if ready, known := rc.ReadyInstances(context.Background(), "sd-pool"); ready != tc.wantReady || known != tc.wantKnown {
+					t.Errorf("ReadyInstances = %d, %v; want %d, %v", ready, known, tc.wantReady, tc.wantKnown)
 				}
 			}
 			api.mu.Lock()
 			defer api.mu.Unlock()
 			if api.workloadReads != tc.wantReads {
-				t.Errorf("workload read %d times over two Capacity calls, want %d", api.workloadReads, tc.wantReads)
+				t.Errorf("workload read %d times over a Capacity and two ReadyInstances calls, want %d", api.workloadReads, tc.wantReads)
 			}
 		})
 	}

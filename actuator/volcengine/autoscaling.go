@@ -28,9 +28,8 @@ const maxPages = 100
 // Capacity reads the scaling group's size with DescribeScalingGroups:
 // Current is TotalInstanceCount less StoppedInstanceCount (a stopped member,
 // released or recycled, serves nothing), Desired is DesireInstanceNumber
-// (Current when the group has none), Min and Max are the group's own bounds;
-// Ready is the members InService (inService), when that second call
-// answers.
+// (Current when the group has none), Min and Max are the group's own bounds.
+// The ready members are ReadyInstances', a call of their own.
 func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity, error) {
 	if err := checkID("scaling group ID", pool); err != nil {
 		return actuator.Capacity{}, err
@@ -57,18 +56,18 @@ func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity
 	if g.DesireInstanceNumber != nil && *g.DesireInstanceNumber >= 0 {
 		c.Desired = int(*g.DesireInstanceNumber)
 	}
-	if ready, ok := a.inService(ctx, pool); ok {
-		c.Ready, c.ReadyKnown = min(ready, c.Current), true
-	}
 	return c, nil
 }
 
-// inService counts the group's members that serve (Status InService, not
-// Pending while they boot) with one DescribeScalingInstances of a single
-// row, whose TotalCount is the count: the ready instances the pool's start
-// times are measured from. ok is false when the call fails; the size read
-// stands without them.
-func (a *Actuator) inService(ctx context.Context, group string) (int, bool) {
+// ReadyInstances implements actuator.ReadyCounter: it counts the group's
+// members that serve (Status InService, not Pending while they boot) with
+// one DescribeScalingInstances of a single row, whose TotalCount is the
+// count: the ready instances the pool's start times are measured from.
+// ok is false when the call fails.
+func (a *Actuator) ReadyInstances(ctx context.Context, group string) (int, bool) {
+	if checkID("scaling group ID", group) != nil {
+		return 0, false
+	}
 	req, out := a.as.DescribeScalingInstancesRequest(&autoscaling.DescribeScalingInstancesInput{
 		ScalingGroupId: volcengine.String(group),
 		Status:         volcengine.String("InService"),

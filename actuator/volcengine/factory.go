@@ -167,6 +167,10 @@ func (r *renamed) Capacity(ctx context.Context, pool string) (actuator.Capacity,
 	return r.Actuator.Capacity(ctx, r.id(pool))
 }
 
+func (r *renamed) ReadyInstances(ctx context.Context, pool string) (int, bool) {
+	return r.Actuator.ReadyInstances(ctx, r.id(pool))
+}
+
 func (r *renamed) SetDesired(ctx context.Context, pool string, desired int, reason string) error {
 	return r.Actuator.SetDesired(ctx, r.id(pool), desired, reason)
 }

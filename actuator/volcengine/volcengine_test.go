@@ -118,7 +118,7 @@ func TestCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := actuator.Capacity{Current: 3, Ready: 3, ReadyKnown: true, Desired: 3, Min: 1, Max: 16}
+	want := actuator.Capacity{Current: 3, Desired: 3, Min: 1, Max: 16}
 	if got != want {
 		t.Errorf("Capacity = %+v, want %+v", got, want)
 	}
@@ -133,7 +133,7 @@ func TestCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err = f.act.Capacity(context.Background(), "scg-gpu")
-	if want := (actuator.Capacity{Current: 2, Ready: 2, ReadyKnown: true, Desired: 3, Min: 1, Max: 16}); err != nil || got != want {
+	if want := (actuator.Capacity{Current: 2, Desired: 3, Min: 1, Max: 16}); err != nil || got != want {
 		t.Errorf("after releasing a member: Capacity = %+v, %v; want %+v", got, err, want)
 	}
 
@@ -620,11 +620,12 @@ func TestHTTPEndpointNeedsNoTLS(t *testing.T) {
 	}
 }
 
-// The group's members serve only once booted: Capacity's Ready counts the
-// InService ones, so the start times learned from it (control.StartTimes,
-// as serve measures them) converge on the stand-in's boot time, within
-// 10%. A failing member listing leaves readiness unknown, not the read
-// failed.
+// The group's members serve only once booted: ReadyInstances counts the
+// InService ones, which the decision's capacity read (actuator.Safe's
+// ReadCapacity) reports as ready, so the start times learned from it
+// (control.StartTimes, as serve measures them) converge on the stand-in's
+// boot time, within 10%. A failing member listing leaves readiness
+// unknown, not the read failed; a resize reads no readiness.
 func TestCapacityReadyFollowsTheBoots(t *testing.T) {
 	for _, boot := range []time.Duration{90 * time.Second, 7 * time.Minute, 25 * time.Minute} {
 		t.Run(boot.String(), func(t *testing.T) {
@@ -633,17 +634,23 @@ func TestCapacityReadyFollowsTheBoots(t *testing.T) {
 			f.srv.BootDelay, f.srv.BootClock = boot, clock.Now
 			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Min: 0, Max: 40, Desired: 2, InstanceIDs: []string{"i-1", "i-2"}})
 			ctx := context.Background()
+			safe := actuator.NewSafe(f.act, actuator.SafetyOptions{Now: clock.Now, Pools: []actuator.PoolConfig{
+				{Name: "scg-gpu", Backend: volcengine.Name, Limits: planner.Limits{MaxInstances: 40}}}})
 			var starts control.StartTimes
 			desired := 2
 			for minute := range 240 {
 				if minute%40 == 5 && desired < 38 {
 					desired += 3
-					if err := f.act.SetDesired(ctx, "scg-gpu", desired, "test"); err != nil {
+					listed := len(f.srv.Calls("DescribeScalingInstances"))
+					if err := safe.SetDesired(ctx, "scg-gpu", desired, "test"); err != nil {
 						t.Fatal(err)
 					}
+					if n := len(f.srv.Calls("DescribeScalingInstances")); n != listed {
+						t.Fatalf("a resize listed the members %d times, want none: it needs only the size", n-listed)
+					}
 				}
-				c, err := f.act.Capacity(ctx, "scg-gpu")
-				if err != nil || !c.ReadyKnown || c.Ready > c.Current {
+				c, known, err := safe.ReadCapacity(ctx, "scg-gpu")
+				if err != nil || !known || !c.ReadyKnown || c.Ready > c.Current {
 					t.Fatalf("minute %d: Capacity = %+v, %v; want the ready members known, at most current", minute, c, err)
 				}
 				starts.Observe(clock.Now(), c.Desired, c.Ready)
@@ -656,7 +663,7 @@ func TestCapacityReadyFollowsTheBoots(t *testing.T) {
 			t.Logf("stand-in boots in %v: learned median %v, 90th percentile %v over %d starts", boot, est.Median, est.P90, est.Starts)
 
 			f.srv.Fail("DescribeScalingInstances", volcenginetest.Internal, volcenginetest.Internal, volcenginetest.Internal, volcenginetest.Internal)
-			if c, err := f.act.Capacity(ctx, "scg-gpu"); err != nil || c.ReadyKnown || c.Current != desired {
+			if c, _, err := safe.ReadCapacity(ctx, "scg-gpu"); err != nil || c.ReadyKnown || c.Current != desired {
 				t.Errorf("with the member listing failing: Capacity = %+v, %v; want the size, readiness unknown, no error", c, err)
 			}
 		})
