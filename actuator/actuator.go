@@ -32,6 +32,15 @@ type ReadyCounter interface {
 	ReadyInstances(ctx context.Context, pool string) (ready int, ok bool)
 }
 
+// WarmPooler is implemented by back-ends that keep a warm tier: stopped
+// instances, their image and weights on disk, that start in a fraction of
+// a cold boot (planner.Fleet.WarmStart) and are billed for their disks
+// while stopped. SetWarm asks the pool to keep warm of them beside its
+// desired size; a scale-out starts them first. Safe.SetWarm calls it.
+type WarmPooler interface {
+	SetWarm(ctx context.Context, pool string, warm int, reason string) error
+}
+
 // Actuator applies capacity to one kind of fleet. A pool is the back-end's
 // unit of scaling: a scaling group ID, a Deployment, a set of instances.
 type Actuator interface {

@@ -24,6 +24,7 @@ const (
 	OpCapacity        = "capacity"
 	OpPublishSchedule = "publish_schedule"
 	OpRelease         = "release"
+	OpSetWarm         = "set_warm"
 )
 
 // RetryPolicy bounds the retries of a back-end call that failed with
@@ -158,7 +159,10 @@ type poolState struct {
 	last         Change     // the last change made (At zero: none yet)
 	lastSchedule planner.Schedule
 	published    bool
-	breaker      *breaker
+	// warm is the warm tier's size last applied (warmSet: one was).
+	warm    int
+	warmSet bool
+	breaker *breaker
 }
 
 // applied reports whether a change is remembered, and its size.
@@ -660,6 +664,52 @@ func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.S
 	s.succeed(p.breaker, pool)
 	s.finish(&rec, OutcomeOK, nil)
 	s.log.Info("schedule published", "pool", pool, "steps", len(limited), "request_id", rec.RequestID)
+	return nil
+}
+
+// SetWarm asks the pool's back-end to keep warm stopped instances
+// (WarmPooler), within [0, the pool's max]; a back-end without a warm
+// tier returns ErrNotImplemented. It is audited, retried and guarded by
+// the pool's circuit breaker like a resize, and a repeat of the size last
+// applied is a no-op that calls nothing.
+func (s *Safe) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
+	rec := AuditRecord{Op: OpSetWarm, Pool: pool, Requested: intPtr(warm), Reason: reason}
+	p, err := s.pool(pool)
+	if err == nil && (warm < 0 || warm > max(p.cfg.Limits.MaxInstances, 0)) {
+		err = fmt.Errorf("%w: pool %q: warm %d is outside [0, max %d]; nothing applied",
+			ErrInvalidDesired, pool, warm, p.cfg.Limits.MaxInstances)
+	}
+	if err != nil {
+		s.refuse(&rec, err)
+		return err
+	}
+	wp, ok := s.inner.(WarmPooler)
+	if !ok {
+		err := fmt.Errorf("pool %q: back-end %s keeps no warm tier: %w", pool, s.backend, ErrNotImplemented)
+		s.finish(&rec, OutcomeNotImplemented, err)
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.warmSet && p.warm == warm {
+		return nil
+	}
+	if !s.admit(p.breaker, pool) {
+		return s.circuitOpen(&rec, pool)
+	}
+	ctx, rec.RequestID = s.withToken(ctx)
+	ctx, slot := withRequestIDSlot(ctx)
+	rec.Attempts, err = s.retry(ctx, OpSetWarm, func(ctx context.Context) error {
+		return wp.SetWarm(ctx, pool, warm, reason)
+	})
+	rec.ProviderRequestID = slot.get()
+	if err != nil {
+		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("keeping %d warm in pool %q: %w", warm, pool, err))
+	}
+	p.warm, p.warmSet = warm, true
+	rec.To = intPtr(warm)
+	s.succeed(p.breaker, pool)
+	s.finish(&rec, OutcomeOK, nil)
 	return nil
 }
 

@@ -79,23 +79,43 @@ func WriteTable(w io.Writer, rep Report, c planner.Config) error {
 		"tick %s, forecast step %s, refit every %s\n\n",
 		rep.Trace, rep.Static, c.Fleet.RPS(), c.Fleet.Slots, c.Fleet.ServiceTime.Seconds(), c.Fleet.BootDelay,
 		100*c.SLO.Quantile, c.SLO.Latency, rep.Tick, rep.ForecastStep, rep.RefitEvery)
+	warm := c.Fleet.WarmTier()
+	if warm {
+		fmt.Fprintf(w, "warm tier: a stopped instance starts in %s, %.4g an hour stopped\n\n", c.Fleet.WarmStart, c.Prices.StoppedPerHour)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tGPU-hours\tcost\tvs static\tvs oracle\tper 1k req\tSLO attainment\tafter day 1\tP99 wait (s)\tP99 latency (s)\tdropped\tunder-prov. min\tactions\t")
+	header := "policy\tGPU-hours\tcost\tvs static\tvs oracle\tper 1k req\tSLO attainment\tafter day 1\tP99 wait (s)\tP99 latency (s)\tdropped\tunder-prov. min\tactions\t"
+	if warm {
+		header += "stopped hours\twarm starts\t"
+	}
+	fmt.Fprintln(tw, header)
 	for _, r := range rep.Policies {
 		name := r.Name
 		if r.Name == PolicyFlat || r.Name == PolicyStatic {
 			name = fmt.Sprintf("%s (%d)", r.Name, r.Instances)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.1f%%\t%.2fx\t%.4f\t%.3f%%\t%.3f%%\t%.1f\t%.1f\t%.0f\t%.0f\t%d\t\n", name, r.GPUHours, r.Cost,
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.1f%%\t%.2fx\t%.4f\t%.3f%%\t%.3f%%\t%.1f\t%.1f\t%.0f\t%.0f\t%d\t", name, r.GPUHours, r.Cost,
 			100*r.CostVsStatic, r.CostVsOracle, r.CostPer1kRequests, 100*r.SLOAttainment, 100*r.SLOAttainmentAfterWarmUp,
 			r.P99WaitS, r.P99LatencyS, r.Dropped, r.UnderprovisionedMinutes, r.Actions)
+		if warm {
+			fmt.Fprintf(tw, "%.1f\t%d\t", r.StoppedHours, r.WarmStarts)
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprint(w, backtestColumns)
+	if warm && err == nil {
+		_, err = fmt.Fprint(w, warmColumns)
+	}
 	return err
 }
+
+// warmColumns explains the warm tier's columns.
+const warmColumns = `GPU-hours with a warm tier: running instances, the cold boots that fill it included. stopped hours: its
+stopped instance-hours, billed at --stopped-price. warm starts: launches that started a stopped instance.
+`
 
 // backtestColumns explains the table's columns under it.
 const backtestColumns = `

@@ -66,15 +66,22 @@ func (s staticPolicy) decide(now time.Time, _ planner.Observation, _ bool, _ int
 type reactivePolicy struct {
 	cfg   planner.Config
 	state planner.ReactiveState
+	// peakRPS is the largest demand seen: with a warm tier, what it
+	// needs is kept warm.
+	peakRPS float64
 }
 
 func (r *reactivePolicy) decide(now time.Time, obs planner.Observation, ok bool, current int) planner.Step {
-	if !ok {
-		return r.cfg.Combine(now, planner.Step{At: now, Desired: current, Reason: "no metrics: hold"}, r.cfg.FloorStep(now))
-	}
 	var st planner.Step
-	r.state, st = r.cfg.ReactiveNext(r.state, obs, current)
-	return r.cfg.Combine(now, st, r.cfg.FloorStep(now))
+	if ok {
+		r.state, st = r.cfg.ReactiveNext(r.state, obs, current)
+		r.peakRPS = max(r.peakRPS, obs.DemandRPS)
+	} else {
+		st = planner.Step{At: now, Desired: current, Reason: "no metrics: hold"}
+	}
+	st = r.cfg.Combine(now, st, r.cfg.FloorStep(now))
+	st.Warm = r.cfg.WarmFor(st.Desired, r.cfg.InstancesFor(r.peakRPS))
+	return st
 }
 
 // planPolicy follows one forecast plan alone (predictive: the model's;
@@ -98,7 +105,9 @@ func (p *planPolicy) decide(now time.Time, obs planner.Observation, ok bool, cur
 	if !found {
 		st = planner.Step{At: now, Desired: current, Reason: "no forecast yet: hold"}
 	}
-	return p.cfg.Combine(now, st, p.cfg.FloorStep(now))
+	out := p.cfg.Combine(now, st, p.cfg.FloorStep(now))
+	out.Warm = p.cfg.WarmFor(out.Desired, st.Desired+st.Warm) // with a warm tier: what the plan runs within its lead
+	return out
 }
 
 // adoptDue puts in force, in time order, the refits made by now.
@@ -149,26 +158,37 @@ type oraclePolicy struct {
 	cfg   planner.Config
 	start time.Time
 	tick  time.Duration
-	// ahead[i] is the largest need over ticks [i, i+boot ticks].
-	ahead []int
+	// ahead[i] is the largest need over ticks [i, i+lead ticks] (the
+	// boot delay, or the warm start with a warm tier); aheadCold[i] over
+	// the warm tier's lead (Fleet.WarmLead), which it keeps warm.
+	ahead, aheadCold []int
 }
 
 func newOracle(cfg planner.Config, start time.Time, tick time.Duration, needs []int) *oraclePolicy {
-	lead := int((cfg.Fleet.BootDelay + tick - 1) / tick)
-	return &oraclePolicy{cfg: cfg, start: start, tick: tick, ahead: windowMax(needs, lead)}
+	ticks := func(d time.Duration) int { return int((d + tick - 1) / tick) }
+	o := &oraclePolicy{cfg: cfg, start: start, tick: tick, ahead: windowMax(needs, ticks(cfg.Fleet.Lead()))}
+	if cfg.Fleet.WarmTier() {
+		o.aheadCold = windowMax(needs, ticks(cfg.Fleet.WarmLead()))
+	}
+	return o
 }
 
 func (o *oraclePolicy) decide(now time.Time, _ planner.Observation, _ bool, current int) planner.Step {
 	i := int(now.Sub(o.start) / o.tick)
-	n := 0
+	n, cold := 0, 0
 	if i >= 0 && i < len(o.ahead) {
 		n = o.ahead[i]
+		if o.aheadCold != nil {
+			cold = o.aheadCold[i]
+		}
 	}
 	st := planner.Step{At: now, Desired: n}
 	if n != current { // the reason is only read for a change
-		st.Reason = fmt.Sprintf("oracle: the next %s need %d", o.cfg.Fleet.BootDelay, n)
+		st.Reason = fmt.Sprintf("oracle: the next %s need %d", o.cfg.Fleet.Lead(), n)
 	}
-	return o.cfg.Combine(now, st, o.cfg.FloorStep(now))
+	st = o.cfg.Combine(now, st, o.cfg.FloorStep(now))
+	st.Warm = o.cfg.WarmFor(st.Desired, cold)
+	return st
 }
 
 // windowMax returns out[i] = max(x[i : i+w+1]) (the window cut at the

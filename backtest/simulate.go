@@ -15,9 +15,11 @@ import (
 // (Config.ScoreFrom/ScoreUntil; by default the whole trace).
 type Result struct {
 	Name string `json:"name"`
-	// GPUHours is the billed instance-hours (booting and draining
-	// instances included).
-	GPUHours float64 `json:"gpu_hours"`
+	// GPUHours is the billed running instance-hours (booting and
+	// draining instances included, and the cold boots that fill the warm
+	// tier); StoppedHours the warm tier's stopped instance-hours.
+	GPUHours     float64 `json:"gpu_hours"`
+	StoppedHours float64 `json:"stopped_hours,omitempty"`
 	// Cost is in the prices' currency, billed per second.
 	Cost float64 `json:"cost"`
 	// CostVsStatic and CostVsOracle are Cost divided by the static and the
@@ -52,6 +54,9 @@ type Result struct {
 	// SpotStockOuts zone-wide stock-outs among others.
 	SpotInterruptions int `json:"spot_interruptions,omitempty"`
 	SpotStockOuts     int `json:"spot_stock_outs,omitempty"`
+	// WarmStarts is how many launches started a stopped instance of the
+	// warm tier (--warm-start).
+	WarmStarts int `json:"warm_starts,omitempty"`
 	// ForecastMinutes is, for hybrid, the minutes spent trusting the
 	// model, the seasonal profile, or the reactive rules alone.
 	ForecastMinutes map[string]float64 `json:"forecast_minutes,omitempty"`
@@ -119,7 +124,7 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 		current := sim.Counts().Desired
 		obs, ok := sim.Latest()
 		st := p.decide(at, obs, ok, current)
-		if st.Desired != current {
+		if st.Desired != current || st.Warm != sim.Counts().Warm {
 			applied, changed, err := sim.Apply(ctx, st)
 			if err != nil {
 				return res, fmt.Errorf("%s at %s: %w", name, at.Format(time.RFC3339), err)
@@ -161,6 +166,7 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 	}
 	res.P99WaitS, res.P99LatencyS = sim.Finish()
 	res.SpotInterruptions, res.SpotStockOuts = sim.Interruptions()
+	res.WarmStarts = sim.WarmStarts()
 	sc.fill(&res)
 	if h, ok := p.(*hybridPolicy); ok {
 		res.ForecastMinutes, res.CandidateMinutes = h.levels, h.chosen
@@ -185,8 +191,9 @@ func (c Config) scored(at time.Time) bool {
 type scores struct {
 	requests, within, dropped          float64
 	afterWarmRequests, afterWarmWithin float64
-	instanceSeconds                    float64
+	instanceSeconds, stoppedSeconds    float64
 	reservedCost, onDemandCost, spot   float64
+	stopped                            float64
 }
 
 // add scores one tick and bills it (fleetsim.Tick.Bill).
@@ -195,15 +202,18 @@ func (s *scores) add(tk fleetsim.Tick, tick time.Duration, p planner.Prices) {
 	s.within += tk.Within
 	s.dropped += tk.Dropped
 	s.instanceSeconds += tk.OnDemandS + tk.SpotS
-	reserved, onDemand, spot := tk.Bill(p, tick)
-	s.reservedCost += reserved
-	s.onDemandCost += onDemand
-	s.spot += spot
+	s.stoppedSeconds += tk.StoppedS
+	b := tk.Bill(p, tick)
+	s.reservedCost += b.Reserved
+	s.onDemandCost += b.OnDemand
+	s.spot += b.Spot
+	s.stopped += b.Stopped
 }
 
 func (s scores) fill(r *Result) {
 	r.GPUHours = s.instanceSeconds / 3600
-	r.Cost = s.reservedCost + s.onDemandCost + s.spot
+	r.StoppedHours = s.stoppedSeconds / 3600
+	r.Cost = s.reservedCost + s.onDemandCost + s.spot + s.stopped
 	r.Requests = s.requests
 	r.Dropped = s.dropped
 	r.SLOAttainment, r.SLOAttainmentAfterWarmUp = 1, 1

@@ -572,7 +572,24 @@ func (c *Controller) Decide(now time.Time, obs planner.Observation, current int)
 		level == planner.GateProfile && st.Reason == plan.Reason:
 		st.Reason += " [" + why + "]"
 	}
-	return c.holdScaleIn(st, obs.At, current)
+	st = c.holdScaleIn(st, obs.At, current)
+	st.Warm = c.warmFor(st.Desired, plan, found)
+	return st
+}
+
+// warmFor sizes the warm tier beside a decision for desired: stopped,
+// ready to start in warm_start, what the plan will run within a cold boot
+// (plan.Warm) and the last planner.Bounds.PeakSpan's peak needs, so that
+// the plan's rises and the reactive rules' bursts start warm.
+func (c *Controller) warmFor(desired int, plan planner.Step, found bool) int {
+	if !c.plan.Fleet.WarmTier() {
+		return 0
+	}
+	cover := c.plan.InstancesFor(c.last.Peak)
+	if found {
+		cover = max(cover, plan.Desired+plan.Warm)
+	}
+	return c.plan.WarmFor(desired, cover)
 }
 
 // holdScaleIn applies Config.ScaleInOnForecast false: a step below current is
@@ -653,10 +670,12 @@ func (c *Controller) rememberAsked(now time.Time, current int) {
 }
 
 // readyEstimate is the instances that were ready over [from, to]: the
-// fewest the pool was asked for from a boot delay before from until to (a
-// later rise was still booting). ok is false without records that old.
+// fewest the pool was asked for from a lead time before from until to (a
+// later rise was still starting). The lead is the boot delay, or the warm
+// start with a warm tier, whose pool covers the plan's rises. ok is false
+// without records that old.
 func (c *Controller) readyEstimate(from, to time.Time) (n int, ok bool) {
-	since := from.Add(-c.plan.Fleet.BootDelay)
+	since := from.Add(-c.plan.Fleet.Lead())
 	if len(c.asked) == 0 || c.asked[0].At.After(since) {
 		return 0, false
 	}
@@ -721,7 +740,10 @@ func (c *Controller) Hold(now time.Time, current int, why string) planner.Step {
 	}
 	c.level, _ = c.levelAt(now, found)
 	terms = append(terms, c.plan.FloorStep(now))
-	return c.plan.Combine(now, terms...)
+	out := c.plan.Combine(now, terms...)
+	plan, planned := c.PlanStep(now)
+	out.Warm = c.warmFor(out.Desired, plan, planned)
+	return out
 }
 
 // PlanStep returns the step in force at now of the plan the controller

@@ -81,8 +81,9 @@ type Tick struct {
 	// at most the SLO's latency; Served and Dropped were served and gave
 	// up in the tick (of earlier arrivals too).
 	Arrived, Within, Served, Dropped float64
-	// OnDemandS and SpotS are the instance-seconds billed in the tick.
-	OnDemandS, SpotS float64
+	// OnDemandS and SpotS are the running instance-seconds billed in the
+	// tick, StoppedS the warm tier's stopped ones.
+	OnDemandS, SpotS, StoppedS float64
 	// Short is true when the tick left a backlog, ran over capacity or
 	// served more requests late than the SLO allows.
 	Short bool
@@ -132,7 +133,7 @@ func New(opts Options) (*Sim, error) {
 	s.fleet = simulated.New(simulated.Options{Now: now, BootDelay: c.Fleet.BootDelay, BootSpread: opts.BootSpread,
 		Drain: max(opts.Drain, 0), OnDemandBase: c.Prices.ReservedInstances, SpotShare: opts.SpotShare,
 		InterruptionsPerHour: opts.SpotInterruptionsPerHour, StockOutsPerWeek: opts.SpotStockOutsPerWeek, StockOutFor: opts.SpotStockOutFor,
-		Rand: rand.New(rand.NewPCG(opts.Seed, opts.Stream))})
+		WarmStart: c.Fleet.WarmStart, Rand: rand.New(rand.NewPCG(opts.Seed, opts.Stream))})
 	s.fleet.AddPool(pool, opts.Initial, c.Fleet.MinInstances, c.Fleet.MaxInstances)
 	s.safe = newSafe(s.fleet, opts, now)
 	s.queue = &fluidQueue{}
@@ -157,11 +158,19 @@ func (s *Sim) Counts() simulated.Counts {
 func (s *Sim) Latest() (planner.Observation, bool) { return s.seen.latest(s.clock) }
 
 // Apply asks the pool for st.Desired through the safety layer (bounds,
-// max_step, min_interval). It returns the step as applied (its reason
-// says when max_step cut it) and whether the pool's desired count
-// changed. A change refused by min_interval is not an error.
+// max_step, min_interval) and, with a warm tier, for st.Warm stopped
+// instances. It returns the step as applied (its reason says when
+// max_step cut it) and whether the pool's desired count changed. A
+// change refused by min_interval is not an error.
 func (s *Sim) Apply(ctx context.Context, st planner.Step) (planner.Step, bool, error) {
-	current := s.Counts().Desired
+	counts := s.Counts()
+	if s.opts.Planner.Fleet.WarmTier() && st.Warm != counts.Warm {
+		s.countsOK = false
+		if err := s.fleet.SetWarm(ctx, pool, st.Warm, st.Reason); err != nil {
+			return st, false, err
+		}
+	}
+	current := counts.Desired
 	if st.Desired == current {
 		return st, false, nil
 	}
@@ -213,6 +222,7 @@ func (s *Sim) Serve(raw float64, scored bool) Tick {
 	s.counts, use = s.fleet.Snapshot(pool)
 	s.countsOK = true
 	onDemandS, spotS := (use.OnDemand - s.prev.OnDemand).Seconds(), (use.Spot - s.prev.Spot).Seconds()
+	stoppedS := (use.Stopped - s.prev.Stopped).Seconds()
 	s.prev = use
 
 	arrived := lambda * s.tickS
@@ -224,7 +234,7 @@ func (s *Sim) Serve(raw float64, scored bool) Tick {
 		Queue: waiting + lat.regime.meanQueue(), Utilisation: utilisation(served, capacity*s.tickS, lambda, waiting)}
 	s.seen.push(obs, !gap)
 	return Tick{At: at, Gap: gap, Ready: counts.Ready, Desired: counts.Desired, Arrived: arrived, Within: within,
-		Served: served, Dropped: dropped, OnDemandS: onDemandS, SpotS: spotS, Short: short}
+		Served: served, Dropped: dropped, OnDemandS: onDemandS, SpotS: spotS, StoppedS: stoppedS, Short: short}
 }
 
 // Finish closes the wait and latency distributions and returns their
@@ -234,6 +244,10 @@ func (s *Sim) Finish() (p99WaitS, p99LatencyS float64) {
 	s.lat.finish()
 	return s.lat.wait.quantile(0.99), s.lat.latency.quantile(0.99)
 }
+
+// WarmStarts is how many launches so far started a stopped instance of
+// the warm tier.
+func (s *Sim) WarmStarts() int { return s.fleet.Usage(pool).WarmStarts }
 
 // Interruptions is how many spot instances were interrupted so far, and
 // in how many zone-wide stock-outs.
@@ -331,16 +345,20 @@ func Rate(v float64) float64 {
 
 // Cost bills the tick at the prices, per second: the sum of Bill's parts.
 func (t Tick) Cost(p planner.Prices, tick time.Duration) float64 {
-	reserved, onDemand, spot := t.Bill(p, tick)
-	return reserved + onDemand + spot
+	b := t.Bill(p, tick)
+	return b.Reserved + b.OnDemand + b.Spot + b.Stopped
 }
 
+// Bill is a tick's cost by tier, in the prices' currency.
+type Bill struct{ Reserved, OnDemand, Spot, Stopped float64 }
+
 // Bill prices the tick's parts, per second: the reserved baseline all the
-// time (used or not), the on-demand instances above it, and the spot
-// instances at the spot price. It is the one place a simulated fleet is
-// billed: the backtest's totals and the tuner's replays both read it.
-func (t Tick) Bill(p planner.Prices, tick time.Duration) (reserved, onDemand, spot float64) {
+// time (used or not), the on-demand instances above it, the spot
+// instances at the spot price and the warm tier's stopped instances at
+// the stopped price. It is the one place a simulated fleet is billed: the
+// backtest's totals and the tuner's replays both read it.
+func (t Tick) Bill(p planner.Prices, tick time.Duration) Bill {
 	reservedS := float64(p.ReservedInstances) * tick.Seconds()
-	return reservedS / 3600 * p.ReservedPerHour, math.Max(t.OnDemandS-reservedS, 0) / 3600 * p.OnDemandPerHour,
-		t.SpotS / 3600 * p.SpotPerHour
+	return Bill{Reserved: reservedS / 3600 * p.ReservedPerHour, OnDemand: math.Max(t.OnDemandS-reservedS, 0) / 3600 * p.OnDemandPerHour,
+		Spot: t.SpotS / 3600 * p.SpotPerHour, Stopped: t.StoppedS / 3600 * p.StoppedPerHour}
 }

@@ -196,6 +196,8 @@ func TestTickCost(t *testing.T) {
 			1500.0 / 3600 * 1.6},
 		{"spot", Tick{OnDemandS: 300, SpotS: 600}, prices, 300.0/3600*1.6 + 600.0/3600*1},
 		{"nothing billed", Tick{}, planner.Prices{OnDemandPerHour: 2.5}, 0},
+		{"stopped instances of the warm tier", Tick{OnDemandS: 300, StoppedS: 1200}, planner.Prices{OnDemandPerHour: 2.5, StoppedPerHour: 0.075},
+			300.0/3600*2.5 + 1200.0/3600*0.075},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,6 +224,35 @@ func TestServeBillsReservedOnDemandAndSpot(t *testing.T) {
 	}
 	if got, want := tk.Cost(cfg.Prices, 5*time.Minute), 1*1.6/12+2*0.9/12; !near(got, want, 1e-9) {
 		t.Errorf("cost %v, want %v", got, want)
+	}
+}
+
+// With a warm tier Apply keeps the warm pool the step asks for: its
+// stopped instances are billed apart, and a rise starts them in the warm
+// start.
+func TestApplyKeepsTheWarmTier(t *testing.T) {
+	cfg := simConfig()
+	cfg.Fleet.WarmStart = cfg.Fleet.BootDelay / 5
+	s := newSim(t, 1, func(o *Options) { o.Planner = cfg })
+	ctx := context.Background()
+	if _, _, err := s.Apply(ctx, planner.Step{Desired: 1, Warm: 2}); err != nil {
+		t.Fatal(err)
+	}
+	var stoppedS float64
+	for s.Now().Before(s.opts.Start.Add(cfg.Fleet.BootDelay + time.Minute)) {
+		stoppedS += s.Serve(1, true).StoppedS
+	}
+	if c := s.Counts(); c.Stopped != 2 || c.Warm != 2 || stoppedS <= 0 {
+		t.Fatalf("a boot after asking for 2 warm: %+v, %v stopped seconds; want 2 stopped and billed", c, stoppedS)
+	}
+	if _, _, err := s.Apply(ctx, planner.Step{Desired: 3, Warm: 0}); err != nil {
+		t.Fatal(err)
+	}
+	for end := s.Now().Add(cfg.Fleet.WarmStart); s.Now().Before(end); {
+		s.Serve(1, true)
+	}
+	if c := s.Counts(); c.Ready != 3 || c.Stopped != 0 || s.WarmStarts() != 2 {
+		t.Errorf("a warm start after rising to 3: %+v, %d warm starts; want 3 ready from 2 warm starts", c, s.WarmStarts())
 	}
 }
 

@@ -79,10 +79,34 @@ type Fleet struct {
 	// BootDelay is the lead time from asking for an instance to it serving:
 	// boot plus model load. The plan asks this much ahead.
 	BootDelay time.Duration `yaml:"boot_delay"`
+	// WarmStart is the time from starting a stopped instance of the warm
+	// tier to it serving: its disk keeps the image and the weights, so it
+	// is a fraction of BootDelay. With a warm tier the plan asks for
+	// running capacity WarmStart ahead and keeps stopped, a cold boot
+	// ahead of that (WarmLead), what it will run and the recent peak's
+	// need (the steps' Warm). 0: no warm tier; otherwise below BootDelay.
+	WarmStart time.Duration `yaml:"warm_start"`
 	// Limits bound every plan (MinInstances, MaxInstances) and every
 	// change made to the fleet (MaxStep, MinInterval).
 	Limits `yaml:",inline"`
 }
+
+// Lead is how far ahead the plan asks for running capacity: WarmStart with
+// a warm tier (its stopped instances start that fast), else BootDelay.
+func (f Fleet) Lead() time.Duration {
+	if f.WarmTier() {
+		return f.WarmStart
+	}
+	return f.BootDelay
+}
+
+// WarmLead is how far ahead a warm tier keeps stopped what the plan will
+// run: a cold boot to fill it, and the warm start the plan asks ahead.
+func (f Fleet) WarmLead() time.Duration { return f.BootDelay + f.WarmStart }
+
+// WarmTier reports whether the fleet keeps a warm tier of stopped
+// instances (WarmStart set).
+func (f Fleet) WarmTier() bool { return f.WarmStart > 0 }
 
 // Prices are per instance-hour, billed per second.
 type Prices struct {
@@ -95,6 +119,9 @@ type Prices struct {
 	ReservedInstances int `yaml:"reserved_instances"`
 	// SpotPerHour is the price of a spot (interruptible) instance.
 	SpotPerHour float64 `yaml:"spot_per_hour"`
+	// StoppedPerHour is the price of a stopped instance of the warm tier:
+	// its disks.
+	StoppedPerHour float64 `yaml:"stopped_per_hour"`
 	// Currency is the code the prices are in, three capital letters as
 	// ISO 4217 writes them (USD, EUR, CNY). Reports show it beside every
 	// cost; no arithmetic depends on it.
@@ -368,8 +395,8 @@ func (r Reactive) SurgeHeadroom() float64 { return orDefault(r.PanicHeadroom, 2)
 // DefaultConfig returns the defaults: utilisation sizing at 80%, an SLO of
 // 99.5% of requests waiting at most 10 seconds, the forecast quantile
 // calibrated walk-forward from 0.9 with per-slot error bounds and the
-// peak cap, a 10-minute boot, 1 to 100 instances at 2.50 an hour on demand,
-// and the reactive rules documented on Reactive. Fleet.RPSPerInstance has no
+// peak cap, a 10-minute boot, 1 to 100 instances at 2.50 an hour on demand
+// (0.075 stopped, 3% of it: disks), no warm tier, and the reactive rules documented on Reactive. Fleet.RPSPerInstance has no
 // sensible default and must be set.
 func DefaultConfig() Config {
 	return Config{
@@ -378,7 +405,7 @@ func DefaultConfig() Config {
 			BootDelay: 10 * time.Minute,
 			Limits:    DefaultLimits(),
 		},
-		Prices: Prices{OnDemandPerHour: 2.5, ReservedPerHour: 1.6, SpotPerHour: 1.0, Currency: DefaultCurrency},
+		Prices: Prices{OnDemandPerHour: 2.5, ReservedPerHour: 1.6, SpotPerHour: 1.0, StoppedPerHour: 0.075, Currency: DefaultCurrency},
 		SLO:    SLO{Latency: 10 * time.Second, Quantile: 0.995},
 		Sizing: SizingUtilisation,
 

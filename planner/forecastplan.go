@@ -63,12 +63,15 @@ var ErrEmptyForecast = errors.New("planner: forecast has no steps")
 
 // ForecastPlan turns a demand forecast into a pre-warm schedule starting at
 // now. The desired count at time t is the largest need of the forecast
-// intervals that overlap [t, t+BootDelay]: an instance asked for at t is
-// ready at t+BootDelay, so capacity is asked for one boot delay before the
-// interval that needs it, and it is not released while any interval within
-// the next boot delay still needs it (scale-in stabilisation). Each need is
-// sized at the forecast's upper bound (the ForecastQuantile when the
-// forecaster was asked for ForecastLevel) and bounded by min/max.
+// intervals that overlap [t, t+lead] (Fleet.Lead: the boot delay, or the
+// warm start with a warm tier): an instance asked for at t is ready at
+// t+lead, so capacity is asked for one lead before the interval that needs
+// it, and it is not released while any interval within the next lead still
+// needs it (scale-in stabilisation). Each need is sized at the forecast's
+// upper bound (the ForecastQuantile when the forecaster was asked for
+// ForecastLevel) and bounded by min/max. With a warm tier each step's Warm
+// keeps stopped what the intervals within the next Fleet.WarmLead will
+// run beyond Desired, so that every rise of the plan starts warm.
 //
 // The schedule is exact up to d.End() − BootDelay; after that it only sees
 // the intervals left, so callers refit before then.
@@ -78,13 +81,16 @@ func ForecastPlan(now time.Time, d DemandForecast, c Config) (Schedule, error) {
 		return nil, ErrEmptyForecast
 	}
 	needs := c.Needs(d)
-	lead := c.Fleet.BootDelay
-	// Desired changes only where an interval enters the look-ahead window
-	// (its start minus the lead) or leaves it (its end).
+	leads := []time.Duration{c.Fleet.Lead()}
+	if c.Fleet.WarmTier() {
+		leads = append(leads, c.Fleet.WarmLead())
+	}
+	// Desired (and Warm) change only where an interval enters a look-ahead
+	// window (its start minus the lead) or leaves it (its end).
 	times := []time.Time{now}
 	for i := 0; i <= h; i++ {
 		s := d.Start.Add(time.Duration(i) * d.Step)
-		for _, t := range []time.Time{s.Add(-lead), s} {
+		for _, t := range []time.Time{s.Add(-leads[0]), s, s.Add(-leads[len(leads)-1])} {
 			if t.After(now) && t.Before(d.End()) {
 				times = append(times, t)
 			}
@@ -102,17 +108,11 @@ func ForecastPlan(now time.Time, d DemandForecast, c Config) (Schedule, error) {
 }
 
 // forecastStep sizes the schedule step at t from the intervals overlapping
-// [t, t+lead].
+// [t, t+lead], and with a warm tier its Warm from those overlapping
+// [t, t+WarmLead].
 func (c *Config) forecastStep(t time.Time, d DemandForecast, needs []int) Step {
-	lead := c.Fleet.BootDelay
-	first := int(math.Floor(float64(t.Sub(d.Start)) / float64(d.Step)))
-	last := int(math.Floor(float64(t.Add(lead).Sub(d.Start)) / float64(d.Step)))
-	best, at := -1, -1
-	for i := max(first, 0); i <= min(last, len(needs)-1); i++ {
-		if needs[i] > best {
-			best, at = needs[i], i
-		}
-	}
+	lead := c.Fleet.Lead()
+	best, at := largestNeed(t, lead, d, needs)
 	if at < 0 {
 		n, bound := c.clamp(0)
 		return Step{At: t, Desired: n, Reason: fmt.Sprintf("%s %d (no forecast for %s)", bound, n, t.Format(reasonTime))}
@@ -126,7 +126,36 @@ func (c *Config) forecastStep(t time.Time, d DemandForecast, needs []int) Step {
 	if bound != "" {
 		reason = fmt.Sprintf("%s %d (%s)", bound, n, reason)
 	}
-	return Step{At: t, Desired: n, Reason: reason}
+	st := Step{At: t, Desired: n, Reason: reason}
+	if c.Fleet.WarmTier() {
+		cold, _ := largestNeed(t, c.Fleet.WarmLead(), d, needs)
+		st.Warm = c.WarmFor(n, cold)
+	}
+	return st
+}
+
+// largestNeed is the largest of the needs of the intervals overlapping
+// [t, t+lead] and the index of the first that has it (−1: none does).
+func largestNeed(t time.Time, lead time.Duration, d DemandForecast, needs []int) (best, at int) {
+	first := int(math.Floor(float64(t.Sub(d.Start)) / float64(d.Step)))
+	last := int(math.Floor(float64(t.Add(lead).Sub(d.Start)) / float64(d.Step)))
+	best, at = -1, -1
+	for i := max(first, 0); i <= min(last, len(needs)-1); i++ {
+		if needs[i] > best {
+			best, at = needs[i], i
+		}
+	}
+	return best, at
+}
+
+// WarmFor is the warm tier's size for a fleet asked for desired that may
+// need cover instances: what cover needs beyond desired, within what max
+// leaves above desired (0 without a warm tier).
+func (c *Config) WarmFor(desired, cover int) int {
+	if !c.Fleet.WarmTier() {
+		return 0
+	}
+	return max(min(cover, c.Fleet.MaxInstances)-desired, 0)
 }
 
 // pct formats a quantile as a percentile label: 0.95 → "95", 0.975 → "97.5".

@@ -145,3 +145,69 @@ func TestScheduleAt(t *testing.T) {
 		})
 	}
 }
+
+// With a warm tier the plan asks for running capacity a warm start ahead
+// and keeps stopped, a cold boot before that, what it will run beyond it.
+func TestForecastPlanWarmTier(t *testing.T) {
+	type want struct {
+		at            string
+		desired, warm int
+	}
+	cases := []struct {
+		name string
+		cfg  func(*Config)
+		fc   DemandForecast
+		want []want
+	}{
+		{
+			name: "no warm tier: a boot ahead, nothing stopped",
+			fc:   halfHourly(20, 20, 60, 60),
+			want: []want{{"09:00", 2, 0}, {"09:50", 6, 0}},
+		},
+		{
+			name: "a rise is kept warm a boot and a warm start ahead, and run a warm start ahead",
+			cfg:  func(c *Config) { c.Fleet.WarmStart = 2 * time.Minute },
+			fc:   halfHourly(20, 20, 60, 60),
+			want: []want{{"09:00", 2, 0}, {"09:48", 2, 4}, {"09:58", 6, 0}},
+		},
+		{
+			name: "a fall is released a warm start after, into the warm tier",
+			cfg:  func(c *Config) { c.Fleet.WarmStart = 2 * time.Minute },
+			fc:   halfHourly(60, 60, 20, 20),
+			want: []want{{"09:00", 6, 0}, {"10:00", 2, 0}},
+		},
+		{
+			name: "the warm tier stays within max",
+			cfg: func(c *Config) {
+				c.Fleet.WarmStart = 2 * time.Minute
+				c.Fleet.MaxInstances = 4
+			},
+			fc:   halfHourly(20, 20, 60, 60),
+			want: []want{{"09:00", 2, 0}, {"09:48", 2, 2}, {"09:58", 4, 0}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := planConfig()
+			if tc.cfg != nil {
+				tc.cfg(&c)
+			}
+			s, err := ForecastPlan(at("09:00"), tc.fc, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []want
+			for _, st := range s {
+				got = append(got, want{st.At.Format("15:04"), st.Desired, st.Warm})
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("plan %+v, want %+v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("step %d: %+v, want %+v (plan %+v)", i, got[i], tc.want[i], got)
+				}
+			}
+		})
+	}
+}

@@ -72,6 +72,7 @@ func (c Config) CheckRanges(rc RangeChecker) {
 	rc.Int(Range[int]{Key: "slots", Value: f.Slots, Lo: 1, Hi: MaxFleet})
 	rc.Float(Range[float64]{Key: "target_utilisation", Value: c.TargetUtilisation, Hi: 1, LoOpen: true})
 	rc.Duration(Range[time.Duration]{Key: "boot_delay", Value: f.BootDelay, Hi: MaxDelay})
+	rc.Duration(Range[time.Duration]{Key: "warm_start", Value: f.WarmStart, Hi: f.BootDelay, HiOpen: f.WarmStart != 0, HiKey: "boot_delay"})
 	rc.Duration(Range[time.Duration]{Key: "slo_latency", Value: c.SLO.Latency, Hi: MaxLatency})
 	rc.Float(Range[float64]{Key: "slo_quantile", Value: c.SLO.Quantile, Lo: 0.5, Hi: 1, HiOpen: true})
 	rc.Float(Range[float64]{Key: "forecast_quantile", Value: c.ForecastQuantile, Lo: DefaultMinQuantile, Hi: DefaultMaxQuantile})
@@ -87,7 +88,7 @@ func (p Prices) checkRanges(rc RangeChecker, instances int) {
 		key   string
 		price float64
 	}{{"prices.on_demand_per_hour", p.OnDemandPerHour}, {"prices.reserved_per_hour", p.ReservedPerHour},
-		{"prices.spot_per_hour", p.SpotPerHour}} {
+		{"prices.spot_per_hour", p.SpotPerHour}, {"prices.stopped_per_hour", p.StoppedPerHour}} {
 		rc.Float(Range[float64]{Key: x.key, Value: x.price, Hi: MaxPrice})
 	}
 	rc.Int(Range[int]{Key: "prices.reserved_instances", Value: p.ReservedInstances, Hi: max(instances, 0), HiKey: "max"})

@@ -62,8 +62,11 @@ type ReactiveState struct {
 //     still meet the SLO at the observed demand.
 //   - Otherwise the term keeps its last recommendation: a reactive
 //     scale-out holds until the load has really gone.
+//
+// With a warm tier the scale-out holds are capped and the surge rule is
+// on (reactiveRules).
 func (c *Config) ReactiveNext(s ReactiveState, obs Observation, current int) (ReactiveState, Step) {
-	r := c.Reactive
+	r := c.reactiveRules()
 	began := obs.At.Add(-obs.Span)
 	s.HighSince = track(s.HighSince, obs.Utilisation > r.ScaleOutUtilisation, began)
 	s.QueueSince = track(s.QueueSince, obs.Queue > r.ScaleOutQueue, began)
@@ -123,6 +126,32 @@ func (c *Config) ReactiveNext(s ReactiveState, obs Observation, current int) (Re
 	s.Desired = n
 	return s, Step{At: obs.At, Desired: n, Reason: reason}
 }
+
+// reactiveRules are the reactive rules in force. With a warm tier a
+// scale-out starts stopped instances, ready in Fleet.WarmStart, so the
+// rules act on that time scale: a scale-out condition need hold no longer
+// than the warm start (by the time a longer hold ends, warm instances
+// asked for at its start would be serving), and the surge rule (Knative's
+// panic mode) is on at WarmSurgeThreshold unless a threshold is set,
+// because a surge that a cold boot would meet too late is met in time.
+func (c *Config) reactiveRules() Reactive {
+	r := c.Reactive
+	if !c.Fleet.WarmTier() {
+		return r
+	}
+	lead := c.Fleet.Lead()
+	r.ScaleOutFor, r.ScaleOutQueueFor = min(r.ScaleOutFor, lead), min(r.ScaleOutQueueFor, lead)
+	if r.PanicThreshold == 0 {
+		r.PanicThreshold = WarmSurgeThreshold
+	}
+	return r
+}
+
+// WarmSurgeThreshold is the surge rule's threshold with a warm tier: the
+// observed load needs this many times the instances asked for. Chosen on
+// the burst generator's 28 days (seed 1) between 1.2 and 3: from 1.2 to
+// 1.5 the running instance-hours differ by 0.1%, at 2 they are 5% more.
+const WarmSurgeThreshold = 1.5
 
 // holdReason is the reason of a decision that keeps desired: "reactive:
 // hold 4 (util 62%, queue 0)". It runs at every decision, so it is built

@@ -62,6 +62,13 @@ func TestReactiveNext(t *testing.T) {
 			repeat(tickObs{util: 1, queue: 0}, 5), 9, 1, "+4"},
 		{"step of one when max step is one", func(c *Config) { c.Reactive.MaxStep = 1 }, 5,
 			repeat(tickObs{util: 1, queue: 0}, 5), 6, 1, "+1"},
+		// With a warm tier (warm start 2m) the holds last no longer than
+		// the warm start, and a surge (the 200 req/s need 20 instances)
+		// is answered at once.
+		{"a warm tier caps the scale-out hold at the warm start", warmTier, 15, repeat(hot, 2), 16, 1, "util 95% > 85% for 2m, +1"},
+		{"a warm tier holds for less than the warm start", warmTier, 15, repeat(hot, 1), 15, 0, "hold"},
+		{"a warm tier answers a surge at once", warmTier, 5, repeat(hot, 1), 40, 1, "surge, 200 req/s needs 20, 4×"},
+		{"without a warm tier a surge waits for the hold", nil, 5, repeat(hot, 1), 5, 0, "hold"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,6 +100,10 @@ func TestReactiveNext(t *testing.T) {
 		})
 	}
 }
+
+// warmTier gives the fleet a warm tier whose stopped instances start in
+// two minutes.
+func warmTier(c *Config) { c.Fleet.WarmStart = 2 * time.Minute }
 
 // The SLO rule: 4 slots of 20 s an instance, 10 s wait at 99.5%. 0.07 req/s
 // (a = 1.4 erlangs) on 1 instance (4 servers) keeps 1.64% waiting past 10

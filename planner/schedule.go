@@ -14,6 +14,9 @@ type Step struct {
 	// 10:15 needs 7 (pre-warm 10m)", "reactive: util 91% > 85% for 5m",
 	// "schedule weekdays 09:45-12:00".
 	Reason string `json:"reason"`
+	// Warm is how many stopped instances the warm tier keeps ready to
+	// start at At (0 without one, Fleet.WarmStart).
+	Warm int `json:"warm,omitempty"`
 }
 
 // Schedule is a capacity schedule in time order.
@@ -29,12 +32,12 @@ func (s Schedule) At(t time.Time) (step Step, ok bool) {
 	return s[i-1], true
 }
 
-// Compact returns s without the steps that repeat the previous Desired, so
-// every remaining step is a change.
+// Compact returns s without the steps that repeat the previous Desired and
+// Warm, so every remaining step is a change.
 func (s Schedule) Compact() Schedule {
 	out := make(Schedule, 0, len(s))
 	for _, st := range s {
-		if len(out) > 0 && out[len(out)-1].Desired == st.Desired {
+		if len(out) > 0 && out[len(out)-1].Desired == st.Desired && out[len(out)-1].Warm == st.Warm {
 			continue
 		}
 		out = append(out, st)

@@ -53,7 +53,9 @@ type FleetFlags struct {
 	Slots         int
 	TargetUtil    float64
 	Boot          time.Duration
+	WarmStart     time.Duration
 	Price         float64
+	StoppedPrice  float64
 	ReservedPrice float64
 	Reserved      int
 	SLO           time.Duration
@@ -82,6 +84,8 @@ func (f *FleetFlags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.ServiceTime, "service-time", 0, "instead of --gpu-rps: mean time a request occupies a slot, "+in("service_time")+" (throughput slots/service-time)")
 	fs.IntVar(&f.Slots, "slots", d.Fleet.Slots, "requests one instance serves at once: its servers in the queue, "+in("slots"))
 	fs.DurationVar(&f.Boot, "boot", d.Fleet.BootDelay, "boot plus model-load time of a new instance, "+in("boot_delay"))
+	fs.DurationVar(&f.WarmStart, "warm-start", d.Fleet.WarmStart, "start time of a stopped instance of the warm tier, "+in("warm_start")+", below it (0: no warm tier)")
+	fs.Float64Var(&f.StoppedPrice, "stopped-price", d.Prices.StoppedPerHour, "price per stopped instance-hour of the warm tier (its disks), "+in("prices.stopped_per_hour"))
 	fs.IntVar(&f.Limits.MinInstances, "min", d.Fleet.MinInstances, "fewest instances, 0 to --max")
 	fs.IntVar(&f.Limits.MaxInstances, "max", FlagMaxInstances, fmt.Sprintf("most instances, 1 to %d", MaxFleet))
 	fs.Float64Var(&f.Price, "price", d.Prices.OnDemandPerHour, "on-demand price per instance-hour (billed per second), "+in("prices.on_demand_per_hour"))
@@ -105,7 +109,7 @@ func FleetKeys() map[string]string {
 	return map[string]string{
 		"gpu-rps": "rps_per_instance", "peak-instances": "rps_per_instance or service_time",
 		"service-time": "service_time", "slots": "slots", "sizing": "sizing", "target-util": "target_utilisation",
-		"boot": "boot_delay", "min": "min", "max": "max", "price": "prices.on_demand_per_hour",
+		"boot": "boot_delay", "warm-start": "warm_start", "stopped-price": "prices.stopped_per_hour", "min": "min", "max": "max", "price": "prices.on_demand_per_hour",
 		"reserved-price": "prices.reserved_per_hour", "reserved": "prices.reserved_instances",
 		"slo": "slo_latency", "slo-target": "slo_quantile", "slo-quantile": "slo_quantile",
 		"schedule": "windows", "time-zone": "time_zone", "forecast-quantile": "forecast_quantile",
@@ -232,6 +236,8 @@ func (f *FleetFlags) Config() planner.Config {
 	c.Fleet.ServiceTime = f.ServiceTime
 	c.Fleet.Slots = f.Slots
 	c.Fleet.BootDelay = f.Boot
+	c.Fleet.WarmStart = f.WarmStart
+	c.Prices.StoppedPerHour = f.StoppedPrice
 	c.Fleet.MinInstances, c.Fleet.MaxInstances = f.Limits.MinInstances, f.Limits.MaxInstances
 	c.Prices.OnDemandPerHour = f.Price
 	c.Prices.ReservedPerHour = f.ReservedPrice

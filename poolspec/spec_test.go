@@ -91,8 +91,8 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 	}
 	shanghai, _ := time.LoadLocation("Asia/Shanghai")
 	want := planner.Config{
-		Fleet:  planner.Fleet{RPSPerInstance: 2, ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, Limits: planner.Limits{MinInstances: 2, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}},
-		Prices: planner.Prices{OnDemandPerHour: 3.2, ReservedPerHour: 2.1, ReservedInstances: 4, SpotPerHour: 1.1, Currency: "EUR"},
+		Fleet:  planner.Fleet{RPSPerInstance: 2, ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, WarmStart: 2 * time.Minute, Limits: planner.Limits{MinInstances: 2, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}},
+		Prices: planner.Prices{OnDemandPerHour: 3.2, ReservedPerHour: 2.1, ReservedInstances: 4, SpotPerHour: 1.1, StoppedPerHour: 0.09, Currency: "EUR"},
 		SLO:    planner.SLO{Latency: 5 * time.Second, Quantile: 0.95},
 		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.9, Calibration: planner.Calibration{On: true},
 		Reactive: planner.Reactive{ScaleOutUtilisation: 0.9, ScaleOutFor: 3 * time.Minute, ScaleOutQueue: 20,

@@ -94,12 +94,22 @@ func (r ranges) Duration(x planner.Range[time.Duration]) {
 	switch {
 	case x.Contains():
 	case x.Value > x.Hi && x.HiKey != "":
-		r.c.add(path, "%s is too long: at most %s %s", short(x.Value), x.HiKey, short(x.Hi))
+		r.c.add(path, "%s is too long: %s %s %s", short(x.Value), atMost(x.HiOpen), x.HiKey, short(x.Hi))
+	case x.HiOpen && x.Value == x.Hi:
+		r.c.add(path, "%s is too long: want less than %s", short(x.Value), strings.TrimSpace(x.HiKey+" "+short(x.Hi)))
 	case x.NegativeOff && x.Value < x.Lo:
 		r.c.add(path, "%s is too short: at least %s, or negative for none", short(x.Value), short(x.Lo))
 	default:
 		r.c.durations(path, x.Value, x.Lo, x.Hi)
 	}
+}
+
+// atMost words an upper bound: "less than" when it is open.
+func atMost(open bool) string {
+	if open {
+		return "less than"
+	}
+	return "at most"
 }
 
 // check returns every problem of f.

@@ -104,6 +104,9 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 		case err != nil && !errors.Is(err, actuator.ErrRateLimited):
 			errs = append(errs, fmt.Errorf("applying %d: %w", step.Desired, err))
 		}
+		if p.plan.Fleet.WarmTier() && !standby && outcome != OutcomeNotApplied {
+			s.keepWarm(ctx, p, step, &errs)
+		}
 	default:
 		if res, err = p.act.Preview(name, capa, known, step.Desired); err != nil {
 			errs = append(errs, fmt.Errorf("previewing %d: %w", step.Desired, err))
@@ -247,7 +250,7 @@ func (s *Service) record(p *pool, d decision) {
 	st.At = d.now
 	st.Current, st.CurrentKnown = d.capa.Current, d.known
 	st.Ready, st.Booting, st.ReadyKnown = ready, booting, d.known && d.capa.ReadyKnown
-	st.Wished, st.Desired, st.LimitedBy = d.step.Desired, desired, d.res.LimitedBy
+	st.Wished, st.Desired, st.LimitedBy, st.Warm = d.step.Desired, desired, d.res.LimitedBy, d.step.Warm
 	st.Outcome, st.NextChangeAt, st.Applied = d.outcome, d.res.NextChangeAt, applied
 	st.Reason = s.deps.Redactor.String(d.step.Reason)
 	st.DemandRPS = Number(demand)
@@ -494,4 +497,12 @@ func (s *Service) readSeries(ctx context.Context, ref poolspec.SeriesRef, start,
 // setCharge records which rule sizes the pool (control.Controller.InCharge).
 func (st *PoolStatus) setCharge(ch control.Charge) {
 	st.InCharge, st.InChargeReason = ch.Rule, ch.Reason
+}
+
+// keepWarm asks the pool's back-end for the decision's warm tier (newPool
+// refused a warm_start on a back-end without one).
+func (s *Service) keepWarm(ctx context.Context, p *pool, step planner.Step, errs *[]error) {
+	if err := p.act.SetWarm(ctx, p.spec.Name, step.Warm, step.Reason); err != nil {
+		*errs = append(*errs, fmt.Errorf("keeping %d warm (warm_start): %w", step.Warm, err))
+	}
 }

@@ -107,8 +107,12 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := inner.(actuator.WarmPooler); plan.Fleet.WarmTier() && !ok {
+		return nil, fmt.Errorf("pool %q: warm_start %v needs a back-end that keeps stopped instances (simulated, dryrun); backend %s keeps none, so every start would be a cold boot of boot_delay %v: remove warm_start",
+			ps.Name, plan.Fleet.WarmStart, ps.Backend, plan.Fleet.BootDelay)
+	}
 	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, follow: follow, inner: inner, mode: ps.Mode}
-	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Limits: ps.Fleet.Limits,
+	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Limits: ps.Fleet.Limits, WarmStart: ps.Fleet.WarmStart,
 		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
 		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
 	p.views = buildViews(ps.Name, tuner.Live())

@@ -93,8 +93,11 @@ func (s *Service) saveStartTimes(p *pool) {
 // made again. The configured boot_delay stays the pool's setting; after
 // a reload or a restart (the starts are in the state file) the next
 // decision puts the measured lead back in force.
+//
+// A pool with a warm tier (warm_start) keeps boot_delay: its starts mix
+// warm and cold ones, which the measurement does not tell apart.
 func (s *Service) learnStartTimes(p *pool, st *StartTimes) {
-	if st == nil || !st.Enough || !p.spec.LearnBootDelay {
+	if st == nil || !st.Enough || !p.spec.LearnBootDelay || p.plan.Fleet.WarmTier() {
 		return
 	}
 	lead, ok := measuredLead(st.StartEstimate, p.plan.Fleet.BootDelay)

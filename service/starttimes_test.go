@@ -68,17 +68,7 @@ func TestStatusMeasuresStartTimes(t *testing.T) {
 					p.plan.Fleet.BootDelay, p.spec.Fleet.BootDelay, p.ctl().Last().At, st.LeadTime)
 			}
 			t.Logf("%s", st.Verdict)
-			if testing.Short() {
-				return
-			}
-			chromium.Find(t)
-			srv := httptest.NewServer(r.svc.Handler(HTTPOptions{}))
-			defer srv.Close()
-			page := uitest.Check(t, srv.URL, time.Second)
-			chromium.SaveScreenshot(t, "start-times-"+strings.ReplaceAll(tc.name, " ", "-")+".png", page.Screenshot)
-			if !strings.Contains(page.Now, "Lead time: "+tc.page) {
-				t.Errorf("the Now card lacks %q:\n%s", "Lead time: "+tc.page, page.Now)
-			}
+			r.checkNowCard(t, "start-times-"+strings.ReplaceAll(tc.name, " ", "-")+".png", "Lead time: "+tc.page)
 		})
 	}
 }
@@ -148,5 +138,22 @@ func TestLearnedLeadSurvivesARestart(t *testing.T) {
 	}
 	if s := r.svc.Status()[0].StartTimes; s == nil || !s.Enough || s.LeadTime != learned {
 		t.Errorf("start times after the restart %+v, want enough restored starts and the lead %v", s, learned)
+	}
+}
+
+// checkNowCard renders the status page in Chromium (not with -short),
+// saves its screenshot as shot and checks that the Now card holds want.
+func (r *rig) checkNowCard(t *testing.T, shot, want string) {
+	t.Helper()
+	if testing.Short() {
+		return
+	}
+	chromium.Find(t)
+	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{}))
+	defer srv.Close()
+	page := uitest.Check(t, srv.URL, time.Second)
+	chromium.SaveScreenshot(t, shot, page.Screenshot)
+	if !strings.Contains(page.Now, want) {
+		t.Errorf("the Now card lacks %q:\n%s", want, page.Now)
 	}
 }

@@ -64,6 +64,11 @@ type PoolStatus struct {
 	Wished    int    `json:"wished"`
 	Desired   int    `json:"desired"`
 	LimitedBy string `json:"limited_by,omitempty"`
+	// Warm is, with a warm tier (WarmStart, the pool's warm_start), how
+	// many stopped instances the decision keeps ready to start beside
+	// Desired.
+	Warm      int           `json:"warm,omitempty"`
+	WarmStart time.Duration `json:"warm_start,omitempty"`
 	// Outcome is the decision's outcome (applied, unchanged, limited,
 	// rate_limited, not_applied, failed); NextChangeAt, when rate limited,
 	// is when min_interval allows the next change.

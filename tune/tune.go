@@ -452,7 +452,8 @@ func (c *candidate) replay(ctx context.Context, from, until time.Time, rps float
 		if at.Before(from) {
 			demand = math.NaN()
 		}
-		current := c.twin.Counts().Desired
+		counts := c.twin.Counts()
+		current := counts.Desired
 		st := planner.Step{At: at, Desired: c.flat}
 		if c.ctl != nil {
 			if seen, ok := c.twin.Latest(); ok {
@@ -461,7 +462,7 @@ func (c *candidate) replay(ctx context.Context, from, until time.Time, rps float
 				st = c.ctl.Hold(at, current, "no metrics")
 			}
 		}
-		if st.Desired != current {
+		if st.Desired != current || st.Warm != counts.Warm {
 			if _, _, err := c.twin.Apply(ctx, st); err != nil {
 				return // the simulated back-end does not fail; a cancelled context ends the replay
 			}

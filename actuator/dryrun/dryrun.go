@@ -119,6 +119,15 @@ func (d *DryRun) PublishSchedule(ctx context.Context, pool string, steps planner
 	return nil
 }
 
+// SetWarm logs the warm tier it would keep: a dry run plans with a warm
+// tier as the real back-end would.
+func (d *DryRun) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
+	d.log.InfoContext(ctx, "dry run: would keep stopped instances warm", "pool", pool, "warm", warm, "reason", reason)
+	return nil
+}
+
+var _ actuator.WarmPooler = (*DryRun)(nil)
+
 // Release logs the release it would make and remembers the instance.
 func (d *DryRun) Release(ctx context.Context, instanceID, reason string) error {
 	d.mu.Lock()

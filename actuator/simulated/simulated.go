@@ -45,6 +45,12 @@ type Options struct {
 	// CompensateWithOnDemand), spot again after. 0: never.
 	StockOutsPerWeek float64
 	StockOutFor      time.Duration
+	// WarmStart is how long a stopped instance of the pool's warm pool
+	// (SetWarm) takes to serve once started: its disk keeps the image
+	// and the weights, so it is a fraction of BootDelay. A launch starts
+	// a stopped instance when the pool holds one, and boots cold
+	// otherwise.
+	WarmStart time.Duration
 	// Rand draws boot times and interruptions; nil: a fixed seed, so runs
 	// are reproducible. The fleet serialises its use.
 	Rand *rand.Rand
@@ -58,17 +64,24 @@ type Instance struct {
 	ReadyAt    time.Time
 	// Spot is true for an interruptible instance.
 	Spot bool
+	// Warm is true for an instance started from the warm pool, in
+	// WarmStart rather than a cold boot.
+	Warm bool
 	// interruptAt is when a spot instance will be interrupted (zero:
 	// never).
 	interruptAt time.Time
 }
 
 // Usage is what a pool has consumed so far: the billed instance-time of
-// on-demand and spot instances (booting and draining ones included) and the
-// spot interruptions.
+// on-demand and spot instances (booting and draining ones included, and
+// the cold boots that fill the warm pool), the stopped instance-time of
+// the warm pool (billed for its disks), and the spot interruptions.
 type Usage struct {
 	OnDemand, Spot time.Duration
-	Interruptions  int
+	Stopped        time.Duration
+	// WarmStarts counts the launches that started a stopped instance.
+	WarmStarts    int
+	Interruptions int
 	// StockOuts counts the zone's spot stock-outs (their interruptions are
 	// in Interruptions).
 	StockOuts int
@@ -84,6 +97,9 @@ type Counts struct {
 	Booting, Ready, Draining int
 	// Desired is the size the pool is asked to keep (booting and ready).
 	Desired int
+	// Stopped instances wait in the warm pool, Warming ones boot cold on
+	// their way there; Warm is the warm pool's size asked for (SetWarm).
+	Stopped, Warming, Warm int
 }
 
 // Fleet is a set of simulated pools. It is safe for concurrent use.
@@ -123,6 +139,15 @@ type pool struct {
 	// ready caches the ready and booting counts: they stay valid until
 	// the instances change or the clock reaches the next boot's end.
 	ready readyCache
+	// warm is the warm pool's size asked for (SetWarm); stopped holds the
+	// stop times of its instances, oldest first, and warming the cold
+	// boots on their way into it. The fleet settles the warm pool at
+	// settleAt (zero: settled), just after a decision, so that the sizes
+	// a decision asks for at one instant are settled together.
+	warm     int
+	stopped  []time.Time
+	warming  []Instance
+	settleAt time.Time
 }
 
 // readyCache is a pool's ready and booting counts as of at, valid while
@@ -140,7 +165,10 @@ type drain struct {
 	until time.Time
 }
 
-var _ actuator.Actuator = (*Fleet)(nil)
+var (
+	_ actuator.Actuator   = (*Fleet)(nil)
+	_ actuator.WarmPooler = (*Fleet)(nil)
+)
 
 // New returns an empty fleet.
 func New(opts Options) *Fleet {
@@ -248,6 +276,32 @@ func (f *Fleet) PublishSchedule(ctx context.Context, name string, steps planner.
 	return nil
 }
 
+// SetWarm asks the pool to keep warm stopped instances ready to start
+// (capped so that the running and the stopped stay within the pool's
+// max). A launch starts a stopped instance first, in Options.WarmStart;
+// a scale-in stops a removed ready instance into the warm pool while it
+// has room; the fleet fills the rest with cold boots that stop once
+// ready, and terminates stopped instances beyond it. It settles just
+// after now, so a SetDesired at the same instant is settled with it: a
+// scale-out that starts stopped instances and lowers the warm pool by as
+// many boots nothing. A negative size is actuator.ErrRejected.
+func (f *Fleet) SetWarm(ctx context.Context, name string, warm int, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, err := f.pool(name)
+	if err != nil {
+		return err
+	}
+	if warm < 0 {
+		return fmt.Errorf("simulated: pool %q: warm pool %d is negative: %w", name, warm, actuator.ErrRejected)
+	}
+	p.warm = warm
+	if p.settleAt.IsZero() {
+		p.settleAt = later(f.opts.Now(), p.asOf).Add(time.Nanosecond)
+	}
+	return nil
+}
+
 // Release removes the instance at once (an idle instance has nothing in
 // flight) and lowers its pool's desired size by one so it is not replaced.
 // An unknown instance is actuator.ErrRejected.
@@ -318,7 +372,8 @@ func (p *pool) counts(now time.Time) Counts {
 			}
 		}
 	}
-	return Counts{Draining: len(p.draining), Desired: p.desired, Booting: r.booting, Ready: r.ready}
+	return Counts{Draining: len(p.draining), Desired: p.desired, Booting: r.booting, Ready: r.ready,
+		Stopped: len(p.stopped), Warming: len(p.warming), Warm: p.warm}
 }
 
 // remove deletes the k-th instance from the booting and ready ones.
@@ -363,6 +418,9 @@ func (p *pool) usage(at time.Time) Usage {
 	u := p.used
 	u.OnDemand += time.Duration(p.running[0].n)*now - p.running[0].launchSum
 	u.Spot += time.Duration(p.running[1].n)*now - p.running[1].launchSum
+	for _, since := range p.stopped {
+		u.Stopped += at.Sub(since)
+	}
 	return u
 }
 
@@ -416,7 +474,7 @@ func (f *Fleet) advance(p *pool, now time.Time) {
 			p.desired = d
 			f.reconcile(p, later(st.At, p.asOf))
 		case eventDrained:
-			p.stop(p.draining[k].Instance, at)
+			p.retire(p.draining[k].Instance, at)
 			p.draining = slices.Delete(p.draining, k, k+1)
 		case eventInterrupted:
 			p.unschedule(p.instances[k])
@@ -426,6 +484,16 @@ func (f *Fleet) advance(p *pool, now time.Time) {
 			f.reconcile(p, later(at, p.asOf))
 		case eventStockOut:
 			f.stockOut(p, at)
+		case eventWarmed:
+			in := p.warming[k]
+			p.warming = slices.Delete(p.warming, k, k+1)
+			p.stop(in, at)
+			if len(p.stopped) < p.warmTarget() {
+				p.park(at)
+			}
+		case eventSettle:
+			p.settleAt = time.Time{}
+			f.settle(p, at)
 		}
 	}
 }
@@ -438,6 +506,8 @@ const (
 	eventDrained
 	eventInterrupted
 	eventStockOut
+	eventWarmed
+	eventSettle
 )
 
 // nextEvent returns the earliest event due by now (eventNone when none):
@@ -466,6 +536,12 @@ func (p *pool) nextEvent(now time.Time) (eventKind, time.Time, int) {
 	if !p.nextStockOut.IsZero() {
 		consider(eventStockOut, p.nextStockOut, -1)
 	}
+	for i, in := range p.warming {
+		consider(eventWarmed, in.ReadyAt, i)
+	}
+	if !p.settleAt.IsZero() {
+		consider(eventSettle, p.settleAt, -1)
+	}
 	return kind, at, k
 }
 
@@ -476,14 +552,33 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// reconcile launches or removes instances at now to match desired. It
-// removes booting instances first, then ready spot ones, then ready
-// on-demand ones, newest first each; a removed ready instance drains for
-// Options.Drain.
+// reconcile launches or removes instances at now to match desired. A
+// launch starts a stopped instance of the warm pool when there is one,
+// else takes over a cold boot on its way into the warm pool, else boots
+// cold. It removes booting instances first, then ready
+// spot ones, then ready on-demand ones, newest first each; a removed
+// ready instance drains for Options.Drain, then stops into the warm pool
+// while it has room.
 func (f *Fleet) reconcile(p *pool, now time.Time) {
 	p.asOf = later(now, p.asOf)
 	for len(p.instances) < p.desired {
-		f.launch(p, now, now.Add(f.bootTime()))
+		if n := len(p.stopped); n > 0 {
+			p.used.Stopped += now.Sub(p.stopped[n-1])
+			p.stopped = p.stopped[:n-1]
+			p.used.WarmStarts++
+			f.launch(p, now, now.Add(f.startTime(f.opts.WarmStart)))
+			p.instances[len(p.instances)-1].Warm = true
+			continue
+		}
+		if n := len(p.warming); n > 0 {
+			// A cold boot on its way into the warm pool serves instead
+			// once it is up: sooner than a new one.
+			p.instances = append(p.instances, p.warming[0])
+			p.warming = p.warming[1:]
+			p.ready.ok = false
+			continue
+		}
+		f.launch(p, now, now.Add(f.startTime(f.opts.BootDelay)))
 	}
 	for len(p.instances) > p.desired {
 		k := p.victim(now)
@@ -495,7 +590,54 @@ func (f *Fleet) reconcile(p *pool, now time.Time) {
 			p.draining = append(p.draining, drain{Instance: in, until: now.Add(f.opts.Drain)})
 			continue
 		}
-		p.stop(in, now)
+		p.retire(in, now)
+	}
+}
+
+// retire stops a removed instance at at: into the warm pool when it had
+// finished booting and the pool has room, else for good.
+func (p *pool) retire(in Instance, at time.Time) {
+	p.stop(in, at)
+	if !at.Before(in.ReadyAt) && len(p.stopped)+len(p.warming) < p.warmTarget() {
+		p.park(at)
+	}
+}
+
+// park adds a stopped instance to the warm pool at at.
+func (p *pool) park(at time.Time) { p.stopped = append(p.stopped, at) }
+
+// warmTarget is the warm pool's size asked for, within what the pool's
+// max leaves above its desired size.
+func (p *pool) warmTarget() int {
+	if p.max > 0 {
+		return min(p.warm, max(p.max-p.desired, 0))
+	}
+	return p.warm
+}
+
+// settle brings the warm pool to its target at at: the instances
+// draining count towards it (they stop into it), stopped ones beyond it
+// are terminated, newest first, then cold boots still on their way; a
+// shortfall is filled with cold boots that stop once ready.
+func (f *Fleet) settle(p *pool, at time.Time) {
+	target := p.warmTarget()
+	have := len(p.stopped) + len(p.warming) + len(p.draining)
+	for ; have > target && len(p.stopped) > 0; have-- {
+		n := len(p.stopped)
+		p.used.Stopped += at.Sub(p.stopped[n-1])
+		p.stopped = p.stopped[:n-1]
+	}
+	for ; have > target && len(p.warming) > 0; have-- {
+		n := len(p.warming)
+		p.stop(p.warming[n-1], at)
+		p.warming = p.warming[:n-1]
+	}
+	for ; have < target; have++ {
+		f.seq++
+		in := Instance{ID: fmt.Sprintf("sim-%s-%04d", p.name, f.seq), Pool: p.name, LaunchedAt: at,
+			ReadyAt: at.Add(f.startTime(f.opts.BootDelay))}
+		p.warming = append(p.warming, in)
+		p.start(in)
 	}
 }
 
@@ -545,12 +687,16 @@ func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 	p.start(in)
 }
 
-// bootTime draws one instance's boot time: BootDelay, or a log-normal draw
-// with that mean and BootSpread as its standard deviation.
-func (f *Fleet) bootTime() time.Duration {
-	mean, sd := f.opts.BootDelay.Seconds(), f.opts.BootSpread.Seconds()
+// startTime draws one instance's start time of mean d (BootDelay for a
+// cold boot, WarmStart for a warm start): d, or a log-normal draw with
+// that mean and BootSpread's share of BootDelay as its standard deviation.
+func (f *Fleet) startTime(d time.Duration) time.Duration {
+	mean, sd := d.Seconds(), f.opts.BootSpread.Seconds()
+	if boot := f.opts.BootDelay.Seconds(); boot > 0 {
+		sd *= mean / boot
+	}
 	if sd <= 0 || mean <= 0 {
-		return f.opts.BootDelay
+		return d
 	}
 	sigma2 := math.Log1p(sd * sd / (mean * mean))
 	mu := math.Log(mean) - sigma2/2
