@@ -108,7 +108,7 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 		return nil, err
 	}
 	if _, ok := inner.(actuator.WarmPooler); plan.Fleet.WarmTier() && !ok {
-		return nil, fmt.Errorf("pool %q: warm_start %v needs a back-end that keeps stopped instances (simulated, dryrun); backend %s keeps none, so every start would be a cold boot of boot_delay %v: remove warm_start",
+		return nil, fmt.Errorf("pool %q: warm_start %v needs a back-end that keeps a warm tier (simulated, dryrun, kubescale with options.warm_placeholder); backend %s keeps none, so every start would be a cold boot of boot_delay %v: remove warm_start",
 			ps.Name, plan.Fleet.WarmStart, ps.Backend, plan.Fleet.BootDelay)
 	}
 	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, follow: follow, inner: inner, mode: ps.Mode}

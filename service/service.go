@@ -412,14 +412,19 @@ func (s *Service) Reload(ctx context.Context, file *poolspec.File) error {
 			s.log.Warn("setting changed; it takes effect at the next restart", "key", setting.name, "running", setting.was, "new", setting.now)
 		}
 	}
+	kept := map[string]bool{}
+	for _, p := range next {
+		kept[p.spec.Name] = true
+	}
+	for name, p := range old {
+		if !kept[name] {
+			s.retireWarmTier(ctx, p)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for p, np := range pending {
 		p.pending = np
-	}
-	kept := map[string]bool{}
-	for _, p := range next {
-		kept[p.spec.Name] = true
 	}
 	for name := range old {
 		if !kept[name] {
@@ -435,6 +440,25 @@ func (s *Service) Reload(ctx context.Context, file *poolspec.File) error {
 	s.file, s.pools = file, next
 	s.log.Info("configuration reloaded; every pool refits at its next decision", "pools", len(next), "changed", len(pending))
 	return nil
+}
+
+// retireWarmTier empties the warm tier of a pool dropped from the
+// configuration (its stopped instances or placeholder pods would
+// otherwise be kept, and billed, for nobody), when the pool applied its
+// decisions here.
+func (s *Service) retireWarmTier(ctx context.Context, p *pool) {
+	s.mu.Lock()
+	mode := p.mode
+	s.mu.Unlock()
+	if mine, _ := s.ActsFor(p.spec.Name); !p.plan.Fleet.WarmTier() || s.deps.Preview || mode != poolspec.ModeActive || !mine {
+		return
+	}
+	if err := p.act.SetWarm(ctx, p.spec.Name, 0, "pool removed from the configuration"); err != nil {
+		s.log.Error("pool removed from the configuration, but its warm tier could not be emptied; empty it by hand",
+			"pool", p.spec.Name, "err", err)
+		return
+	}
+	s.log.Info("pool removed from the configuration: its warm tier is emptied", "pool", p.spec.Name)
 }
 
 // ErrUnknownPool is returned for a pool the configuration does not have.

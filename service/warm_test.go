@@ -2,13 +2,19 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/actuator/kubescale"
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/poolspec"
 	"github.com/prewarm/prewarm/store/embedded"
@@ -67,5 +73,98 @@ func TestWarmStartNeedsAWarmBackend(t *testing.T) {
 	_, err = New(context.Background(), &cfg, Deps{Store: db, Backend: fakeBackend(fake), Logger: quietLogger()})
 	if err == nil || !strings.Contains(err.Error(), "warm_start") {
 		t.Fatalf("New with warm_start on a back-end without a warm tier: %v, want an error naming warm_start", err)
+	}
+}
+
+// kubeAPI is a loopback stand-in for the Kubernetes API server's scale
+// subresources of two Deployments in namespace inference: the pool's
+// workload, sd, and the warm tier's placeholder pods, sd-warm. The
+// workload cannot be read for its ready pods (no get on it).
+type kubeAPI struct {
+	mu                     sync.Mutex
+	replicas, placeholders int
+}
+
+func (k *kubeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var n *int
+	switch r.URL.Path {
+	case "/apis/apps/v1/namespaces/inference/deployments/sd/scale":
+		n = &k.replicas
+	case "/apis/apps/v1/namespaces/inference/deployments/sd-warm/scale":
+		n = &k.placeholders
+	default:
+		http.Error(w, `{"kind":"Status","reason":"Forbidden","message":"forbidden"}`, http.StatusForbidden)
+		return
+	}
+	if r.Method == http.MethodPatch {
+		var p struct{ Spec struct{ Replicas *int } }
+		if err := json.NewDecoder(r.Body).Decode(&p); err != nil || p.Spec.Replicas == nil {
+			http.Error(w, `{"kind":"Status","reason":"BadRequest","message":"bad patch"}`, http.StatusBadRequest)
+			return
+		}
+		*n = *p.Spec.Replicas
+	}
+	json.NewEncoder(w).Encode(map[string]any{"kind": "Scale", "spec": map[string]int{"replicas": *n}, "status": map[string]int{"replicas": *n}})
+}
+
+func (k *kubeAPI) sizes() (replicas, placeholders int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.replicas, k.placeholders
+}
+
+// On Kubernetes the warm tier is a Deployment of placeholder pods: the
+// live loop keeps it at the warm tier the decisions ask for, beside the
+// workload's own replicas, and empties it when the pool is dropped from
+// the configuration.
+func TestPlaceholderPodsFollowTheWarmTier(t *testing.T) {
+	api := &kubeAPI{replicas: 2}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	warmPool := func(p *poolspec.Pool) {
+		p.Backend, p.Mode, p.Fleet.WarmStart = kubescale.Name, poolspec.ModeActive, 2*time.Minute
+	}
+	r := newRigWith(t, 2, warmPool, func(d *Deps) {
+		d.Backend = func(_ context.Context, c actuator.PoolConfig) (actuator.Actuator, error) {
+			sc, err := kubescale.New(c.Name, kubescale.Config{APIServer: srv.URL, Namespace: "inference", Workload: "sd", Logger: quietLogger()})
+			if err != nil {
+				return nil, err
+			}
+			return sc.WithPlaceholder("sd-warm")
+		}
+	})
+	now := r.clock.Now()
+	r.writeDemand(t, now.Add(-15*24*time.Hour), now, daily)
+	followed, asked := 0, 0
+	for range 10 * 60 {
+		r.tickEvery(t, time.Minute, 1, daily)
+		st := r.svc.Status()[0]
+		replicas, placeholders := api.sizes()
+		if replicas != st.Desired {
+			t.Fatalf("%s: workload at %d, the decision applied %d", r.clock.Now().Format("15:04"), replicas, st.Desired)
+		}
+		if st.Warm > 0 {
+			asked++
+		}
+		if placeholders == st.Warm {
+			followed++
+		}
+	}
+	if asked == 0 || followed != 10*60 {
+		t.Fatalf("%d decisions asked for a warm tier; the placeholders followed %d of %d", asked, followed, 10*60)
+	}
+	_, before := api.sizes()
+	if before == 0 {
+		t.Fatal("no placeholder pods before the pool is dropped: the check below would prove nothing")
+	}
+	file := poolspec.DefaultFile()
+	file.Pools = []poolspec.Pool{testSpec("other", func(p *poolspec.Pool) { p.Backend, p.Mode = kubescale.Name, poolspec.ModeForecastOnly })}
+	if err := r.svc.Reload(context.Background(), &file); err != nil {
+		t.Fatal(err)
+	}
+	if _, after := api.sizes(); after != 0 {
+		t.Errorf("the pool dropped from the configuration left %d placeholder pods (%d before), want 0", after, before)
 	}
 }

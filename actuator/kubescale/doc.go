@@ -12,6 +12,13 @@
 // deployments/scale (or statefulsets/scale) and get on the workload (a
 // role without it leaves readiness unknown, logged once).
 //
+// With options.warm_placeholder the pool's warm tier is a Deployment of
+// placeholder pods at a negative priority (Placeholder, cluster-
+// autoscaler's overprovisioning pattern): SetWarm patches its scale, so
+// the cluster's autoscaler keeps GPU nodes up for the pods the plan will
+// need, and a real pod preempts a placeholder instead of waiting for a
+// node. The role then needs patch on that Deployment's scale too.
+//
 // A HorizontalPodAutoscaler on the same workload would fight prewarm; use
 // either this back-end or KEDA (package keda), not an HPA and this.
 package kubescale

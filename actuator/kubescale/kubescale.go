@@ -123,7 +123,13 @@ var PoolOptions = actuator.OptionSet{
 		Help: `the bearer token, re-read for every request; "" sends none`},
 	{Name: "ca_file", Kind: actuator.KindFile, Default: defaultCAFile,
 		Help: `the API server's CA; "" trusts the system's (or speaks http://)`},
+	{Name: OptWarmPlaceholder, Kind: actuator.KindString, Check: objectName,
+		Help: "a Deployment of placeholder pods at a negative priority in the namespace, scaled to the pool's warm tier " +
+			"(warm_start) so that the cluster's autoscaler keeps nodes for it; real pods preempt them (default: none)"},
 }
+
+// OptWarmPlaceholder names the warm tier's placeholder Deployment.
+const OptWarmPlaceholder = "warm_placeholder"
 
 // objectName is PoolOptions' rule for names that become URL path segments:
 // a name like "../x" must not reach another API path.
@@ -161,10 +167,53 @@ func NewFactory(getenv func(string) string, logger *slog.Logger, redactor *redac
 		if opts.Set("workload") {
 			workload = opts.String("workload")
 		}
-		return New(pool.Name, Config{APIServer: api, Namespace: ns, Workload: workload,
+		sc, err := New(pool.Name, Config{APIServer: api, Namespace: ns, Workload: workload,
 			Resource: opts.String("resource"), Token: tokenReader(opts.String("token_file")),
 			HTTPClient: client, Logger: logger, Redactor: redactor})
+		if err != nil || !opts.Set(OptWarmPlaceholder) {
+			return sc, err
+		}
+		return sc.WithPlaceholder(opts.String(OptWarmPlaceholder))
 	}
+}
+
+// Placeholder is a Scaler that also keeps a pool's warm tier on
+// Kubernetes, as cluster-autoscaler's overprovisioning pattern does: a
+// Deployment of pause pods at a negative-priority PriorityClass holds
+// room on the GPU nodes, so the autoscaler (cluster-autoscaler, Karpenter)
+// keeps those nodes up, and a real pod of the pool preempts one and starts
+// on a node that is already there, its image cached: a warm start instead
+// of a node's boot. SetWarm sizes the placeholders to the warm tier.
+type Placeholder struct {
+	*Scaler
+	name  string
+	scale string // the placeholder Deployment's scale subresource URL
+}
+
+var (
+	_ actuator.WarmPooler   = (*Placeholder)(nil)
+	_ actuator.ReadyCounter = (*Placeholder)(nil)
+)
+
+// WithPlaceholder returns s keeping its pool's warm tier as the
+// replicas of the Deployment name, in s's namespace.
+func (s *Scaler) WithPlaceholder(name string) (*Placeholder, error) {
+	if err := objectName(name); err != nil {
+		return nil, fmt.Errorf("kubescale: pool %q: options.%s: %w", s.pool, OptWarmPlaceholder, err)
+	}
+	base, _ := url.Parse(s.cfg.APIServer) // New parsed it
+	scale := base.JoinPath("apis", "apps", "v1", "namespaces", s.cfg.Namespace, "deployments", name, "scale")
+	return &Placeholder{Scaler: s, name: name, scale: scale.String()}, nil
+}
+
+// SetWarm implements actuator.WarmPooler: it patches the placeholder
+// Deployment's spec.replicas to warm.
+func (p *Placeholder) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
+	if err := p.scaleTo(ctx, pool, p.scale, warm); err != nil {
+		return err
+	}
+	p.log.InfoContext(ctx, "warm tier's placeholders scaled", "placeholder", p.cfg.Namespace+"/"+p.name, "replicas", warm, "reason", reason)
+	return nil
 }
 
 // apiServer is the api_server option, or the in-cluster address.
@@ -272,15 +321,20 @@ func (s *Scaler) ReadyInstances(ctx context.Context, pool string) (int, bool) {
 
 // SetDesired patches spec.replicas.
 func (s *Scaler) SetDesired(ctx context.Context, pool string, desired int, reason string) error {
-	if err := s.check(pool); err != nil {
-		return err
-	}
-	body := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, desired)
-	if err := s.do(ctx, http.MethodPatch, s.scale, body, nil); err != nil {
+	if err := s.scaleTo(ctx, pool, s.scale, desired); err != nil {
 		return err
 	}
 	s.log.InfoContext(ctx, "workload scaled", "workload", s.cfg.Namespace+"/"+s.cfg.Workload, "replicas", desired, "reason", reason)
 	return nil
+}
+
+// scaleTo patches the spec.replicas of the scale subresource at target,
+// for pool.
+func (s *Scaler) scaleTo(ctx context.Context, pool, target string, replicas int) error {
+	if err := s.check(pool); err != nil {
+		return err
+	}
+	return s.do(ctx, http.MethodPatch, target, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas), nil)
 }
 
 // PublishSchedule is not supported: Kubernetes has no scheduled scaling.
@@ -304,10 +358,7 @@ func (s *Scaler) check(pool string) error {
 // and decodes the reply into out (if not nil), mapping HTTP statuses onto
 // the actuator's errors.
 func (s *Scaler) do(ctx context.Context, method, target string, body []byte, out any) error {
-	what := fmt.Sprintf("kubescale: %s %s/%s/%s", method, s.cfg.Namespace, s.cfg.Resource, s.cfg.Workload)
-	if target == s.scale {
-		what += "/scale"
-	}
+	what := "kubescale: " + method + " " + objectPath(target)
 	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -346,6 +397,20 @@ func (s *Scaler) do(ctx context.Context, method, target string, body []byte, out
 		}
 	}
 	return nil
+}
+
+// objectPath names the object a request's URL reaches as errors do:
+// namespace/resource/name, with /scale for the subresource.
+func objectPath(target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	_, path, found := strings.Cut(u.Path, "/namespaces/")
+	if !found {
+		return u.Path
+	}
+	return path
 }
 
 // classify maps an HTTP status to the actuator's error kinds.

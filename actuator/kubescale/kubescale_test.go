@@ -36,12 +36,27 @@ type apiServer struct {
 	workloadReads         int
 	fail                  []int // statuses to answer next, in order
 	patches               []string
-	t                     *testing.T
+	// placeholders is the replicas of deployments/inference/sd-warm, the
+	// warm tier's placeholder pods (-1: no such Deployment).
+	placeholders int
+	t            *testing.T
 }
 
 func (a *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if r.URL.Path == "/apis/apps/v1/namespaces/inference/deployments/sd-warm/scale" && a.placeholders >= 0 {
+		var p struct{ Spec struct{ Replicas *int } }
+		body, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodPatch || r.Header.Get("Authorization") != "Bearer "+token ||
+			json.Unmarshal(body, &p) != nil || p.Spec.Replicas == nil {
+			http.Error(w, `{"kind":"Status","reason":"BadRequest","message":"bad request"}`, http.StatusBadRequest)
+			return
+		}
+		a.placeholders = *p.Spec.Replicas
+		json.NewEncoder(w).Encode(map[string]any{"kind": "Scale", "spec": map[string]int{"replicas": a.placeholders}})
+		return
+	}
 	if r.URL.Path == "/apis/apps/v1/namespaces/inference/deployments/sd" && r.Method == http.MethodGet &&
 		r.Header.Get("Authorization") == "Bearer "+token {
 		a.workloadReads++
@@ -272,5 +287,38 @@ func TestCapacityReadsReadyPods(t *testing.T) {
 				t.Errorf("workload read %d times over a Capacity and two ReadyInstances calls, want %d", api.workloadReads, tc.wantReads)
 			}
 		})
+	}
+}
+
+// With warm_placeholder the back-end keeps the warm tier as the replicas
+// of a placeholder Deployment, beside the pool's own workload; without
+// it, it keeps none. A missing placeholder Deployment is an error that
+// names it.
+func TestWarmPlaceholder(t *testing.T) {
+	ctx := context.Background()
+	api := &apiServer{replicas: 2}
+	a := newScaler(t, api, map[string]string{"warm_placeholder": "sd-warm"})
+	wp, ok := a.(actuator.WarmPooler)
+	if !ok {
+		t.Fatalf("%T with warm_placeholder keeps no warm tier", a)
+	}
+	for _, warm := range []int{3, 0, 5} {
+		if err := wp.SetWarm(ctx, "sd-pool", warm, "plan"); err != nil {
+			t.Fatal(err)
+		}
+		if api.placeholders != warm || api.replicas != 2 {
+			t.Errorf("SetWarm(%d): %d placeholders, workload %d; want %d and the workload left at 2", warm, api.placeholders, api.replicas, warm)
+		}
+	}
+	if _, ok := a.(actuator.ReadyCounter); !ok {
+		t.Errorf("%T no longer reads the ready pods", a)
+	}
+	if plain := newScaler(t, &apiServer{replicas: 2}, nil); func() bool { _, ok := plain.(actuator.WarmPooler); return ok }() {
+		t.Errorf("%T without warm_placeholder claims a warm tier", plain)
+	}
+	gone := &apiServer{replicas: 2, placeholders: -1}
+	err := newScaler(t, gone, map[string]string{"warm_placeholder": "sd-warm"}).(actuator.WarmPooler).SetWarm(ctx, "sd-pool", 1, "plan")
+	if !errors.Is(err, actuator.ErrRejected) || !strings.Contains(err.Error(), "inference/deployments/sd-warm/scale") {
+		t.Errorf("SetWarm without the placeholder Deployment: %v, want rejected, naming it", err)
 	}
 }
