@@ -34,8 +34,11 @@ func TestServeKeepsTheWarmTier(t *testing.T) {
 	now := r.clock.Now() // midnight: the daily cycle rises towards 14:00
 	r.writeDemand(t, now.Add(-15*24*time.Hour), now, daily)
 	var kept, asked int
-	for range 12 * 60 {
+	for i := range 12 * 60 {
 		r.tickEvery(t, time.Minute, 1, daily)
+		if i == 6*60 {
+			checkWarmSchedule(t, r) // the morning's rise lies ahead
+		}
 		st := r.svc.Status()[0]
 		c := fleet.Counts(testPool)
 		if c.Warm != st.Warm {
@@ -166,5 +169,27 @@ func TestPlaceholderPodsFollowTheWarmTier(t *testing.T) {
 	}
 	if _, after := api.sizes(); after != 0 {
 		t.Errorf("the pool dropped from the configuration left %d placeholder pods (%d before), want 0", after, before)
+	}
+}
+
+// checkWarmSchedule checks that /api/v1/pools/NAME/schedule shows the
+// warm tier on the plan's steps.
+func checkWarmSchedule(t *testing.T, r *rig) {
+	t.Helper()
+	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{}))
+	defer srv.Close()
+	var sched ScheduleView
+	_, body, _ := fetch(t, srv, "/api/v1/pools/"+testPool+"/schedule")
+	if err := json.Unmarshal(body, &sched); err != nil {
+		t.Fatal(err)
+	}
+	warmSteps := 0
+	for _, st := range sched.ModelPlan {
+		if st.Warm > 0 {
+			warmSteps++
+		}
+	}
+	if warmSteps == 0 || !strings.Contains(string(body), `"warm":`) {
+		t.Errorf("the schedule API shows no warm tier on the plan's %d steps:\n%.600s", len(sched.ModelPlan), body)
 	}
 }
