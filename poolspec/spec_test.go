@@ -124,7 +124,7 @@ func TestBadFiles(t *testing.T) {
 		{"unknown-keys.bad.yml", []string{
 			"1: intervall: unknown key (known: audit_log, election, interval, listen, pools, state_file, workers)",
 			"6: pools[0].rps_per_gpu: unknown key (known: backend, boot_delay,",
-			"9: pools[0].options.namspace: unknown option of back-end kubescale (known: api_server, ca_file, namespace, resource, token_file, workload)",
+			"9: pools[0].options.namspace: unknown option of back-end kubescale (known: api_server, ca_file, namespace, resource, token_file, warm_placeholder, workload)",
 			"10: pools[0].options.tokn_file: unknown option of back-end kubescale",
 			"12: pools[0].forecast.stpe: unknown key (known: choose_model_daily, history, horizon, periods, refit_every, step)",
 		}},
