@@ -60,13 +60,7 @@ func (b *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ScoreUntil, "score-until", "", "count figures only before this time (RFC 3339)")
 	fs.BoolVar(&b.Frontier, "frontier", false, "sweep each policy's knobs and report the cheapest setting reaching each --slo-targets value")
 	fs.Float64SliceVar(&o.SLOTargets, "slo-targets", []float64{0.99, 0.995, 0.999}, fmt.Sprintf("SLO targets of the frontier, each in (0, 1), at most %d", MaxSLOTargets))
-	fs.Float64Var(&o.SpotShare, "spot-share", 0, "share of instances above the reserved baseline run on spot, in [0, 1]")
-	fs.Float64Var(&o.SpotRate, "spot-interruptions", DefaultSpotInterruptions, "interruptions per spot instance-hour, 0 to "+poolspec.HelpNumber(MaxSpotInterruptions))
-	fs.Float64Var(&o.SpotStockOuts, "spot-stockouts", 0, "zone-wide spot stock-outs a week, 0 to "+poolspec.HelpNumber(MaxSpotStockOuts)+
-		": every spot instance is interrupted at once and replaced on demand, and new ones launch on demand for --spot-stockout-for")
-	fs.DurationVar(&o.SpotStockOutFor, "spot-stockout-for", DefaultSpotStockOutFor, "how long a spot stock-out lasts, 0 to "+span(maxDay))
-	fs.Float64Var(&o.SpotPrice, "spot-price", pool.Prices.SpotPerHour, "spot price per instance-hour, 0 to "+poolspec.HelpNumber(planner.MaxPrice))
-	fs.Uint64Var(&o.Seed, "seed", 1, "seed for spot interruptions and boot times")
+	o.RegisterSpot(fs, pool.Prices.SpotPerHour)
 	fs.StringVar(&b.WriteDemand, "write-demand", "", "also write the demand replayed (after --step) to this CSV file as timestamp,requests per step")
 }
 
@@ -141,4 +135,17 @@ func gridUsage(err error) error {
 		return &poolspec.FlagError{Err: err}
 	}
 	return err
+}
+
+// RegisterSpot adds the spot flags (--spot-share, --spot-interruptions,
+// --spot-stockouts, --spot-stockout-for, --spot-price at price, --seed)
+// to fs, as backtest and eval policy both take them.
+func (o *Options) RegisterSpot(fs *pflag.FlagSet, price float64) {
+	fs.Float64Var(&o.SpotShare, "spot-share", 0, "share of instances above the reserved baseline run on spot, in [0, 1]")
+	fs.Float64Var(&o.SpotRate, "spot-interruptions", DefaultSpotInterruptions, "interruptions per spot instance-hour, 0 to "+poolspec.HelpNumber(MaxSpotInterruptions))
+	fs.Float64Var(&o.SpotStockOuts, "spot-stockouts", 0, "zone-wide spot stock-outs a week, 0 to "+poolspec.HelpNumber(MaxSpotStockOuts)+
+		": every spot instance is interrupted at once and replaced on demand, and new ones launch on demand for --spot-stockout-for")
+	fs.DurationVar(&o.SpotStockOutFor, "spot-stockout-for", DefaultSpotStockOutFor, "how long a spot stock-out lasts, 0 to "+poolspec.HelpSpan(maxDay))
+	fs.Float64Var(&o.SpotPrice, "spot-price", price, "spot price per instance-hour, 0 to "+poolspec.HelpNumber(planner.MaxPrice))
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed for spot interruptions and boot times")
 }

@@ -104,9 +104,7 @@ func (o Options) Check() error {
 		poolspec.CheckStep("--drain", o.Drain, -maxDay, maxDay, false),
 		poolspec.CheckStep("--metrics-lag", o.MetricsLag, 0, maxMetricsLag, false),
 		poolspec.CheckStep("--warm-up", o.WarmUp, 0, maxWarmUp, false),
-		CheckSpot(o.SpotPrice, o.SpotRate, o.SpotShare),
-		poolspec.CheckFloat("--spot-stockouts", o.SpotStockOuts, 0, MaxSpotStockOuts, false),
-		poolspec.CheckStep("--spot-stockout-for", o.SpotStockOutFor, 0, maxDay, false),
+		o.CheckSpotFlags(),
 	}
 	for _, q := range o.SLOTargets {
 		checks = append(checks, poolspec.CheckUnit("--slo-targets", q, false, false))
@@ -155,8 +153,29 @@ func (o Options) Apply(cfg *Config) error {
 	if cfg.ScoreUntil, err = parseScoreTime("--score-until", o.ScoreUntil); err != nil {
 		return err
 	}
-	cfg.Spot = Spot{Share: o.SpotShare, InterruptionsPerHour: o.SpotRate, StockOutsPerWeek: o.SpotStockOuts,
+	cfg.Spot = o.Spot()
+	return nil
+}
+
+// Spot is the spot market the spot flags describe.
+func (o Options) Spot() Spot {
+	return Spot{Share: o.SpotShare, InterruptionsPerHour: o.SpotRate, StockOutsPerWeek: o.SpotStockOuts,
 		StockOutFor: o.SpotStockOutFor, Seed: o.Seed}
+}
+
+// CheckSpotFlags refuses the spot flags (RegisterSpot) out of range.
+func (o Options) CheckSpotFlags() error {
+	return firstErr(CheckSpot(o.SpotPrice, o.SpotRate, o.SpotShare),
+		poolspec.CheckFloat("--spot-stockouts", o.SpotStockOuts, 0, MaxSpotStockOuts, false),
+		poolspec.CheckStep("--spot-stockout-for", o.SpotStockOutFor, 0, maxDay, false))
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/poolspec"
@@ -37,6 +39,8 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	tuning := fs.Bool("tune", true, "let the hybrid choose walk-forward among its candidates, as serve's pools do (tune.enabled: true); false: the hybrid alone")
 	loto := fs.Bool("loto", false, "choose the tuner's defaults without each trace before scoring it (leave one trace out); replays every first half once per setting")
 	format := fs.String("format", "table", "output format: table or json")
+	var spot backtest.Options
+	spot.RegisterSpot(fs, poolspec.DefaultPool().Prices.SpotPerHour)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -56,6 +60,9 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := cf.CheckRanges(); err != nil {
 		return err
 	}
+	if err := spot.CheckSpotFlags(); err != nil {
+		return err
+	}
 	suite := backtest.SuiteInputs{Inputs: inputs, Datasets: *datasetsDir, Seeds: *seeds, Days: *days}
 	traces, err := suite.Traces(func(path string) (backtest.Trace, error) { return cf.LoadFile(path, stderr) }, stderr)
 	if err != nil {
@@ -64,6 +71,12 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	cases, err := backtest.SuiteCases(traces, cf.PlannerConfig, *tuning)
 	if err != nil {
 		return err
+	}
+	if spotFlagsGiven(fs) {
+		for i := range cases {
+			cases[i].Config.Spot = spot.Spot()
+			cases[i].Config.Planner.Prices.SpotPerHour = spot.SpotPrice
+		}
 	}
 	start := time.Now()
 	say := func(s string) { fmt.Fprintf(stderr, "%6s  %s\n", time.Since(start).Round(time.Second), s) }
@@ -87,4 +100,15 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return printJSON(stdout, rep)
 	}
 	return backtest.WriteSuiteTable(stdout, rep)
+}
+
+// spotFlagsGiven reports whether the command line gave a spot flag: the
+// suite runs all on demand otherwise.
+func spotFlagsGiven(fs *pflag.FlagSet) bool {
+	for _, name := range []string{"spot-share", "spot-interruptions", "spot-stockouts", "spot-stockout-for", "spot-price", "seed"} {
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			return true
+		}
+	}
+	return false
 }

@@ -18,8 +18,11 @@ type evalPolicyReport struct {
 		Trace      string    `json:"trace"`
 		ScoredFrom time.Time `json:"scored_from"`
 		Hybrid     struct {
-			Cost          float64 `json:"cost"`
-			SLOAttainment float64 `json:"slo_attainment"`
+			Cost              float64 `json:"cost"`
+			SLOAttainment     float64 `json:"slo_attainment"`
+			SpotInterruptions int     `json:"spot_interruptions"`
+			WarmStarts        int     `json:"warm_starts"`
+			StoppedHours      float64 `json:"stopped_hours"`
 		} `json:"hybrid"`
 		Baseline struct {
 			Policy string `json:"policy"`
@@ -70,6 +73,21 @@ func TestEvalPolicyInputJSON(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "1/1") {
 		t.Errorf("stderr %q does not report progress of the one trace", errOut)
+	}
+}
+
+// The suite replays every policy on the tiers the flags give: spot
+// instances interrupted at --spot-interruptions, and a warm tier.
+func TestEvalPolicyWithTiers(t *testing.T) {
+	path := writeDemandCSV(t, 14*24, "rfc3339")
+	code, out, errOut := runCmd("eval", "policy", "--input", path, "--synthetic-seeds", "0", "--peak-instances", "20",
+		"--datasets", t.TempDir(), "--format", "json", "--spot-share", "0.5", "--spot-interruptions", "2", "--warm-start", "90s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	h := decodeEvalPolicy(t, out).Entries[0].Hybrid
+	if h.SpotInterruptions == 0 || h.WarmStarts == 0 || !(h.StoppedHours > 0) {
+		t.Errorf("hybrid: %d spot interruptions, %d warm starts, %v stopped hours; want all three", h.SpotInterruptions, h.WarmStarts, h.StoppedHours)
 	}
 }
 
@@ -139,6 +157,9 @@ func TestEvalPolicyBadFlags(t *testing.T) {
 		{"loto without tuning", []string{"--input", csv, "--synthetic-seeds", "0", "--loto", "--tune=false"}, "--loto"},
 		{"nothing to replay", []string{"--synthetic-seeds", "0"}, "no trace to replay"},
 		{"trace too short to split", []string{"--input", short, "--synthetic-seeds", "0"}, "too short"},
+		{"spot share above 1", []string{"--input", csv, "--spot-share", "1.5"}, "--spot-share"},
+		{"too many stock-outs", []string{"--input", csv, "--spot-stockouts", "200"}, "--spot-stockouts"},
+		{"warm start as long as the boot", []string{"--input", csv, "--warm-start", "10m"}, "--warm-start"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
