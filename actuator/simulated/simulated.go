@@ -572,10 +572,12 @@ func (f *Fleet) reconcile(p *pool, now time.Time) {
 		}
 		if n := len(p.warming); n > 0 {
 			// A cold boot on its way into the warm pool serves instead
-			// once it is up: sooner than a new one.
-			p.instances = append(p.instances, p.warming[0])
+			// once it is up: sooner than a new one. It joins the group
+			// as a launch does (spot or on demand), billed so from now.
+			in := p.warming[0]
 			p.warming = p.warming[1:]
-			p.ready.ok = false
+			p.stop(in, now)
+			f.launch(p, now, in.ReadyAt)
 			continue
 		}
 		f.launch(p, now, now.Add(f.startTime(f.opts.BootDelay)))

@@ -115,6 +115,27 @@ func TestWarmPool(t *testing.T) {
 	}
 }
 
+// A cold boot on its way into the warm pool that a scale-out takes over
+// joins the group as a launch does: on spot where the spot share asks.
+func TestTakenOverWarmBootFollowsTheSpotShare(t *testing.T) {
+	ctx := context.Background()
+	clock := actuatortest.NewClock(t0)
+	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 10 * time.Minute, WarmStart: time.Minute, SpotShare: 1})
+	f.AddPool("gpu", 0, 0, 10)
+	must(t, f.SetWarm(ctx, "gpu", 1, "plan"))
+	clock.Advance(time.Minute)
+	must(t, f.SetDesired(ctx, "gpu", 1, "rise"))
+	ins := f.Instances("gpu")
+	if len(ins) != 1 || !ins[0].Spot || !ins[0].ReadyAt.Equal(t0.Add(10*time.Minute+time.Nanosecond)) {
+		t.Fatalf("instances %+v, want the warming boot taken over, on spot, ready when its boot ends", ins)
+	}
+	clock.Advance(time.Hour)
+	u := f.Usage("gpu")
+	if u.OnDemand != time.Minute-time.Nanosecond || u.Spot != time.Hour {
+		t.Errorf("billed %v on demand and %v spot, want its first minute on demand (warming) and the hour after on spot", u.OnDemand, u.Spot)
+	}
+}
+
 func TestSetWarmRefusesANegativeSize(t *testing.T) {
 	f := simulated.New(simulated.Options{Now: actuatortest.NewClock(t0).Now})
 	f.AddPool("gpu", 1, 0, 4)
