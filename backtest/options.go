@@ -165,18 +165,13 @@ func (o Options) Spot() Spot {
 
 // CheckSpotFlags refuses the spot flags (RegisterSpot) out of range.
 func (o Options) CheckSpotFlags() error {
-	return firstErr(CheckSpot(o.SpotPrice, o.SpotRate, o.SpotShare),
-		poolspec.CheckFloat("--spot-stockouts", o.SpotStockOuts, 0, MaxSpotStockOuts, false),
-		poolspec.CheckStep("--spot-stockout-for", o.SpotStockOutFor, 0, maxDay, false))
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	if err := CheckSpot(o.SpotPrice, o.SpotRate, o.SpotShare); err != nil {
+		return err
 	}
-	return nil
+	if err := poolspec.CheckFloat("--spot-stockouts", o.SpotStockOuts, 0, MaxSpotStockOuts, false); err != nil {
+		return err
+	}
+	return poolspec.CheckStep("--spot-stockout-for", o.SpotStockOutFor, 0, maxDay, false)
 }
 
 func parseScoreTime(flag, v string) (time.Time, error) {

@@ -121,10 +121,11 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 			return res, ctx.Err()
 		}
 		at := sim.Now()
-		current := sim.Counts().Desired
+		counts := sim.Counts()
+		current := counts.Desired
 		obs, ok := sim.Latest()
 		st := p.decide(at, obs, ok, current)
-		if st.Desired != current || st.Warm != sim.Counts().Warm {
+		if st.Desired != current || st.Warm != counts.Warm {
 			applied, changed, err := sim.Apply(ctx, st)
 			if err != nil {
 				return res, fmt.Errorf("%s at %s: %w", name, at.Format(time.RFC3339), err)

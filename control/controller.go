@@ -730,10 +730,10 @@ func (c *Controller) followedAt(g planner.GateResult) string {
 // state is as it was. why says what is missing, for the step's reason.
 func (c *Controller) Hold(now time.Time, current int, why string) planner.Step {
 	terms := []planner.Step{{At: now, Desired: current, Reason: fmt.Sprintf("hold %d: %s", current, why)}}
-	st, found := c.PlanStep(now)
-	found = found && !c.strategy.NoPlan
+	plan, planned := c.PlanStep(now)
+	found := planned && !c.strategy.NoPlan
 	if found {
-		terms = append(terms, st)
+		terms = append(terms, plan)
 	}
 	if n := c.strategy.Flat; n > current {
 		terms = append(terms, planner.Step{At: now, Desired: n, Reason: "flat: " + strconv.Itoa(n) + " instances"})
@@ -741,7 +741,6 @@ func (c *Controller) Hold(now time.Time, current int, why string) planner.Step {
 	c.level, _ = c.levelAt(now, found)
 	terms = append(terms, c.plan.FloorStep(now))
 	out := c.plan.Combine(now, terms...)
-	plan, planned := c.PlanStep(now)
 	out.Warm = c.warmFor(out.Desired, plan, planned)
 	return out
 }

@@ -395,9 +395,10 @@ func (r Reactive) SurgeHeadroom() float64 { return orDefault(r.PanicHeadroom, 2)
 // DefaultConfig returns the defaults: utilisation sizing at 80%, an SLO of
 // 99.5% of requests waiting at most 10 seconds, the forecast quantile
 // calibrated walk-forward from 0.9 with per-slot error bounds and the
-// peak cap, a 10-minute boot, 1 to 100 instances at 2.50 an hour on demand
-// (0.075 stopped, 3% of it: disks), no warm tier, and the reactive rules documented on Reactive. Fleet.RPSPerInstance has no
-// sensible default and must be set.
+// peak cap, a 10-minute boot, no warm tier, 1 to 100 instances at 2.50 an
+// hour on demand (0.075 stopped, 3% of it: disks), and the reactive rules
+// documented on Reactive. Fleet.RPSPerInstance has no sensible default and
+// must be set.
 func DefaultConfig() Config {
 	return Config{
 		Fleet: Fleet{

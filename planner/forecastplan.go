@@ -81,16 +81,16 @@ func ForecastPlan(now time.Time, d DemandForecast, c Config) (Schedule, error) {
 		return nil, ErrEmptyForecast
 	}
 	needs := c.Needs(d)
-	leads := []time.Duration{c.Fleet.Lead()}
+	lead, warmLead := c.Fleet.Lead(), c.Fleet.Lead()
 	if c.Fleet.WarmTier() {
-		leads = append(leads, c.Fleet.WarmLead())
+		warmLead = c.Fleet.WarmLead()
 	}
 	// Desired (and Warm) change only where an interval enters a look-ahead
 	// window (its start minus the lead) or leaves it (its end).
 	times := []time.Time{now}
 	for i := 0; i <= h; i++ {
 		s := d.Start.Add(time.Duration(i) * d.Step)
-		for _, t := range []time.Time{s.Add(-leads[0]), s, s.Add(-leads[len(leads)-1])} {
+		for _, t := range []time.Time{s.Add(-lead), s, s.Add(-warmLead)} {
 			if t.After(now) && t.Before(d.End()) {
 				times = append(times, t)
 			}

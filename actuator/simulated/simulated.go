@@ -64,9 +64,6 @@ type Instance struct {
 	ReadyAt    time.Time
 	// Spot is true for an interruptible instance.
 	Spot bool
-	// Warm is true for an instance started from the warm pool, in
-	// WarmStart rather than a cold boot.
-	Warm bool
 	// interruptAt is when a spot instance will be interrupted (zero:
 	// never).
 	interruptAt time.Time
@@ -562,12 +559,10 @@ func later(a, b time.Time) time.Time {
 func (f *Fleet) reconcile(p *pool, now time.Time) {
 	p.asOf = later(now, p.asOf)
 	for len(p.instances) < p.desired {
-		if n := len(p.stopped); n > 0 {
-			p.used.Stopped += now.Sub(p.stopped[n-1])
-			p.stopped = p.stopped[:n-1]
+		if len(p.stopped) > 0 {
+			p.unpark(now)
 			p.used.WarmStarts++
 			f.launch(p, now, now.Add(f.startTime(f.opts.WarmStart)))
-			p.instances[len(p.instances)-1].Warm = true
 			continue
 		}
 		if n := len(p.warming); n > 0 {
@@ -605,8 +600,15 @@ func (p *pool) retire(in Instance, at time.Time) {
 	}
 }
 
-// park adds a stopped instance to the warm pool at at.
+// park adds a stopped instance to the warm pool at at; unpark takes the
+// newest out at at (to start it, or for good), billing its stopped time.
 func (p *pool) park(at time.Time) { p.stopped = append(p.stopped, at) }
+
+func (p *pool) unpark(at time.Time) {
+	n := len(p.stopped)
+	p.used.Stopped += at.Sub(p.stopped[n-1])
+	p.stopped = p.stopped[:n-1]
+}
 
 // warmTarget is the warm pool's size asked for, within what the pool's
 // max leaves above its desired size.
@@ -625,9 +627,7 @@ func (f *Fleet) settle(p *pool, at time.Time) {
 	target := p.warmTarget()
 	have := len(p.stopped) + len(p.warming) + len(p.draining)
 	for ; have > target && len(p.stopped) > 0; have-- {
-		n := len(p.stopped)
-		p.used.Stopped += at.Sub(p.stopped[n-1])
-		p.stopped = p.stopped[:n-1]
+		p.unpark(at)
 	}
 	for ; have > target && len(p.warming) > 0; have-- {
 		n := len(p.warming)
@@ -635,9 +635,7 @@ func (f *Fleet) settle(p *pool, at time.Time) {
 		p.warming = p.warming[:n-1]
 	}
 	for ; have < target; have++ {
-		f.seq++
-		in := Instance{ID: fmt.Sprintf("sim-%s-%04d", p.name, f.seq), Pool: p.name, LaunchedAt: at,
-			ReadyAt: at.Add(f.startTime(f.opts.BootDelay))}
+		in := f.newInstance(p, at, at.Add(f.startTime(f.opts.BootDelay)))
 		p.warming = append(p.warming, in)
 		p.start(in)
 	}
@@ -667,8 +665,7 @@ func (p *pool) victim(now time.Time) int {
 // the pool's spot instances are below SpotShare of those above the
 // on-demand base.
 func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
-	f.seq++
-	in := Instance{ID: fmt.Sprintf("sim-%s-%04d", p.name, f.seq), Pool: p.name, LaunchedAt: at, ReadyAt: readyAt}
+	in := f.newInstance(p, at, readyAt)
 	if f.opts.SpotShare > 0 {
 		spots := 0
 		for _, x := range p.instances {
@@ -687,6 +684,13 @@ func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 	p.instances = append(p.instances, in)
 	p.ready.ok = false
 	p.start(in)
+}
+
+// newInstance names a new instance of p, launched at at and ready at
+// readyAt (on demand).
+func (f *Fleet) newInstance(p *pool, at, readyAt time.Time) Instance {
+	f.seq++
+	return Instance{ID: fmt.Sprintf("sim-%s-%04d", p.name, f.seq), Pool: p.name, LaunchedAt: at, ReadyAt: readyAt}
 }
 
 // startTime draws one instance's start time of mean d (BootDelay for a
