@@ -112,8 +112,8 @@ func twice(acted map[string][]decider) []string {
 // The shard demonstration: four serve processes share 4,000 pools in 64
 // buckets, each holding some of the buckets. No pool is acted on by two
 // replicas in one interval; when one replica is killed with SIGKILL, every
-// pool it owned is decided by a survivor within one lease duration plus
-// one interval, still by one replica only.
+// pool it owned is decided by a survivor in a round that begins within one
+// lease duration plus one interval, still by one replica only.
 func TestShardsSurviveAKilledReplica(t *testing.T) {
 	if os.Getenv("PREWARM_SHARD_TEST") == "" {
 		t.Skip("four replicas of 4,000 pools need the machine to themselves: make test runs this alone after the others (PREWARM_SHARD_TEST=1)")
@@ -220,10 +220,15 @@ func TestShardsSurviveAKilledReplica(t *testing.T) {
 		first.Round(time.Millisecond), last.Round(time.Millisecond), seen.Round(time.Millisecond))
 	t.Logf("%s killed: its %d pools decided again by the survivors (lease %v, interval %v); lease requests: %v",
 		victim, len(orphans), shardLease, shardInterval, kube.Requests())
-	// What a poll saw bounds the decisions from above: it counts the
-	// decision round's length and the poll's own.
-	if seen > limit {
-		t.Errorf("the killed replica's pools were seen decided again %v after the kill, want within %v", seen, limit)
+	// Each decision records when its round began: every orphan's round
+	// must begin within the lease plus one interval. What a poll saw adds
+	// the round's own length and the poll's, which a loaded machine
+	// stretches; it is bounded by one interval more.
+	if last > limit {
+		t.Errorf("the killed replica's pools were decided again by rounds that began up to %v after the kill, want within %v", last, limit)
+	}
+	if seen > limit+shardInterval {
+		t.Errorf("the killed replica's pools were seen decided again %v after the kill, want within %v", seen, limit+shardInterval)
 	}
 	if both := twice(acted); len(both) > 0 {
 		t.Errorf("after the kill, pools acted on by two replicas in one interval: %d, first %s", len(both), both[0])
