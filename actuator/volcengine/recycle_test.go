@@ -10,9 +10,9 @@ import (
 	"github.com/prewarm/prewarm/actuator/volcengine/volcenginetest"
 )
 
-// With release_mode recycle, releasing a member of the pool's group
-// removes it in recycle mode (kept stopped in the group, one fewer asked
-// for); a member of a pool in stop mode, and an instance outside every
+// With release_mode recycle, releasing a member of the pool's group (in
+// ScalingMode recycle) removes it in recycle mode (kept stopped in the
+// group, one fewer asked for); a member of a pool in stop mode, and an instance outside every
 // group, are stopped with StopInstances as before. The note says which.
 func TestRecycleMembers(t *testing.T) {
 	cases := []struct {
@@ -28,7 +28,7 @@ func TestRecycleMembers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, volcengine.Options{})
-			f.srv.AddGroup(volcenginetest.Group{ID: "scg-a", Min: 1, Max: 8, Desired: 3, InstanceIDs: []string{"i-a1", "i-a2", "i-a3"}})
+			f.srv.AddGroup(volcenginetest.Group{ID: "scg-a", Min: 1, Max: 8, Desired: 3, ScalingMode: volcenginetest.ScalingModeRecycle, InstanceIDs: []string{"i-a1", "i-a2", "i-a3"}})
 			f.srv.AddGroup(volcenginetest.Group{ID: "scg-b", Min: 1, Max: 8, Desired: 3, InstanceIDs: []string{"i-b1", "i-b2", "i-b3"}})
 			for _, id := range []string{"i-a1", "i-a2", "i-a3", "i-b1", "i-b2", "i-b3", "i-loose"} {
 				f.srv.AddInstance(volcenginetest.Instance{ID: id, Status: "RUNNING"})

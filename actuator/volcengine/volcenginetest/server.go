@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,11 +74,26 @@ type Reply struct {
 	Echo bool
 }
 
+// The values of Group.ScalingMode.
+const (
+	// ScalingModeRelease (the API's default) releases what a scale-in
+	// removes and creates every instance a scale-out adds.
+	ScalingModeRelease = "release"
+	// ScalingModeRecycle stops what a scale-in removes, in economical
+	// mode, and keeps it in the group; a scale-out starts those stopped
+	// members first (in WarmStart) before it creates instances.
+	ScalingModeRecycle = "recycle"
+)
+
 // Group is a scaling group of the model.
 type Group struct {
-	ID, Name           string
-	Min, Max, Desired  int
-	LifecycleState     string
+	ID, Name          string
+	Min, Max, Desired int
+	LifecycleState    string
+	// ScalingMode is ScalingModeRelease (default) or ScalingModeRecycle;
+	// the API sets it when the group is created only.
+	ScalingMode string
+	// InstanceIDs are the members in launch order, stopped ones included.
 	InstanceIDs        []string
 	DesiredWasModified int // how many times ModifyScalingGroup changed Desired
 	// Distribution is the group's InstancesDistribution, as
@@ -114,8 +128,15 @@ type Instance struct {
 	// fail for this instance (as for local-disk instance types), with the
 	// code and message of StopChargingRefusal.
 	RefusesStopCharging bool
-	// ReadyAt is when the instance serves (BootDelay after its launch).
+	// ReadyAt is when the instance serves (BootDelay after its launch,
+	// WarmStart after a stopped member of a recycle-mode group starts).
 	ReadyAt time.Time
+	// Spot marks a member the group launched on spot capacity (its
+	// InstancesDistribution asked for it and the zone had stock).
+	Spot bool
+	// CreatedAt is when the group launched it (DescribeScalingInstances'
+	// CreatedTime).
+	CreatedAt time.Time
 }
 
 // Activity is a scaling activity of the model.
@@ -146,6 +167,10 @@ type Server struct {
 	// BootClock dates the boots (nil: Now). Tests that move time by hand
 	// set it apart from Now, which signatures are checked against.
 	BootClock func() time.Time
+	// WarmStart is how long a stopped member of a recycle-mode group,
+	// started by a scale-out, takes to serve: its disk keeps the image and
+	// the weights. 0: at once.
+	WarmStart time.Duration
 
 	mu         sync.Mutex
 	calls      []Call
@@ -154,9 +179,12 @@ type Server struct {
 	policies   map[string]*Policy
 	instances  map[string]*Instance
 	activities []Activity
-	tokens     map[string]tokenUse
-	nextID     int
-	onCall     func(Call)
+	// spotOut holds the groups whose zone has run out of spot capacity
+	// (StockOut) until SpotReturns.
+	spotOut map[string]bool
+	tokens  map[string]tokenUse
+	nextID  int
+	onCall  func(Call)
 }
 
 type tokenUse struct {
@@ -181,6 +209,7 @@ func New() *Server {
 		groups:        map[string]*Group{},
 		policies:      map[string]*Policy{},
 		instances:     map[string]*Instance{},
+		spotOut:       map[string]bool{},
 		tokens:        map[string]tokenUse{},
 	}
 	s.Server = httptest.NewServer(s)
@@ -223,6 +252,9 @@ func (s *Server) AddGroup(g Group) {
 	defer s.mu.Unlock()
 	if g.LifecycleState == "" {
 		g.LifecycleState = "InService"
+	}
+	if g.ScalingMode == "" {
+		g.ScalingMode = ScalingModeRelease
 	}
 	for _, id := range g.InstanceIDs {
 		if _, ok := s.instances[id]; !ok {
@@ -625,6 +657,7 @@ func (s *Server) describeScalingGroups(p url.Values) (any, *apiFailure) {
 			"TotalInstanceCount":   len(g.InstanceIDs),
 			"StoppedInstanceCount": s.stoppedIn(g),
 			"LifecycleState":       g.LifecycleState,
+			"ScalingMode":          g.ScalingMode,
 		})
 		if d := g.Distribution; d != nil {
 			out[len(out)-1]["InstancesDistribution"] = map[string]any{
@@ -683,13 +716,7 @@ func (s *Server) modifyScalingGroup(p url.Values) (any, *apiFailure) {
 			})
 			g.Desired = d
 			g.DesiredWasModified++
-			// The model boots or removes instances at once.
-			for len(g.InstanceIDs) < d {
-				id := s.newID("i")
-				s.instances[id] = &Instance{ID: id, Status: "RUNNING", ReadyAt: s.bootNow().Add(s.BootDelay)}
-				g.InstanceIDs = append(g.InstanceIDs, id)
-			}
-			g.InstanceIDs = g.InstanceIDs[:d]
+			s.settle(g)
 		}
 	}
 	return map[string]any{"ScalingGroupId": g.ID}, nil
@@ -914,7 +941,11 @@ func (s *Server) describeScalingInstances(p url.Values) (any, *apiFailure) {
 	}
 	var out []map[string]any
 	for _, id := range ids[from:to] {
-		out = append(out, map[string]any{"InstanceId": id, "ScalingGroupId": g.ID, "Status": s.lifecycle(id), "CreationType": "AutoCreated"})
+		m := map[string]any{"InstanceId": id, "ScalingGroupId": g.ID, "Status": s.lifecycle(id), "CreationType": "AutoCreated"}
+		if in := s.instances[id]; in != nil && !in.CreatedAt.IsZero() {
+			m["CreatedTime"] = in.CreatedAt.UTC().Format(time.RFC3339)
+		}
+		out = append(out, m)
 	}
 	return map[string]any{"ScalingInstances": out, "TotalCount": len(ids), "PageNumber": number, "PageSize": size}, nil
 }
@@ -957,12 +988,13 @@ type operationDetail struct {
 	Error      *apiError `json:",omitempty"`
 }
 
-// removeInstances models RemoveInstances for the two modes prewarm may
-// send: RemoveMode=recycle stops each member in economical mode and keeps
-// it in the group, to be started first at the next scale-out (as a group
-// in ScalingMode recycle does on a scale-in); release (the default) takes
-// it out of the group. DecreaseDesiredCapacity=true lowers Desired by one
-// a member, so the group launches no replacement.
+// removeInstances models RemoveInstances as the API documents its two
+// modes: RemoveMode=recycle in a group of ScalingMode recycle stops each
+// member in economical mode and keeps it in the group, to be started
+// first at the next scale-out; any other pairing (release, or a group in
+// ScalingMode release) releases it. DecreaseDesiredCapacity=true lowers
+// Desired by one a running member, so the group launches no replacement
+// (a stopped member is outside the desired size already).
 func (s *Server) removeInstances(p url.Values) (any, *apiFailure) {
 	g, err := s.group(p)
 	if err != nil {
@@ -983,19 +1015,17 @@ func (s *Server) removeInstances(p url.Values) (any, *apiFailure) {
 		}
 	}
 	for _, id := range ids {
-		if mode == "recycle" {
-			if in := s.instances[id]; in != nil {
-				in.Status, in.StoppedMode = "STOPPED", "StopCharging"
-			} else {
-				s.instances[id] = &Instance{ID: id, Status: "STOPPED", StoppedMode: "StopCharging"}
-			}
+		running := s.lifecycle(id) != "Stopped"
+		if mode == "recycle" && g.ScalingMode == ScalingModeRecycle {
+			s.stop(id)
 		} else {
-			g.InstanceIDs = slices.DeleteFunc(g.InstanceIDs, func(x string) bool { return x == id })
+			s.release(g, id)
 		}
-		if p.Get("DecreaseDesiredCapacity") == "true" && g.Desired > g.Min {
+		if running && p.Get("DecreaseDesiredCapacity") == "true" && g.Desired > g.Min {
 			g.Desired--
 		}
 	}
+	s.settle(g)
 	act := Activity{ID: s.newID("sga"), GroupID: g.ID, Type: "ShrinkOrExpand", Status: "Success", CreatedAt: s.Now().UTC()}
 	s.activities = append(s.activities, act)
 	return map[string]any{"ScalingActivityId": act.ID}, nil
