@@ -41,6 +41,15 @@ type WarmPooler interface {
 	SetWarm(ctx context.Context, pool string, warm int, reason string) error
 }
 
+// SpotMixer is implemented by back-ends that run part of a pool on spot
+// capacity (planner.Spot): the instances above spot.BaseOnDemand are
+// spot.Share on spot, and lost spot capacity is replaced on demand when
+// spot.OnDemandFallback(). SetSpot sets that mix on the pool; the pool's
+// size stays as SetDesired asked.
+type SpotMixer interface {
+	SetSpot(ctx context.Context, pool string, spot planner.Spot, reason string) error
+}
+
 // Actuator applies capacity to one kind of fleet. A pool is the back-end's
 // unit of scaling: a scaling group ID, a Deployment, a set of instances.
 type Actuator interface {

@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -86,6 +87,9 @@ type Fleet struct {
 	// ahead of that (WarmLead), what it will run and the recent peak's
 	// need (the steps' Warm). 0: no warm tier; otherwise below BootDelay.
 	WarmStart time.Duration `yaml:"warm_start"`
+	// Spot is the share of the fleet that runs on interruptible spot
+	// capacity; its zero value runs everything on demand.
+	Spot Spot `yaml:"spot"`
 	// Limits bound every plan (MinInstances, MaxInstances) and every
 	// change made to the fleet (MaxStep, MinInterval).
 	Limits `yaml:",inline"`
@@ -107,6 +111,69 @@ func (f Fleet) WarmLead() time.Duration { return f.BootDelay + f.WarmStart }
 // WarmTier reports whether the fleet keeps a warm tier of stopped
 // instances (WarmStart set).
 func (f Fleet) WarmTier() bool { return f.WarmStart > 0 }
+
+// Spot is a fleet's spot tier: interruptible instances billed at
+// Prices.SpotPerHour, above a floor that always runs on demand so that the
+// SLO holds when spot disappears at once. A cloud group runs it as a spot
+// mix (Volcengine's InstancesDistribution); the simulator draws its
+// interruptions and stock-outs.
+type Spot struct {
+	// Share is the share of the instances above BaseOnDemand that run on
+	// spot, in [0, 1]; 0: no spot tier.
+	Share float64 `yaml:"share" json:"share"`
+	// BaseOnDemand instances always run on demand, whatever Share says,
+	// 0 to the pool's max.
+	BaseOnDemand int `yaml:"base_on_demand" json:"base_on_demand"`
+	// Fallback says what replaces a spot instance that is interrupted or
+	// out of stock: SpotFallbackOnDemand (the default) launches on demand
+	// in the same tick, SpotFallbackNone waits for spot to return.
+	Fallback string `yaml:"fallback" json:"fallback"`
+}
+
+// The values of Spot.Fallback.
+const (
+	// SpotFallbackOnDemand replaces lost spot capacity on demand at once
+	// (Volcengine's CompensateWithOnDemand, SkyServe's
+	// dynamic_ondemand_fallback).
+	SpotFallbackOnDemand = "on_demand"
+	// SpotFallbackNone leaves lost spot capacity to return on spot.
+	SpotFallbackNone = "none"
+)
+
+// Tier reports whether the fleet runs part of itself on spot.
+func (s Spot) Tier() bool { return s.Share > 0 }
+
+// OnDemandFallback reports whether lost spot capacity is replaced on
+// demand (Fallback unset or SpotFallbackOnDemand).
+func (s Spot) OnDemandFallback() bool { return s.Fallback != SpotFallbackNone }
+
+// Normal is s with Fallback spelt out (SpotFallbackOnDemand when unset),
+// so that two mixes that act alike compare equal.
+func (s Spot) Normal() Spot {
+	if s.Fallback == "" {
+		s.Fallback = SpotFallbackOnDemand
+	}
+	return s
+}
+
+// CheckSpotFallback reports whether fallback is a value spot.fallback
+// accepts: SpotFallbackOnDemand or SpotFallbackNone. The message names no
+// key, so that the caller can prefix the one its user typed.
+func CheckSpotFallback(fallback string) error {
+	if fallback != SpotFallbackOnDemand && fallback != SpotFallbackNone {
+		return fmt.Errorf("%q is not a fallback: want %s or %s", fallback, SpotFallbackOnDemand, SpotFallbackNone)
+	}
+	return nil
+}
+
+// OnSpot is how many of desired running instances the tier puts on spot:
+// Share of those above BaseOnDemand, rounded to the nearest instance.
+func (s Spot) OnSpot(desired int) int {
+	if !s.Tier() {
+		return 0
+	}
+	return int(math.Round(s.Share * float64(max(desired-s.BaseOnDemand, 0))))
+}
 
 // Prices are per instance-hour, billed per second.
 type Prices struct {
@@ -395,15 +462,17 @@ func (r Reactive) SurgeHeadroom() float64 { return orDefault(r.PanicHeadroom, 2)
 // DefaultConfig returns the defaults: utilisation sizing at 80%, an SLO of
 // 99.5% of requests waiting at most 10 seconds, the forecast quantile
 // calibrated walk-forward from 0.9 with per-slot error bounds and the
-// peak cap, a 10-minute boot, no warm tier, 1 to 100 instances at 2.50 an
-// hour on demand (0.075 stopped, 3% of it: disks), and the reactive rules
-// documented on Reactive. Fleet.RPSPerInstance has no sensible default and
+// peak cap, a 10-minute boot, no warm tier, no spot tier (lost spot
+// capacity replaced on demand once one is set), 1 to 100 instances at 2.50
+// an hour on demand (0.075 stopped, 3% of it: disks), and the reactive
+// rules documented on Reactive. Fleet.RPSPerInstance has no sensible default and
 // must be set.
 func DefaultConfig() Config {
 	return Config{
 		Fleet: Fleet{
 			Slots:     1,
 			BootDelay: 10 * time.Minute,
+			Spot:      Spot{Fallback: SpotFallbackOnDemand},
 			Limits:    DefaultLimits(),
 		},
 		Prices: Prices{OnDemandPerHour: 2.5, ReservedPerHour: 1.6, SpotPerHour: 1.0, StoppedPerHour: 0.075, Currency: DefaultCurrency},
@@ -487,6 +556,11 @@ func (c Config) Validate() error {
 	}
 	if err := CheckCurrency(c.Prices.Currency); err != nil {
 		bad("prices.currency: %v", err)
+	}
+	if fb := f.Spot.Fallback; fb != "" { // unset in code: on demand
+		if err := CheckSpotFallback(fb); err != nil {
+			bad("spot.fallback: %v", err)
+		}
 	}
 	errs = append(errs, c.Calibration.validate(), c.Bounds.validate(), c.Reactive.validate())
 	if c.Gating.Window < 0 {

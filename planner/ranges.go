@@ -60,10 +60,10 @@ type RangeChecker interface {
 
 // CheckRanges tells rc every numeric setting a pool's configuration file
 // gives the planner, with its range: the limits (Limits.CheckRanges), the
-// fleet, sizing and SLO, the prices, the reactive rules and the gate's
-// seasons and tolerance. The gate's window is measured in forecast steps,
-// which the controller's settings hold; the calibration and the bounds
-// are not a file's.
+// fleet and its spot tier, sizing and SLO, the prices, the reactive rules
+// and the gate's seasons and tolerance. The gate's window is measured in
+// forecast steps, which the controller's settings hold; the calibration
+// and the bounds are not a file's.
 func (c Config) CheckRanges(rc RangeChecker) {
 	f := c.Fleet
 	f.Limits.CheckRanges(rc)
@@ -73,6 +73,8 @@ func (c Config) CheckRanges(rc RangeChecker) {
 	rc.Float(Range[float64]{Key: "target_utilisation", Value: c.TargetUtilisation, Hi: 1, LoOpen: true})
 	rc.Duration(Range[time.Duration]{Key: "boot_delay", Value: f.BootDelay, Hi: MaxDelay})
 	rc.Duration(Range[time.Duration]{Key: "warm_start", Value: f.WarmStart, Hi: f.BootDelay, HiOpen: f.WarmStart != 0, HiKey: "boot_delay"})
+	rc.Float(Range[float64]{Key: "spot.share", Value: f.Spot.Share, Hi: 1})
+	rc.Int(Range[int]{Key: "spot.base_on_demand", Value: f.Spot.BaseOnDemand, Hi: max(f.MaxInstances, 0), HiKey: "max"})
 	rc.Duration(Range[time.Duration]{Key: "slo_latency", Value: c.SLO.Latency, Hi: MaxLatency})
 	rc.Float(Range[float64]{Key: "slo_quantile", Value: c.SLO.Quantile, Lo: 0.5, Hi: 1, HiOpen: true})
 	rc.Float(Range[float64]{Key: "forecast_quantile", Value: c.ForecastQuantile, Lo: DefaultMinQuantile, Hi: DefaultMaxQuantile})

@@ -50,6 +50,7 @@ var noDefault = map[string]string{
 	"rps_per_instance": "required unless service_time is set", "service_time": "derived from rps_per_instance and slots",
 	"max_step": "no limit", "min_interval": "none", "prices.reserved_instances": "none reserved",
 	"windows": "none", "forecast.choose_model_daily": "off", "tune.trim": "no day left out", "warm_start": "no warm tier",
+	"spot.share": "no spot tier", "spot.base_on_demand": "no instance kept on demand below the spot share",
 }
 
 // Every setting a pool file can set has one default: DefaultPool's value,

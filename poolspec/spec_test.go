@@ -91,7 +91,8 @@ func TestFullFileReachesEverySetting(t *testing.T) {
 	}
 	shanghai, _ := time.LoadLocation("Asia/Shanghai")
 	want := planner.Config{
-		Fleet:  planner.Fleet{RPSPerInstance: 2, ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, WarmStart: 2 * time.Minute, Limits: planner.Limits{MinInstances: 2, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}},
+		Fleet: planner.Fleet{RPSPerInstance: 2, ServiceTime: 2 * time.Second, Slots: 4, BootDelay: 8 * time.Minute, WarmStart: 2 * time.Minute,
+			Spot: planner.Spot{Share: 0.6, BaseOnDemand: 4, Fallback: planner.SpotFallbackNone}, Limits: planner.Limits{MinInstances: 2, MaxInstances: 40, MaxStep: 4, MinInterval: 10 * time.Minute}},
 		Prices: planner.Prices{OnDemandPerHour: 3.2, ReservedPerHour: 2.1, ReservedInstances: 4, SpotPerHour: 1.1, StoppedPerHour: 0.09, Currency: "EUR"},
 		SLO:    planner.SLO{Latency: 5 * time.Second, Quantile: 0.95},
 		Sizing: planner.SizingErlangC, TargetUtilisation: 0.7, ForecastQuantile: 0.9, Calibration: planner.Calibration{On: true},
@@ -189,6 +190,13 @@ func TestBadFiles(t *testing.T) {
 			"14: pools[3].rps_per_instance: is required for utilisation sizing (or set service_time and slots)",
 		}},
 		{"windows.bad.yml", []string{`8: pools[0].windows: window 2: field 1 "someday": unknown day "someday"`}},
+		{"spot.bad.yml", []string{
+			"10: pools[0].spot.share: 1.5 is out of range: want [0, 1]",
+			"11: pools[0].spot.base_on_demand: 50 is out of range: want 0 to 40",
+			`12: pools[0].spot.fallback: "spot" is not a fallback: want on_demand or none`,
+			"13: pools[0].spot.shares: unknown key (known: base_on_demand, fallback, share)",
+			`19: pools[1].spot.base_on_demand: "two" is not a whole number`,
+		}},
 		{"forecast.bad.yml", []string{
 			"8: pools[0].forecast.refit_every: 45m is not a multiple of forecast.step 30m",
 			"9: pools[0].forecast.horizon: 10m is too short: at least 1 × forecast.step (30m)",
@@ -349,6 +357,41 @@ func TestPricesCurrency(t *testing.T) {
 				t.Errorf("error %v", err)
 			case tc.wantErr == "" && f.Pools[0].Prices.Currency != tc.want:
 				t.Errorf("currency %q, want %q", f.Pools[0].Prices.Currency, tc.want)
+			}
+		})
+	}
+}
+
+// A pool's spot block takes its keys' defaults for what it leaves out,
+// and each bad value is reported at its key and line.
+func TestSpotBlock(t *testing.T) {
+	const head = "pools:\n  - name: p\n    backend: dryrun\n    max: 8\n    rps_per_instance: 1\n"
+	for _, tc := range []struct {
+		name, yaml string
+		want       planner.Spot
+		wantErr    string
+	}{
+		{"unset", head, planner.Spot{Fallback: planner.SpotFallbackOnDemand}, ""},
+		{"share alone", head + "    spot:\n      share: 0.7\n", planner.Spot{Share: 0.7, Fallback: planner.SpotFallbackOnDemand}, ""},
+		{"every key", head + "    spot:\n      share: 1\n      base_on_demand: 8\n      fallback: none\n",
+			planner.Spot{Share: 1, BaseOnDemand: 8, Fallback: planner.SpotFallbackNone}, ""},
+		{"empty block", head + "    spot:\n", planner.Spot{Fallback: planner.SpotFallbackOnDemand}, ""},
+		{"share above 1", head + "    spot:\n      share: 1.01\n", planner.Spot{}, "7: pools[0].spot.share: 1.01 is out of range: want [0, 1]"},
+		{"share not a number", head + "    spot:\n      share: half\n", planner.Spot{}, `7: pools[0].spot.share: "half" is not a finite number`},
+		{"base above max", head + "    spot:\n      base_on_demand: 9\n", planner.Spot{}, "7: pools[0].spot.base_on_demand: 9 is out of range: want 0 to 8"},
+		{"fallback empty", head + "    spot:\n      fallback: \"\"\n", planner.Spot{}, `7: pools[0].spot.fallback: "" is not a fallback: want on_demand or none`},
+		{"at the pool's level", head + "    spot.share: 0.5\n", planner.Spot{}, "6: pools[0].spot.share: unknown key"},
+		{"not a mapping", head + "    spot: 0.5\n", planner.Spot{}, "6: pools[0].spot: want a mapping"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse([]byte(tc.yaml), "p.yml", testBackends)
+			switch {
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), "p.yml:"+tc.wantErr)):
+				t.Errorf("error %v, want %q", err, tc.wantErr)
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("error %v", err)
+			case tc.wantErr == "" && f.Pools[0].Fleet.Spot != tc.want:
+				t.Errorf("spot %+v, want %+v", f.Pools[0].Fleet.Spot, tc.want)
 			}
 		})
 	}

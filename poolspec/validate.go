@@ -163,6 +163,9 @@ func (p Pool) check(c *checker, path string, backends Backends) {
 	if err := planner.CheckCurrency(p.Prices.Currency); err != nil {
 		c.add(at("prices.currency"), "%v", err)
 	}
+	if err := planner.CheckSpotFallback(p.Fleet.Spot.Fallback); err != nil {
+		c.add(at("spot.fallback"), "%v", err)
+	}
 	p.Tune.WithDefaults().CheckRanges(ranges{c, at})
 	p.Demand.check(c, at("demand"))
 	if p.Utilisation != nil {

@@ -1,0 +1,52 @@
+package planner
+
+// Tiers is how the instances of one step of a plan are bought: the
+// running ones split into the reserved base, on demand and on spot, and
+// the stopped ones of the warm tier beside them. Every reader of a plan
+// (the schedule API, the pool's status and its page) splits a step with
+// Config.Tiers, so they cannot disagree.
+type Tiers struct {
+	// Reserved run on the committed base (Prices.ReservedInstances),
+	// which is billed whether it runs or not.
+	Reserved int `json:"reserved"`
+	// OnDemand run on demand beyond the reserved base.
+	OnDemand int `json:"on_demand"`
+	// Spot run on interruptible spot capacity (Fleet.Spot).
+	Spot int `json:"spot"`
+	// Warm are stopped instances of the warm tier (Step.Warm), ready to
+	// start beside the running ones.
+	Warm int `json:"warm"`
+}
+
+// Running is the running instances of every tier: Reserved, OnDemand and
+// Spot together.
+func (t Tiers) Running() int { return t.Reserved + t.OnDemand + t.Spot }
+
+// Tiers splits desired running instances and warm stopped ones into the
+// tiers that buy them. Fleet.Spot.OnSpot(desired) run on spot, as a
+// back-end's spot mix launches them; the others run on demand, of which
+// the reserved base covers up to Prices.ReservedInstances (min(desired,
+// reserved_instances) whenever spot.base_on_demand is at least
+// reserved_instances; a commitment that spot displaces covers only the
+// on-demand instances left). The running tiers always add up to desired;
+// negative counts count as none.
+func (c Config) Tiers(desired, warm int) Tiers {
+	desired = max(desired, 0)
+	spot := min(c.Fleet.Spot.OnSpot(desired), desired)
+	reserved := min(desired-spot, max(c.Prices.ReservedInstances, 0))
+	return Tiers{Reserved: reserved, OnDemand: desired - spot - reserved, Spot: spot, Warm: max(warm, 0)}
+}
+
+// WithTiers returns a copy of s whose every step carries its Tiers
+// (Config.Tiers of its Desired and Warm); s is left as it was.
+func (s Schedule) WithTiers(c Config) Schedule {
+	if s == nil {
+		return nil
+	}
+	out := make(Schedule, len(s))
+	for i, st := range s {
+		st.Tiers = c.Tiers(st.Desired, st.Warm)
+		out[i] = st
+	}
+	return out
+}
