@@ -25,6 +25,7 @@ const (
 	OpPublishSchedule = "publish_schedule"
 	OpRelease         = "release"
 	OpSetWarm         = "set_warm"
+	OpSetSpot         = "set_spot"
 )
 
 // RetryPolicy bounds the retries of a back-end call that failed with
@@ -162,6 +163,10 @@ type poolState struct {
 	// warm is the warm tier's size last applied (warmSet: one was).
 	warm    int
 	warmSet bool
+	// spot is the spot mix last applied, its fallback spelt out (spotSet:
+	// one was).
+	spot    planner.Spot
+	spotSet bool
 	breaker *breaker
 }
 
@@ -674,42 +679,127 @@ func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.S
 // applied is a no-op that calls nothing.
 func (s *Safe) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
 	rec := AuditRecord{Op: OpSetWarm, Pool: pool, Requested: intPtr(warm), Reason: reason}
-	p, err := s.pool(pool)
-	if err == nil && (warm < 0 || warm > max(p.cfg.Limits.MaxInstances, 0)) {
-		err = fmt.Errorf("%w: pool %q: warm %d is outside [0, max %d]; nothing applied",
-			ErrInvalidDesired, pool, warm, p.cfg.Limits.MaxInstances)
+	wp, ok := s.inner.(WarmPooler)
+	return s.setTier(ctx, &rec, tierCall{
+		check: func(p *poolState) error {
+			if warm < 0 || warm > max(p.cfg.Limits.MaxInstances, 0) {
+				return fmt.Errorf("%w: pool %q: warm %d is outside [0, max %d]; nothing applied",
+					ErrInvalidDesired, pool, warm, p.cfg.Limits.MaxInstances)
+			}
+			return nil
+		},
+		missing: lacking(ok, "keeps no warm tier"),
+		applied: func(p *poolState) bool { return p.warmSet && p.warm == warm },
+		call:    func(ctx context.Context) error { return wp.SetWarm(ctx, pool, warm, reason) },
+		done:    func(p *poolState) { p.warm, p.warmSet, rec.To = warm, true, intPtr(warm) },
+		what:    fmt.Sprintf("keeping %d warm", warm),
+	})
+}
+
+// SetSpot sets the pool's spot mix on its back-end (SpotMixer): spot.Share
+// of the instances above spot.BaseOnDemand on spot, lost spot capacity
+// replaced on demand unless spot.Fallback is planner.SpotFallbackNone. A
+// share outside [0, 1], a base outside [0, the pool's max] or an unknown
+// fallback is refused with ErrInvalidDesired, and a back-end that runs no
+// spot mix returns ErrNotImplemented. It is audited, retried and guarded
+// by the pool's circuit breaker like a resize, and a repeat of the mix
+// last applied (an unset fallback being on demand) is a no-op that calls
+// nothing.
+func (s *Safe) SetSpot(ctx context.Context, pool string, spot planner.Spot, reason string) error {
+	spot = spot.Normal()
+	// The audit record states the mix in its reason, as the keys say it.
+	rec := AuditRecord{Op: OpSetSpot, Pool: pool, Reason: fmt.Sprintf("spot.share %v, spot.base_on_demand %d, spot.fallback %s: %s",
+		spot.Share, spot.BaseOnDemand, spot.Fallback, reason)}
+	sm, ok := s.inner.(SpotMixer)
+	return s.setTier(ctx, &rec, tierCall{
+		check:   func(p *poolState) error { return checkSpot(pool, spot, p.cfg.Limits.MaxInstances) },
+		missing: lacking(ok, "runs no spot mix"),
+		applied: func(p *poolState) bool { return p.spotSet && p.spot == spot },
+		call:    func(ctx context.Context) error { return sm.SetSpot(ctx, pool, spot, reason) },
+		done:    func(p *poolState) { p.spot, p.spotSet = spot, true },
+		what:    fmt.Sprintf("running %v of the instances above %d on spot", spot.Share, spot.BaseOnDemand),
+	})
+}
+
+// checkSpot refuses a spot mix no back-end should be given, naming the
+// pool spec's keys.
+func checkSpot(pool string, spot planner.Spot, maxInstances int) error {
+	var problem string
+	switch {
+	case !(spot.Share >= 0 && spot.Share <= 1):
+		problem = fmt.Sprintf("spot.share %v is outside [0, 1]", spot.Share)
+	case spot.BaseOnDemand < 0 || spot.BaseOnDemand > max(maxInstances, 0):
+		problem = fmt.Sprintf("spot.base_on_demand %d is outside [0, max %d]", spot.BaseOnDemand, maxInstances)
+	default:
+		if err := planner.CheckSpotFallback(spot.Fallback); err != nil {
+			problem = "spot.fallback: " + err.Error()
+		}
+	}
+	if problem != "" {
+		return fmt.Errorf("%w: pool %q: %s; nothing applied", ErrInvalidDesired, pool, problem)
+	}
+	return nil
+}
+
+// tierCall is one call that sets a tier of a pool beside its size
+// (SetWarm, SetSpot): check refuses what no back-end should be given,
+// missing says what the back-end lacks to take it ("" when it can),
+// applied reports whether the back-end already has it, call makes it,
+// done records it made, and what words it for errors.
+type tierCall struct {
+	check   func(*poolState) error
+	missing string
+	applied func(*poolState) bool
+	call    func(context.Context) error
+	done    func(*poolState)
+	what    string
+}
+
+// lacking is a tierCall's missing: what, unless the back-end has the
+// tier's interface (ok).
+func lacking(ok bool, what string) string {
+	if ok {
+		return ""
+	}
+	return what
+}
+
+// setTier makes c for rec's pool under the pool's lock, audited as rec:
+// refused when c.check says so, ErrNotImplemented when the back-end lacks
+// it, nothing when the back-end already has it, else through the pool's
+// circuit breaker with retries and an idempotency token.
+func (s *Safe) setTier(ctx context.Context, rec *AuditRecord, c tierCall) error {
+	p, err := s.pool(rec.Pool)
+	if err == nil {
+		err = c.check(p)
 	}
 	if err != nil {
-		s.refuse(&rec, err)
+		s.refuse(rec, err)
 		return err
 	}
-	wp, ok := s.inner.(WarmPooler)
-	if !ok {
-		err := fmt.Errorf("pool %q: back-end %s keeps no warm tier: %w", pool, s.backend, ErrNotImplemented)
-		s.finish(&rec, OutcomeNotImplemented, err)
+	if c.missing != "" {
+		err := fmt.Errorf("pool %q: back-end %s %s: %w", rec.Pool, s.backend, c.missing, ErrNotImplemented)
+		s.finish(rec, OutcomeNotImplemented, err)
 		return err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.warmSet && p.warm == warm {
+	if c.applied(p) {
 		return nil
 	}
-	if !s.admit(p.breaker, pool) {
-		return s.circuitOpen(&rec, pool)
+	if !s.admit(p.breaker, rec.Pool) {
+		return s.circuitOpen(rec, rec.Pool)
 	}
 	ctx, rec.RequestID = s.withToken(ctx)
 	ctx, slot := withRequestIDSlot(ctx)
-	rec.Attempts, err = s.retry(ctx, OpSetWarm, func(ctx context.Context) error {
-		return wp.SetWarm(ctx, pool, warm, reason)
-	})
+	rec.Attempts, err = s.retry(ctx, rec.Op, c.call)
 	rec.ProviderRequestID = slot.get()
 	if err != nil {
-		return s.fail(ctx, &rec, p.breaker, fmt.Errorf("keeping %d warm in pool %q: %w", warm, pool, err))
+		return s.fail(ctx, rec, p.breaker, fmt.Errorf("%s in pool %q: %w", c.what, rec.Pool, err))
 	}
-	p.warm, p.warmSet = warm, true
-	rec.To = intPtr(warm)
-	s.succeed(p.breaker, pool)
-	s.finish(&rec, OutcomeOK, nil)
+	c.done(p)
+	s.succeed(p.breaker, rec.Pool)
+	s.finish(rec, OutcomeOK, nil)
 	return nil
 }
 

@@ -29,6 +29,7 @@ type DryRun struct {
 	pools    map[string]*actuator.Capacity
 	bounds   map[string][2]int // min and max of pools without a size yet
 	schedule map[string]planner.Schedule
+	spot     map[string]planner.Spot
 	released []string
 }
 
@@ -40,7 +41,7 @@ func New(log *slog.Logger) *DryRun {
 		log = slog.Default()
 	}
 	return &DryRun{log: log.With("backend", Name), pools: map[string]*actuator.Capacity{},
-		bounds: map[string][2]int{}, schedule: map[string]planner.Schedule{}}
+		bounds: map[string][2]int{}, schedule: map[string]planner.Schedule{}, spot: map[string]planner.Spot{}}
 }
 
 // Seed sets a pool's starting size and bounds (max 0: unbounded), as if
@@ -127,6 +128,27 @@ func (d *DryRun) SetWarm(ctx context.Context, pool string, warm int, reason stri
 }
 
 var _ actuator.WarmPooler = (*DryRun)(nil)
+
+// SetSpot logs the spot mix it would set and remembers it: a dry run
+// plans with a spot tier as the real back-end would.
+func (d *DryRun) SetSpot(ctx context.Context, pool string, spot planner.Spot, reason string) error {
+	d.mu.Lock()
+	d.spot[pool] = spot
+	d.mu.Unlock()
+	d.log.InfoContext(ctx, "dry run: would set the spot mix", "pool", pool, "share", spot.Share,
+		"base_on_demand", spot.BaseOnDemand, "fallback", spot.Fallback, "reason", reason)
+	return nil
+}
+
+var _ actuator.SpotMixer = (*DryRun)(nil)
+
+// Spot returns the spot mix last set for pool (ok false: none was).
+func (d *DryRun) Spot(pool string) (spot planner.Spot, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	spot, ok = d.spot[pool]
+	return spot, ok
+}
 
 // Release logs the release it would make and remembers the instance.
 func (d *DryRun) Release(ctx context.Context, instanceID, reason string) error {

@@ -159,3 +159,42 @@ func TestDryRunResume(t *testing.T) {
 		})
 	}
 }
+
+// A dry run takes a spot mix through Safe as a real back-end would: it
+// logs the mix it would set, remembers it, and leaves the pool's size as
+// it was; Safe sends a repeat of it nowhere.
+func TestDryRunSetSpot(t *testing.T) {
+	var logs bytes.Buffer
+	d := dryrun.New(slog.New(slog.NewJSONHandler(&logs, nil)))
+	d.Seed("p", 4, 0, 10)
+	cfg := actuator.PoolConfig{Name: "p", Backend: dryrun.Name, Limits: planner.Limits{MaxInstances: 10}}
+	s := actuator.NewSafe(d, actuator.SafetyOptions{Pools: []actuator.PoolConfig{cfg}, Logger: slog.New(slog.DiscardHandler)})
+	if _, ok := d.Spot("p"); ok {
+		t.Fatal("a spot mix before any was set")
+	}
+	tests := []struct {
+		spot      planner.Spot
+		wantLines int // "would set the spot mix" lines so far
+	}{
+		{planner.Spot{Share: 0.5, BaseOnDemand: 2}, 1},
+		{planner.Spot{Share: 0.5, BaseOnDemand: 2, Fallback: planner.SpotFallbackOnDemand}, 1},
+		{planner.Spot{Share: 1, Fallback: planner.SpotFallbackNone}, 2},
+	}
+	for _, tt := range tests {
+		if err := s.SetSpot(context.Background(), "p", tt.spot, "plan"); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := d.Spot("p"); !ok || got != tt.spot.Normal() {
+			t.Errorf("after SetSpot(%+v) the dry run remembers %+v, want %+v", tt.spot, got, tt.spot.Normal())
+		}
+		if n := strings.Count(logs.String(), "dry run: would set the spot mix"); n != tt.wantLines {
+			t.Errorf("after SetSpot(%+v): %d log lines, want %d:\n%s", tt.spot, n, tt.wantLines, logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), `"share":1,"base_on_demand":0,"fallback":"none"`) {
+		t.Errorf("the log lacks the mix:\n%s", logs.String())
+	}
+	if c, _ := d.Capacity(context.Background(), "p"); c.Desired != 4 {
+		t.Errorf("the spot mix changed the size to %d, want 4", c.Desired)
+	}
+}

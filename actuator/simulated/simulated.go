@@ -34,7 +34,8 @@ type Options struct {
 	Drain time.Duration
 	// OnDemandBase is how many instances of a pool are always on demand;
 	// SpotShare, in [0, 1], is the share of the instances above it that are
-	// launched as spot instances.
+	// launched as spot instances. Both are every pool's at start; SetSpot
+	// changes a pool's at run time.
 	OnDemandBase int
 	SpotShare    float64
 	// InterruptionsPerHour is each ready spot instance's interruption rate.
@@ -127,6 +128,8 @@ type pool struct {
 	origin time.Time
 	// interrupts counts the instances with an interruption scheduled.
 	interrupts int
+	// spot is the pool's spot mix (Options' at start, SetSpot's after).
+	spot planner.Spot
 	// nextStockOut is when the zone next runs out of spot (zero: never);
 	// no spot launches before stockedOutUntil.
 	nextStockOut, stockedOutUntil time.Time
@@ -165,6 +168,7 @@ type drain struct {
 var (
 	_ actuator.Actuator   = (*Fleet)(nil)
 	_ actuator.WarmPooler = (*Fleet)(nil)
+	_ actuator.SpotMixer  = (*Fleet)(nil)
 )
 
 // New returns an empty fleet.
@@ -186,7 +190,8 @@ func (f *Fleet) AddPool(name string, ready, min, max int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.opts.Now()
-	p := &pool{name: name, min: min, max: max, desired: ready, asOf: now, origin: now}
+	p := &pool{name: name, min: min, max: max, desired: ready, asOf: now, origin: now,
+		spot: planner.Spot{Share: f.opts.SpotShare, BaseOnDemand: f.opts.OnDemandBase}.Normal()}
 	f.scheduleStockOut(p, now)
 	for range ready {
 		f.launch(p, now, now)
@@ -199,7 +204,7 @@ func (f *Fleet) AddPool(name string, ready, min, max int) {
 // them keep their draws).
 func (f *Fleet) scheduleStockOut(p *pool, from time.Time) {
 	rate := f.opts.StockOutsPerWeek
-	if rate <= 0 || f.opts.SpotShare <= 0 {
+	if rate <= 0 || !p.spot.Tier() {
 		return
 	}
 	const week = 7 * 24 * time.Hour
@@ -296,6 +301,37 @@ func (f *Fleet) SetWarm(ctx context.Context, name string, warm int, reason strin
 	if p.settleAt.IsZero() {
 		p.settleAt = later(f.opts.Now(), p.asOf).Add(time.Nanosecond)
 	}
+	return nil
+}
+
+// SetSpot sets the pool's spot mix from now on: spot.Share of the
+// instances above spot.BaseOnDemand launch on spot (those running keep
+// their kind), and while the zone is out of spot the group launches them
+// on demand (planner.SpotFallbackOnDemand) or waits for spot to return
+// (planner.SpotFallbackNone, the pool then runs short). A pool's spot
+// stock-outs start with its tier and stop without one. A share outside
+// [0, 1], a negative base or an unknown fallback is actuator.ErrRejected.
+func (f *Fleet) SetSpot(ctx context.Context, name string, spot planner.Spot, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, err := f.pool(name)
+	if err != nil {
+		return err
+	}
+	spot = spot.Normal()
+	if !(spot.Share >= 0 && spot.Share <= 1) || spot.BaseOnDemand < 0 || planner.CheckSpotFallback(spot.Fallback) != nil {
+		return fmt.Errorf("simulated: pool %q: spot mix %+v: want a share in [0, 1], a base of 0 or more and fallback %s or %s: %w",
+			name, spot, planner.SpotFallbackOnDemand, planner.SpotFallbackNone, actuator.ErrRejected)
+	}
+	now := f.opts.Now()
+	p.spot = spot
+	switch {
+	case !spot.Tier():
+		p.nextStockOut = time.Time{}
+	case p.nextStockOut.IsZero():
+		f.scheduleStockOut(p, later(now, p.asOf))
+	}
+	f.reconcile(p, now)
 	return nil
 }
 
@@ -481,6 +517,8 @@ func (f *Fleet) advance(p *pool, now time.Time) {
 			f.reconcile(p, later(at, p.asOf))
 		case eventStockOut:
 			f.stockOut(p, at)
+		case eventRestock:
+			f.reconcile(p, at)
 		case eventWarmed:
 			in := p.warming[k]
 			p.warming = slices.Delete(p.warming, k, k+1)
@@ -503,6 +541,7 @@ const (
 	eventDrained
 	eventInterrupted
 	eventStockOut
+	eventRestock
 	eventWarmed
 	eventSettle
 )
@@ -533,6 +572,9 @@ func (p *pool) nextEvent(now time.Time) (eventKind, time.Time, int) {
 	if !p.nextStockOut.IsZero() {
 		consider(eventStockOut, p.nextStockOut, -1)
 	}
+	if len(p.instances) < p.desired && p.stockedOutUntil.After(p.asOf) {
+		consider(eventRestock, p.stockedOutUntil, -1) // launches that waited for spot
+	}
 	for i, in := range p.warming {
 		consider(eventWarmed, in.ReadyAt, i)
 	}
@@ -559,6 +601,9 @@ func later(a, b time.Time) time.Time {
 func (f *Fleet) reconcile(p *pool, now time.Time) {
 	p.asOf = later(now, p.asOf)
 	for len(p.instances) < p.desired {
+		if p.waitsForSpot(now) {
+			break // the restock event launches the rest
+		}
 		if len(p.stopped) > 0 {
 			p.unpark(now)
 			p.used.WarmStarts++
@@ -666,15 +711,8 @@ func (p *pool) victim(now time.Time) int {
 // on-demand base.
 func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 	in := f.newInstance(p, at, readyAt)
-	if f.opts.SpotShare > 0 {
-		spots := 0
-		for _, x := range p.instances {
-			if x.Spot {
-				spots++
-			}
-		}
-		want := int(math.Round(f.opts.SpotShare * float64(max(p.desired-f.opts.OnDemandBase, 0))))
-		if spots < want && !at.Before(p.stockedOutUntil) {
+	if p.spot.Tier() {
+		if p.spotShort() && !at.Before(p.stockedOutUntil) {
 			in.Spot = true
 			if rate := f.opts.InterruptionsPerHour; rate > 0 {
 				in.interruptAt = readyAt.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(time.Hour)))
@@ -684,6 +722,25 @@ func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 	p.instances = append(p.instances, in)
 	p.ready.ok = false
 	p.start(in)
+}
+
+// spotShort reports whether the pool runs fewer spot instances than its
+// mix asks of its desired size (planner.Spot.OnSpot).
+func (p *pool) spotShort() bool {
+	spots := 0
+	for _, x := range p.instances {
+		if x.Spot {
+			spots++
+		}
+	}
+	return spots < p.spot.OnSpot(p.desired)
+}
+
+// waitsForSpot reports whether the pool's next launch must wait for spot
+// to return: it is out of stock at now, the mix asks for more spot and
+// lost spot capacity is not replaced on demand.
+func (p *pool) waitsForSpot(now time.Time) bool {
+	return !p.spot.OnDemandFallback() && now.Before(p.stockedOutUntil) && p.spotShort()
 }
 
 // newInstance names a new instance of p, launched at at and ready at
