@@ -29,12 +29,16 @@ const maxPages = 100
 // Current is TotalInstanceCount less StoppedInstanceCount (a stopped member,
 // released or recycled, serves nothing), Desired is DesireInstanceNumber
 // (Current when the group has none), Min and Max are the group's own bounds.
-// The ready members are ReadyInstances', a call of their own.
+// The ready members are ReadyInstances', a call of their own. With a warm
+// tier (SetWarm), the read first settles it (settleWarm: it recycles the
+// launches that now serve and refills what a scale-out started), and the
+// launches on their way to the warm tier count in neither Current nor
+// Desired: they are not the serving size SetDesired asked for.
 func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity, error) {
 	if err := checkID("scaling group ID", pool); err != nil {
 		return actuator.Capacity{}, err
 	}
-	g, err := a.describeGroup(ctx, pool)
+	g, filling, err := a.readGroup(ctx, pool)
 	if err != nil {
 		return actuator.Capacity{}, err
 	}
@@ -48,15 +52,42 @@ func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity
 			HTTPStatus: 200, Kind: actuator.ErrTransient}
 	}
 	c := actuator.Capacity{
-		Current: int(max(total-stopped, 0)),
+		Current: max(int(total-stopped)-filling, 0),
 		Min:     int(volcengine.Int32Value(g.MinInstanceNumber)),
 		Max:     int(volcengine.Int32Value(g.MaxInstanceNumber)),
 	}
 	c.Desired = c.Current
 	if g.DesireInstanceNumber != nil && *g.DesireInstanceNumber >= 0 {
-		c.Desired = int(*g.DesireInstanceNumber)
+		c.Desired = max(int(*g.DesireInstanceNumber)-filling, 0)
 	}
 	return c, nil
+}
+
+// readGroup reads the group and, with a warm tier, settles it first and
+// reads again what the settling changed; filling is the warm tier's
+// launches on their way. A settling that fails is logged, not returned:
+// the size read stands, and the next read tries again.
+func (a *Actuator) readGroup(ctx context.Context, pool string) (g *autoscaling.ScalingGroupForDescribeScalingGroupsOutput, filling int, err error) {
+	g, err = a.describeGroup(ctx, pool)
+	if err != nil {
+		return nil, 0, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.warm[pool]
+	if t == nil {
+		return g, 0, nil
+	}
+	changed, err := a.settleWarm(ctx, pool, g, t)
+	if err != nil {
+		a.log.WarnContext(ctx, "could not settle the warm tier; the next read tries again", "pool", pool, "warm", t.target, "err", err)
+	}
+	if changed {
+		if g, err = a.describeGroup(ctx, pool); err != nil {
+			return nil, 0, err
+		}
+	}
+	return g, t.filling, nil
 }
 
 // ReadyInstances implements actuator.ReadyCounter: it counts the group's
@@ -101,7 +132,10 @@ func (a *Actuator) describeGroup(ctx context.Context, id string) (*autoscaling.S
 }
 
 // SetDesired sets the group's DesireInstanceNumber with ModifyScalingGroup,
-// and its InstancesDistribution when Options.Distribution is set.
+// and its InstancesDistribution when the plan's spot tier (SetSpot) or
+// Options.Distribution gives one (mixOf). The warm tier's launches on
+// their way (SetWarm) are added to the size sent, and give way where the
+// two would pass the group's max.
 // The API has no reason field nor ClientToken; the reason goes to the log
 // (and Safe's audit log). Setting the same value twice is harmless.
 func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, reason string) error {
@@ -111,17 +145,18 @@ func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, rea
 	if desired < 0 || desired > math.MaxInt32 {
 		return fmt.Errorf("volcengine: %w: desired %d out of range", actuator.ErrRejected, desired)
 	}
-	in := &autoscaling.ModifyScalingGroupInput{
-		ScalingGroupId:       volcengine.String(pool),
-		DesireInstanceNumber: volcengine.Int32(int32(desired)),
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	send := desired
+	if t := a.warm[pool]; t != nil && t.filling > 0 {
+		send = min(desired+t.filling, max(desired, t.max))
+		t.filling = send - desired
 	}
-	if d := a.opts.Distribution; d != nil {
-		in.InstancesDistribution = &autoscaling.InstancesDistributionForModifyScalingGroupInput{
-			OnDemandBaseCapacity: d.OnDemandBase, OnDemandPercentageAboveBaseCapacity: d.OnDemandPercentage,
-			SpotInstanceRemedy: d.SpotRemedy, CompensateWithOnDemand: d.CompensateWithOnDemand,
-		}
-	}
-	req, _ := a.as.ModifyScalingGroupRequest(in)
+	req, _ := a.as.ModifyScalingGroupRequest(&autoscaling.ModifyScalingGroupInput{
+		ScalingGroupId:        volcengine.String(pool),
+		DesireInstanceNumber:  volcengine.Int32(int32(send)),
+		InstancesDistribution: a.mixFor(pool).input(),
+	})
 	requestID, err := a.send(ctx, "ModifyScalingGroup", req)
 	report(ctx, requestID)
 	if err != nil {

@@ -29,11 +29,14 @@ const (
 	// OptTimeout is the per-call HTTP timeout (a Go duration).
 	OptTimeout = "timeout"
 	// The group's spot mix (its InstancesDistribution), set with every
-	// resize when any of them is given: OptOnDemandBase instances always
-	// on demand, OptOnDemandPercentage of those above the base on demand
-	// (the rest on spot), OptSpotRemedy to replace a spot instance the
-	// cloud is about to reclaim, OptCompensateWithOnDemand to launch on
-	// demand when spot is out of stock.
+	// resize when any of them is given and the plan has no spot tier:
+	// OptOnDemandBase instances always on demand, OptOnDemandPercentage of
+	// those above the base on demand (the rest on spot), OptSpotRemedy to
+	// replace a spot instance the cloud is about to reclaim,
+	// OptCompensateWithOnDemand to launch on demand when spot is out of
+	// stock. With a spot tier (the pool's spot block, SetSpot) the plan
+	// sets the mix: these may only repeat it (SetSpot refuses one that
+	// contradicts it), and OptSpotRemedy still chooses SpotInstanceRemedy.
 	OptOnDemandBase           = "on_demand_base"
 	OptOnDemandPercentage     = "on_demand_percentage"
 	OptSpotRemedy             = "spot_remedy"
@@ -156,6 +159,11 @@ type renamed struct {
 	pool, group string
 }
 
+var (
+	_ actuator.WarmPooler = (*renamed)(nil)
+	_ actuator.SpotMixer  = (*renamed)(nil)
+)
+
 func (r *renamed) id(pool string) string {
 	if pool == r.pool {
 		return r.group
@@ -173,6 +181,14 @@ func (r *renamed) ReadyInstances(ctx context.Context, pool string) (int, bool) {
 
 func (r *renamed) SetDesired(ctx context.Context, pool string, desired int, reason string) error {
 	return r.Actuator.SetDesired(ctx, r.id(pool), desired, reason)
+}
+
+func (r *renamed) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
+	return r.Actuator.SetWarm(ctx, r.id(pool), warm, reason)
+}
+
+func (r *renamed) SetSpot(ctx context.Context, pool string, spot planner.Spot, reason string) error {
+	return r.Actuator.SetSpot(ctx, r.id(pool), spot, reason)
 }
 
 func (r *renamed) PublishSchedule(ctx context.Context, pool string, steps planner.Schedule) error {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
-	"github.com/volcengine/volcengine-go-sdk/volcengine"
-
 	"github.com/prewarm/prewarm/actuator"
 )
 
@@ -81,20 +78,13 @@ func (a *Actuator) Recycle(ctx context.Context, group, instanceID, reason string
 	if err := checkID("instance ID", instanceID); err != nil {
 		return res, err
 	}
-	req, _ := a.as.RemoveInstancesRequest(&autoscaling.RemoveInstancesInput{
-		ScalingGroupId:          volcengine.String(group),
-		InstanceIds:             volcengine.StringSlice([]string{instanceID}),
-		RemoveMode:              volcengine.String(ReleaseRecycle),
-		DecreaseDesiredCapacity: volcengine.Bool(true),
-	})
-	requestID, err := a.send(ctx, "RemoveInstances", req)
+	_, requestID, err := a.removeMembers(ctx, group, []string{instanceID}, ReleaseRecycle, true)
 	res.RequestID = requestID
-	report(ctx, requestID)
 	if err != nil {
 		return res, err
 	}
 	res.Note = fmt.Sprintf("instance %s recycled in scaling group %s: kept stopped in the group, which asks for one instance fewer "+
 		"and starts it first at its next scale-out", instanceID, group)
-	a.log.InfoContext(ctx, "instance recycled", "instance_id", instanceID, "scaling_group", group, "reason", reason, "request_id", requestID)
+	a.log.InfoContext(ctx, "instance recycled", "instance_id", instanceID, "scaling_group", group, "reason", reason, "request_id", res.RequestID)
 	return res, nil
 }

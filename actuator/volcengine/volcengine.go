@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
@@ -54,7 +55,8 @@ type Options struct {
 	// a client with Config.Timeout and proxies from the environment.
 	HTTPClient *http.Client
 	// Distribution, when set, is the spot mix every resize sets on the
-	// group with its size (nil: the group's own stays).
+	// group with its size while the plan has no spot tier (nil: the
+	// group's own stays); with one, SetSpot's mix wins (see mixOf).
 	Distribution *Distribution
 }
 
@@ -84,6 +86,14 @@ type Actuator struct {
 	// gateway quoting the request quotes the access key (in the
 	// Authorization header), and the reply's text reaches errors.
 	red *redact.Redactor
+
+	// mu serialises the changes to a group and guards warm and spot.
+	mu sync.Mutex
+	// warm is the warm tier SetWarm keeps, per scaling group.
+	warm map[string]*warmTier
+	// spot is the spot mix SetSpot set from the plan, per scaling group;
+	// every resize sends it again.
+	spot map[string]*Distribution
 }
 
 var _ actuator.Actuator = (*Actuator)(nil)
@@ -126,6 +136,8 @@ func New(cfg Config, opts Options) (*Actuator, error) {
 		log:    opts.Logger.With("backend", Name, "region", cfg.Region),
 		region: cfg.Region,
 		red:    red,
+		warm:   map[string]*warmTier{},
+		spot:   map[string]*Distribution{},
 	}, nil
 }
 

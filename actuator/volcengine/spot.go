@@ -1,0 +1,171 @@
+package volcengine
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
+	"github.com/volcengine/volcengine-go-sdk/volcengine"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/planner"
+)
+
+var (
+	_ actuator.SpotMixer  = (*Actuator)(nil)
+	_ actuator.WarmPooler = (*Actuator)(nil)
+)
+
+// SetSpot implements actuator.SpotMixer: it sets the group's
+// InstancesDistribution to the plan's spot tier with ModifyScalingGroup
+// (the group's size untouched), and every later resize sends that mix
+// again, so a group edited by hand returns to the plan. mixOf says how
+// the plan's tier and the pool's spot-mix options combine. A spot block
+// without a tier (share 0) takes back a mix SetSpot set before: the
+// group returns to the pool's options, or to all on demand without them;
+// a group SetSpot never changed is then left as it is.
+func (a *Actuator) SetSpot(ctx context.Context, pool string, spot planner.Spot, reason string) error {
+	if err := checkID("scaling group ID", pool); err != nil {
+		return err
+	}
+	d, err := mixOf(a.opts.Distribution, spot)
+	if err != nil {
+		return fmt.Errorf("scaling group %s: %w", pool, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, planned := a.spot[pool]
+	if !spot.Tier() && d == nil {
+		if !planned {
+			return nil
+		}
+		d = &Distribution{OnDemandBase: volcengine.Int32(0), OnDemandPercentage: volcengine.Int32(100)}
+	}
+	req, _ := a.as.ModifyScalingGroupRequest(&autoscaling.ModifyScalingGroupInput{
+		ScalingGroupId:        volcengine.String(pool),
+		InstancesDistribution: d.input(),
+	})
+	requestID, err := a.send(ctx, "ModifyScalingGroup", req)
+	report(ctx, requestID)
+	if err != nil {
+		return err
+	}
+	if spot.Tier() {
+		a.spot[pool] = d
+	} else {
+		delete(a.spot, pool)
+	}
+	a.log.InfoContext(ctx, "scaling group spot mix set", "pool", pool, "mix", d.String(), "reason", reason, "request_id", requestID)
+	return nil
+}
+
+// mixOf builds the InstancesDistribution a group is given, the one place
+// that does: with a spot tier (spot.Tier()), the plan's: BaseOnDemand
+// instances on demand, round(100 × (1 − Share)) percent of the rest on
+// demand, CompensateWithOnDemand as spot.OnDemandFallback(), and
+// SpotInstanceRemedy as options.spot_remedy says (default true). A
+// spot-mix option that contradicts the plan is refused, naming both keys;
+// one that agrees is fine. Without a spot tier the options are the mix
+// (static, nil when none is set).
+func mixOf(static *Distribution, spot planner.Spot) (*Distribution, error) {
+	if !spot.Tier() {
+		return static, nil
+	}
+	if err := checkSpot(spot); err != nil {
+		return nil, err
+	}
+	d := &Distribution{
+		OnDemandBase:           volcengine.Int32(int32(spot.BaseOnDemand)),
+		OnDemandPercentage:     volcengine.Int32(int32(math.Round(100 * (1 - spot.Share)))),
+		CompensateWithOnDemand: volcengine.Bool(spot.OnDemandFallback()),
+		SpotRemedy:             volcengine.Bool(true),
+	}
+	if static == nil {
+		return d, nil
+	}
+	if static.SpotRemedy != nil {
+		d.SpotRemedy = static.SpotRemedy
+	}
+	if b := static.OnDemandBase; b != nil && *b != *d.OnDemandBase {
+		return nil, contradicts(OptOnDemandBase, *b, "spot.base_on_demand", spot.BaseOnDemand)
+	}
+	if p := static.OnDemandPercentage; p != nil && *p != *d.OnDemandPercentage {
+		return nil, contradicts(OptOnDemandPercentage, *p, "spot.share", fmt.Sprintf("%g, %d%% on demand", spot.Share, *d.OnDemandPercentage))
+	}
+	if c := static.CompensateWithOnDemand; c != nil && *c != *d.CompensateWithOnDemand {
+		return nil, contradicts(OptCompensateWithOnDemand, *c, "spot.fallback", fallbackName(spot))
+	}
+	return d, nil
+}
+
+// contradicts is the error of a spot-mix option that the plan's spot
+// block overrides.
+func contradicts(option string, optionValue any, planKey string, planValue any) error {
+	return fmt.Errorf("volcengine: %w: options.%s (%v) contradicts the pool's %s (%v): the spot block sets the group's mix; remove options.%s",
+		actuator.ErrRejected, option, optionValue, planKey, planValue, option)
+}
+
+// checkSpot refuses a spot tier the API cannot take, naming its YAML key.
+func checkSpot(spot planner.Spot) error {
+	switch {
+	case math.IsNaN(spot.Share) || spot.Share < 0 || spot.Share > 1:
+		return fmt.Errorf("volcengine: %w: spot.share %g is outside [0, 1]", actuator.ErrRejected, spot.Share)
+	case spot.BaseOnDemand < 0 || spot.BaseOnDemand > 2000:
+		return fmt.Errorf("volcengine: %w: spot.base_on_demand %d is outside [0, 2000], the API's range of OnDemandBaseCapacity",
+			actuator.ErrRejected, spot.BaseOnDemand)
+	case spot.Fallback != "" && spot.Fallback != planner.SpotFallbackOnDemand && spot.Fallback != planner.SpotFallbackNone:
+		return fmt.Errorf("volcengine: %w: spot.fallback %q is neither %s nor %s", actuator.ErrRejected, spot.Fallback,
+			planner.SpotFallbackOnDemand, planner.SpotFallbackNone)
+	}
+	return nil
+}
+
+// fallbackName is spot.fallback as the pool file says it, its default
+// spelled out.
+func fallbackName(spot planner.Spot) string {
+	if spot.OnDemandFallback() {
+		return planner.SpotFallbackOnDemand
+	}
+	return planner.SpotFallbackNone
+}
+
+// mixFor is the distribution a resize of group sends: the plan's when
+// SetSpot set one, else the pool's options (nil: none). Called with a.mu
+// held.
+func (a *Actuator) mixFor(group string) *Distribution {
+	if d, ok := a.spot[group]; ok {
+		return d
+	}
+	return a.opts.Distribution
+}
+
+// input is d as ModifyScalingGroup's parameter; nil for a nil d.
+func (d *Distribution) input() *autoscaling.InstancesDistributionForModifyScalingGroupInput {
+	if d == nil {
+		return nil
+	}
+	return &autoscaling.InstancesDistributionForModifyScalingGroupInput{
+		OnDemandBaseCapacity: d.OnDemandBase, OnDemandPercentageAboveBaseCapacity: d.OnDemandPercentage,
+		SpotInstanceRemedy: d.SpotRemedy, CompensateWithOnDemand: d.CompensateWithOnDemand,
+	}
+}
+
+// String reads the mix for a log line: "base 2, 50% on demand above it,
+// remedy true, compensate true"; a field left as the group has it is "-".
+func (d *Distribution) String() string {
+	if d == nil {
+		return "the group's own"
+	}
+	show := func(v any, ok bool) string {
+		if !ok {
+			return "-"
+		}
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("base %s, %s%% on demand above it, remedy %s, compensate %s",
+		show(volcengine.Int32Value(d.OnDemandBase), d.OnDemandBase != nil),
+		show(volcengine.Int32Value(d.OnDemandPercentage), d.OnDemandPercentage != nil),
+		show(volcengine.BoolValue(d.SpotRemedy), d.SpotRemedy != nil),
+		show(volcengine.BoolValue(d.CompensateWithOnDemand), d.CompensateWithOnDemand != nil))
+}

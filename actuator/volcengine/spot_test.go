@@ -1,0 +1,233 @@
+package volcengine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
+	sdk "github.com/volcengine/volcengine-go-sdk/volcengine"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/credentials"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/session"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/actuator/volcengine"
+	"github.com/prewarm/prewarm/actuator/volcengine/volcenginetest"
+	"github.com/prewarm/prewarm/planner"
+)
+
+// mix is an InstancesDistribution as a client of the API reads it back.
+type mix struct {
+	base, percent      int32
+	remedy, compensate bool
+}
+
+// describeMix reads the group's InstancesDistribution with the SDK's own
+// DescribeScalingGroups, as any client of the API sees it; ok is false
+// when the group has none.
+func describeMix(t *testing.T, srv *volcenginetest.Server, group string) (m mix, desired int32, ok bool) {
+	t.Helper()
+	sess, err := session.NewSession(sdk.NewConfig().WithRegion(volcenginetest.DefaultRegion).
+		WithCredentials(credentials.NewStaticCredentials(volcenginetest.DefaultAccessKey, secret, "")).
+		WithEndpoint(srv.URL).WithDisableSSL(true).WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := autoscaling.New(sess).DescribeScalingGroups(&autoscaling.DescribeScalingGroupsInput{ScalingGroupIds: sdk.StringSlice([]string{group})})
+	if err != nil || len(out.ScalingGroups) != 1 {
+		t.Fatalf("DescribeScalingGroups: %v, %v", out, err)
+	}
+	g := out.ScalingGroups[0]
+	d := g.InstancesDistribution
+	if d == nil {
+		return mix{}, sdk.Int32Value(g.DesireInstanceNumber), false
+	}
+	return mix{sdk.Int32Value(d.OnDemandBaseCapacity), sdk.Int32Value(d.OnDemandPercentageAboveBaseCapacity),
+		sdk.BoolValue(d.SpotInstanceRemedy), sdk.BoolValue(d.CompensateWithOnDemand)}, sdk.Int32Value(g.DesireInstanceNumber), true
+}
+
+// SetSpot gives the group the plan's spot tier as its
+// InstancesDistribution (base on demand, round(100 × (1 − share)) percent
+// on demand above it, CompensateWithOnDemand from the fallback,
+// SpotInstanceRemedy from options.spot_remedy, default true), which
+// DescribeScalingGroups then shows, and leaves the size alone; a resize
+// sends the same mix again. Spot-mix options that repeat the plan are
+// fine; one that contradicts it, or a tier out of range, is refused
+// before any call, naming the keys.
+func TestSetSpotSetsTheGroupsMix(t *testing.T) {
+	cases := []struct {
+		name    string
+		options *volcengine.Distribution
+		spot    planner.Spot
+		want    mix
+		wantErr []string // the refusal's words; nil: accepted
+	}{
+		{"three quarters on spot above a base of two", nil,
+			planner.Spot{Share: 0.75, BaseOnDemand: 2}, mix{2, 25, true, true}, nil},
+		{"a third on spot rounds to 67% on demand", nil,
+			planner.Spot{Share: 1.0 / 3}, mix{0, 67, true, true}, nil},
+		{"no fallback and no remedy", &volcengine.Distribution{SpotRemedy: sdk.Bool(false)},
+			planner.Spot{Share: 0.5, BaseOnDemand: 1, Fallback: planner.SpotFallbackNone}, mix{1, 50, false, false}, nil},
+		{"options that repeat the plan", &volcengine.Distribution{OnDemandBase: sdk.Int32(2), OnDemandPercentage: sdk.Int32(25), CompensateWithOnDemand: sdk.Bool(true)},
+			planner.Spot{Share: 0.75, BaseOnDemand: 2, Fallback: planner.SpotFallbackOnDemand}, mix{2, 25, true, true}, nil},
+		{"a percentage that contradicts the share", &volcengine.Distribution{OnDemandPercentage: sdk.Int32(50)},
+			planner.Spot{Share: 0.75}, mix{}, []string{"options.on_demand_percentage (50)", "spot.share (0.75, 25% on demand)"}},
+		{"a base that contradicts the plan's", &volcengine.Distribution{OnDemandBase: sdk.Int32(4)},
+			planner.Spot{Share: 0.5, BaseOnDemand: 2}, mix{}, []string{"options.on_demand_base (4)", "spot.base_on_demand (2)"}},
+		{"no compensation against an on-demand fallback", &volcengine.Distribution{CompensateWithOnDemand: sdk.Bool(false)},
+			planner.Spot{Share: 0.5}, mix{}, []string{"options.compensate_with_on_demand (false)", "spot.fallback (on_demand)"}},
+		{"a share above one", nil, planner.Spot{Share: 1.5}, mix{}, []string{"spot.share 1.5 is outside [0, 1]"}},
+		{"an unknown fallback", nil, planner.Spot{Share: 0.5, Fallback: "reserved"}, mix{}, []string{`spot.fallback "reserved"`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, volcengine.Options{Distribution: tc.options})
+			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 40, Desired: 6})
+			ctx := context.Background()
+			err := f.act.SetSpot(ctx, "scg-gpu", tc.spot, "plan")
+			if tc.wantErr != nil {
+				if !errors.Is(err, actuator.ErrRejected) {
+					t.Fatalf("SetSpot = %v, want ErrRejected", err)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				if n := len(f.srv.Calls("ModifyScalingGroup")); n != 0 {
+					t.Errorf("%d ModifyScalingGroup calls after a refusal, want none", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, desired, ok := describeMix(t, f.srv, "scg-gpu"); !ok || got != tc.want || desired != 6 {
+				t.Errorf("after SetSpot: mix %+v (set %v), desired %d; want %+v and the size left at 6", got, ok, desired, tc.want)
+			}
+			if c := onlyCall(t, f.srv, "ModifyScalingGroup"); c.Params.Has("DesireInstanceNumber") {
+				t.Errorf("SetSpot sent DesireInstanceNumber=%s; the size is SetDesired's", c.Params.Get("DesireInstanceNumber"))
+			}
+			if err := f.act.SetDesired(ctx, "scg-gpu", 10, "ramp"); err != nil {
+				t.Fatal(err)
+			}
+			if got, desired, _ := describeMix(t, f.srv, "scg-gpu"); got != tc.want || desired != 10 {
+				t.Errorf("after a resize: mix %+v, desired %d; want %+v kept, desired 10", got, desired, tc.want)
+			}
+		})
+	}
+}
+
+// A spot block without a tier takes back the mix SetSpot set: the group
+// returns to the pool's options, or to all on demand without them; a
+// group SetSpot never changed is left as it is (no call).
+func TestSetSpotWithoutATier(t *testing.T) {
+	cases := []struct {
+		name    string
+		options *volcengine.Distribution
+		before  planner.Spot
+		want    mix
+		wantSet bool
+	}{
+		{"never planned, no options", nil, planner.Spot{}, mix{}, false},
+		{"planned, no options: all on demand", nil, planner.Spot{Share: 0.5, BaseOnDemand: 1}, mix{0, 100, true, true}, true},
+		{"planned, options: the options", &volcengine.Distribution{OnDemandBase: sdk.Int32(3), OnDemandPercentage: sdk.Int32(40)},
+			planner.Spot{Share: 0.6, BaseOnDemand: 3}, mix{3, 40, true, true}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, volcengine.Options{Distribution: tc.options})
+			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 40, Desired: 6})
+			ctx := context.Background()
+			if tc.before.Tier() {
+				if err := f.act.SetSpot(ctx, "scg-gpu", tc.before, "plan"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := f.act.SetSpot(ctx, "scg-gpu", planner.Spot{}, "spot block removed"); err != nil {
+				t.Fatal(err)
+			}
+			got, _, ok := describeMix(t, f.srv, "scg-gpu")
+			if ok != tc.wantSet || got != tc.want {
+				t.Errorf("mix %+v (set %v), want %+v (set %v)", got, ok, tc.want, tc.wantSet)
+			}
+			if !tc.wantSet && len(f.srv.Calls("ModifyScalingGroup")) != 0 {
+				t.Errorf("a group never given a spot tier was modified")
+			}
+		})
+	}
+}
+
+// A zone-wide spot stock-out takes every spot member at once. With the
+// plan's on-demand fallback (CompensateWithOnDemand) the group launches
+// on-demand replacements at once, and they serve before the next
+// decision: the InService count is restored within one interval. Without
+// it the group stays short until spot returns.
+func TestSpotStockOutIsAnsweredOnDemand(t *testing.T) {
+	const interval, boot = time.Minute, 40 * time.Second
+	cases := []struct {
+		fallback            string
+		wantReady, wantSpot int // one interval after the stock-out
+	}{
+		{planner.SpotFallbackOnDemand, 8, 0},
+		{planner.SpotFallbackNone, 5, 0},
+	}
+	for _, tc := range cases {
+		t.Run("fallback "+tc.fallback, func(t *testing.T) {
+			f := newFixture(t, volcengine.Options{})
+			clock := actuatortest.NewClock(f.now)
+			f.srv.BootDelay, f.srv.BootClock = boot, clock.Now
+			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20})
+			ctx := context.Background()
+			if err := f.act.SetSpot(ctx, "scg-gpu", planner.Spot{Share: 0.5, BaseOnDemand: 2, Fallback: tc.fallback}, "plan"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.act.SetDesired(ctx, "scg-gpu", 8, "forecast"); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(interval)
+			if ready, spot := serving(t, f); ready != 8 || spot != 3 {
+				t.Fatalf("before the stock-out: %d serving, %d on spot; want 8 with 3 on spot (half of the 6 above the base of 2)", ready, spot)
+			}
+			if lost := f.srv.StockOut("scg-gpu"); len(lost) != 3 {
+				t.Fatalf("the stock-out took %v, want the 3 spot members", lost)
+			}
+			clock.Advance(interval)
+			if ready, spot := serving(t, f); ready != tc.wantReady || spot != tc.wantSpot {
+				t.Errorf("one interval after the stock-out: %d serving, %d on spot; want %d, %d", ready, spot, tc.wantReady, tc.wantSpot)
+			}
+			c, err := f.act.Capacity(ctx, "scg-gpu")
+			if err != nil || c.Desired != 8 {
+				t.Errorf("Capacity = %+v, %v; want desired 8 throughout", c, err)
+			}
+			f.srv.SpotReturns("scg-gpu")
+			clock.Advance(interval)
+			if ready, _ := serving(t, f); ready != 8 {
+				t.Errorf("once spot returns: %d serving, want 8", ready)
+			}
+		})
+	}
+}
+
+// spotHalf is a plan running half the fleet on spot.
+var spotHalf = planner.Spot{Share: 0.5}
+
+// serving counts the group's serving members as ReadyInstances reads them
+// (each decision's read), and how many of the group's members run on
+// spot.
+func serving(t *testing.T, f *fixture) (ready, spot int) {
+	t.Helper()
+	ready, ok := f.act.ReadyInstances(context.Background(), "scg-gpu")
+	if !ok {
+		t.Fatal("ReadyInstances failed")
+	}
+	for _, m := range f.srv.Members("scg-gpu") {
+		if m.Spot && m.Status == "RUNNING" {
+			spot++
+		}
+	}
+	return ready, spot
+}

@@ -1,0 +1,236 @@
+package volcengine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
+	"github.com/volcengine/volcengine-go-sdk/volcengine"
+
+	"github.com/prewarm/prewarm/actuator"
+)
+
+// The values of a scaling group's ScalingMode (DescribeScalingGroups).
+// The API takes it only when the group is created (CreateScalingGroup;
+// ModifyScalingGroup has no such parameter in API 2020-01-01).
+const (
+	// ScalingModeRelease groups release what a scale-in removes.
+	ScalingModeRelease = "release"
+	// ScalingModeRecycle groups stop what a scale-in removes, in
+	// economical mode, keep it (StoppedInstanceCount), and start those
+	// stopped members first at a scale-out: the warm tier.
+	ScalingModeRecycle = "recycle"
+)
+
+// maxRemove is how many instances one RemoveInstances call takes
+// (InstanceIds.N, N in 1-20).
+const maxRemove = 20
+
+// warmTier is what SetWarm asked of one group: target stopped members to
+// keep, and filling members launched to join them, not yet recycled, that
+// the group's desired size holds beside the serving size SetDesired asked
+// for; max is the group's MaxInstanceNumber as last read.
+type warmTier struct{ target, filling, max int }
+
+// SetWarm implements actuator.WarmPooler for a group in ScalingMode
+// recycle: it keeps the group's StoppedInstanceCount at warm. Too few
+// stopped members: it raises the group's desired size by the shortfall,
+// and once those instances serve (booted once, the image and weights on
+// their disks) it recycles them (RemoveInstances, RemoveMode=recycle,
+// DecreaseDesiredCapacity), so they stop in economical mode and the next
+// scale-out starts them first, in the pool's warm_start. Too many: it
+// releases the surplus (RemoveInstances, RemoveMode=release) or gives up
+// launches still on their way. What cannot be done at once (the boots)
+// is finished by Capacity, each decision's read, which also refills the
+// warm tier after a scale-out has started some of it. A group in another
+// ScalingMode keeps no stopped members: SetWarm refuses any warm size but
+// 0 with an error naming the mode.
+func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
+	if err := checkID("scaling group ID", pool); err != nil {
+		return err
+	}
+	if warm < 0 || warm > math.MaxInt32 {
+		return fmt.Errorf("volcengine: %w: warm %d out of range", actuator.ErrRejected, warm)
+	}
+	g, err := a.describeGroup(ctx, pool)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if mode := volcengine.StringValue(g.ScalingMode); mode != ScalingModeRecycle {
+		delete(a.warm, pool)
+		if warm == 0 {
+			return nil
+		}
+		return fmt.Errorf("volcengine: %w: scaling group %s is in ScalingMode %q: a warm tier (warm_start) needs a group in ScalingMode %s, "+
+			"which keeps scaled-in instances stopped and starts them first; the mode is chosen when the group is created, "+
+			"so create the group in recycle mode or remove warm_start from the pool", actuator.ErrRejected, pool, mode, ScalingModeRecycle)
+	}
+	t := a.warm[pool]
+	if t == nil {
+		t = &warmTier{}
+		a.warm[pool] = t
+	}
+	t.target = warm
+	if _, err := a.settleWarm(ctx, pool, g, t); err != nil {
+		return fmt.Errorf("scaling group %s: keeping %d members stopped: %w", pool, warm, err)
+	}
+	a.log.InfoContext(ctx, "scaling group warm tier set", "pool", pool, "warm", warm, "stopped", volcengine.Int32Value(g.StoppedInstanceCount),
+		"launching", t.filling, "reason", reason)
+	return nil
+}
+
+// settleWarm moves group g (as just read) one step towards t: it recycles
+// the launched members that serve, then launches the stopped members
+// missing or removes those beyond t.target. changed reports whether it
+// changed the group (g is then stale). Called with a.mu held.
+func (a *Actuator) settleWarm(ctx context.Context, group string, g *autoscaling.ScalingGroupForDescribeScalingGroupsOutput, t *warmTier) (changed bool, err error) {
+	stopped := int(volcengine.Int32Value(g.StoppedInstanceCount))
+	desired := int(volcengine.Int32Value(g.DesireInstanceNumber))
+	t.max = int(volcengine.Int32Value(g.MaxInstanceNumber))
+	if t.filling > 0 {
+		n, err := a.recycleLaunched(ctx, group, desired-t.filling, t.filling)
+		t.filling, stopped, desired = t.filling-n, stopped+n, desired-n
+		if changed = n > 0; err != nil {
+			return changed, err
+		}
+	}
+	gap := t.target - stopped - t.filling
+	if gap > 0 {
+		// A scale-out of a recycle-mode group starts its stopped members
+		// first: to end with gap more stopped, launch the stopped ones
+		// too, and recycle them all once they serve.
+		k := min(gap+stopped, t.max-desired)
+		if k <= 0 {
+			return changed, nil
+		}
+		if err := a.modifyDesired(ctx, group, desired+k); err != nil {
+			return changed, err
+		}
+		t.filling += k
+		return true, nil
+	}
+	n, err := a.releaseStopped(ctx, group, min(-gap, stopped))
+	if changed = changed || n > 0; err != nil {
+		return changed, err
+	}
+	if c := min(-gap-n, t.filling); c > 0 {
+		// Launches still on their way that the tier no longer needs: the
+		// group scales them in (recycle mode stops them, and a later
+		// settle releases what is then beyond the target).
+		if err := a.modifyDesired(ctx, group, desired-c); err != nil {
+			return changed, err
+		}
+		t.filling -= c
+		changed = true
+	}
+	return changed, nil
+}
+
+// recycleLaunched recycles up to filling of the group's serving members
+// beyond the serving size, newest first (the warm tier's launches), and
+// returns how many it recycled.
+func (a *Actuator) recycleLaunched(ctx context.Context, group string, serving, filling int) (int, error) {
+	in, err := a.members(ctx, group, "InService")
+	if err != nil {
+		return 0, err
+	}
+	n := min(filling, len(in)-serving)
+	if n <= 0 {
+		return 0, nil
+	}
+	sort.SliceStable(in, func(i, j int) bool {
+		return volcengine.StringValue(in[i].CreatedTime) > volcengine.StringValue(in[j].CreatedTime)
+	})
+	n, _, err = a.removeMembers(ctx, group, idsOf(in[:n]), ReleaseRecycle, true)
+	return n, err
+}
+
+// releaseStopped releases up to n of the group's stopped members and
+// returns how many it released. A stopped member is outside the desired
+// size, so the desired size stays.
+func (a *Actuator) releaseStopped(ctx context.Context, group string, n int) (int, error) {
+	if n <= 0 {
+		return 0, nil
+	}
+	stopped, err := a.members(ctx, group, "Stopped")
+	if err != nil {
+		return 0, err
+	}
+	n, _, err = a.removeMembers(ctx, group, idsOf(stopped[:min(n, len(stopped))]), removeRelease, false)
+	return n, err
+}
+
+// removeRelease is RemoveInstances' RemoveMode that releases the instances.
+const removeRelease = "release"
+
+// removeMembers calls RemoveInstances for ids, at most maxRemove a call,
+// and returns how many it removed and the last call's request ID.
+func (a *Actuator) removeMembers(ctx context.Context, group string, ids []string, mode string, decreaseDesired bool) (done int, requestID string, err error) {
+	for len(ids) > done {
+		batch := ids[done:min(done+maxRemove, len(ids))]
+		req, _ := a.as.RemoveInstancesRequest(&autoscaling.RemoveInstancesInput{
+			ScalingGroupId:          volcengine.String(group),
+			InstanceIds:             volcengine.StringSlice(batch),
+			RemoveMode:              volcengine.String(mode),
+			DecreaseDesiredCapacity: volcengine.Bool(decreaseDesired),
+		})
+		requestID, err = a.send(ctx, "RemoveInstances", req)
+		report(ctx, requestID)
+		if err != nil {
+			return done, requestID, err
+		}
+		done += len(batch)
+		a.log.DebugContext(ctx, "scaling group members removed", "scaling_group", group, "instances", batch, "remove_mode", mode, "request_id", requestID)
+	}
+	return done, requestID, nil
+}
+
+// modifyDesired sets only the group's DesireInstanceNumber.
+func (a *Actuator) modifyDesired(ctx context.Context, group string, desired int) error {
+	req, _ := a.as.ModifyScalingGroupRequest(&autoscaling.ModifyScalingGroupInput{
+		ScalingGroupId:       volcengine.String(group),
+		DesireInstanceNumber: volcengine.Int32(int32(desired)),
+	})
+	requestID, err := a.send(ctx, "ModifyScalingGroup", req)
+	report(ctx, requestID)
+	return err
+}
+
+// members lists the group's members in status (all pages).
+func (a *Actuator) members(ctx context.Context, group, status string) ([]*autoscaling.ScalingInstanceForDescribeScalingInstancesOutput, error) {
+	var out []*autoscaling.ScalingInstanceForDescribeScalingInstancesOutput
+	seen := 0
+	for page := int32(1); page <= maxPages; page++ {
+		req, resp := a.as.DescribeScalingInstancesRequest(&autoscaling.DescribeScalingInstancesInput{
+			ScalingGroupId: volcengine.String(group),
+			Status:         volcengine.String(status),
+			PageNumber:     volcengine.Int32(page),
+			PageSize:       volcengine.Int32(pageSize),
+		})
+		if _, err := a.send(ctx, "DescribeScalingInstances", req); err != nil {
+			return nil, err
+		}
+		for _, in := range resp.ScalingInstances {
+			if in != nil && volcengine.StringValue(in.InstanceId) != "" && volcengine.StringValue(in.Status) == status {
+				out = append(out, in)
+			}
+		}
+		seen += len(resp.ScalingInstances)
+		if len(resp.ScalingInstances) == 0 || seen >= int(volcengine.Int32Value(resp.TotalCount)) {
+			break
+		}
+	}
+	return out, nil
+}
+
+func idsOf(in []*autoscaling.ScalingInstanceForDescribeScalingInstancesOutput) []string {
+	ids := make([]string, len(in))
+	for i, m := range in {
+		ids[i] = volcengine.StringValue(m.InstanceId)
+	}
+	return ids
+}

@@ -1,0 +1,212 @@
+package volcengine_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/actuatortest"
+	"github.com/prewarm/prewarm/actuator/volcengine"
+	"github.com/prewarm/prewarm/actuator/volcengine/volcenginetest"
+)
+
+// The warm tier of a group in ScalingMode recycle follows SetWarm up and
+// down: a shortfall is launched (the group's desired size holds the
+// launches beside the serving size, which Capacity keeps reporting),
+// recycled once the launches serve, at the next read, and a surplus is
+// released. A scale-out starts the stopped members first, which serve
+// after the warm start, long before a cold boot, and the next read
+// refills the tier.
+func TestWarmTierFollowsSetWarm(t *testing.T) {
+	const boot, warmStart, interval = 5 * time.Minute, 30 * time.Second, time.Minute
+	f := newFixture(t, volcengine.Options{})
+	clock := actuatortest.NewClock(f.now)
+	f.srv.BootDelay, f.srv.WarmStart, f.srv.BootClock = boot, warmStart, clock.Now
+	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20, Desired: 4, ScalingMode: volcenginetest.ScalingModeRecycle,
+		InstanceIDs: []string{"i-1", "i-2", "i-3", "i-4"}})
+	ctx := context.Background()
+
+	type want struct{ stopped, serving, desired int }
+	check := func(step string, w want) {
+		t.Helper()
+		c, err := f.act.Capacity(ctx, "scg-gpu") // each decision's read settles the tier
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		g, _ := f.srv.Group("scg-gpu")
+		stopped := 0
+		for _, m := range f.srv.Members("scg-gpu") {
+			if m.Status == "STOPPED" {
+				stopped++
+			}
+		}
+		if stopped != w.stopped || c.Current != w.serving || c.Desired != w.serving || g.Desired != w.desired {
+			t.Errorf("%s: %d stopped, Capacity %+v, group desired %d; want %d stopped, current and desired %d, group desired %d",
+				step, stopped, c, g.Desired, w.stopped, w.serving, w.desired)
+		}
+	}
+	setWarm := func(warm int) {
+		t.Helper()
+		if err := f.act.SetWarm(ctx, "scg-gpu", warm, "plan"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	setWarm(3)
+	check("warm 3 asked: 3 launched beside the 4 serving", want{stopped: 0, serving: 4, desired: 7})
+	clock.Advance(boot + interval)
+	check("the launches serve: recycled at the read", want{stopped: 3, serving: 4, desired: 4})
+	stoppedBefore := membersIn(f.srv, "STOPPED")
+
+	if err := f.act.SetDesired(ctx, "scg-gpu", 6, "ramp"); err != nil {
+		t.Fatal(err)
+	}
+	started := slices.DeleteFunc(slices.Clone(stoppedBefore), func(id string) bool { return slices.Contains(membersIn(f.srv, "STOPPED"), id) })
+	if len(started) != 2 {
+		t.Fatalf("the scale-out by 2 started %v of the stopped %v, want 2 of them", started, stoppedBefore)
+	}
+	// The refill raises the desired size by the 2 missing and the 1 still
+	// stopped, which the group starts first.
+	check("after a scale-out by 2: the tier refilled by 3 launches", want{stopped: 0, serving: 6, desired: 9})
+	clock.Advance(interval)
+	check("the stopped one serves again after its warm start: recycled", want{stopped: 1, serving: 6, desired: 8})
+	if ready, _ := f.act.ReadyInstances(ctx, "scg-gpu"); ready != 6 {
+		t.Errorf("one interval after the scale-out: %d serving, want 6 (the stopped members start in %v, a boot takes %v)", ready, warmStart, boot)
+	}
+	clock.Advance(boot)
+	check("the cold launches serve: recycled", want{stopped: 3, serving: 6, desired: 6})
+
+	setWarm(1)
+	check("warm 1: two stopped released", want{stopped: 1, serving: 6, desired: 6})
+	setWarm(4)
+	clock.Advance(boot)
+	check("warm 4 after a boot", want{stopped: 4, serving: 6, desired: 6})
+	if err := f.act.SetDesired(ctx, "scg-gpu", 3, "evening"); err != nil {
+		t.Fatal(err)
+	}
+	check("a scale-in by 3 stops 3 more, released beyond the tier", want{stopped: 4, serving: 3, desired: 3})
+	setWarm(0)
+	check("warm 0", want{stopped: 0, serving: 3, desired: 3})
+	if n := len(f.srv.Calls("RemoveInstances")); n == 0 {
+		t.Error("no RemoveInstances call")
+	}
+	for _, c := range f.srv.Calls("RemoveInstances") {
+		checkCall(t, c, "auto_scaling", "2020-01-01")
+		mode, decrease := c.Params.Get("RemoveMode"), c.Params.Get("DecreaseDesiredCapacity")
+		if !(mode == "recycle" && decrease == "true") && !(mode == "release" && decrease == "false") {
+			t.Errorf("RemoveInstances with RemoveMode %q, DecreaseDesiredCapacity %q; want recycle with true (launches) or release with false (stopped)", mode, decrease)
+		}
+	}
+}
+
+// membersIn lists the group's members whose ECS status is status.
+func membersIn(srv *volcenginetest.Server, status string) []string {
+	var out []string
+	for _, m := range srv.Members("scg-gpu") {
+		if m.Status == status {
+			out = append(out, m.ID)
+		}
+	}
+	return out
+}
+
+// A group in ScalingMode release keeps no stopped members: SetWarm
+// refuses a warm tier with an error that names the mode and warm_start,
+// and changes nothing; a warm size of 0 is fine there.
+func TestSetWarmNeedsARecycleGroup(t *testing.T) {
+	f := newFixture(t, volcengine.Options{})
+	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20, Desired: 2, InstanceIDs: []string{"i-1", "i-2"}})
+	ctx := context.Background()
+	err := f.act.SetWarm(ctx, "scg-gpu", 2, "plan")
+	if !errors.Is(err, actuator.ErrRejected) {
+		t.Fatalf("SetWarm = %v, want ErrRejected", err)
+	}
+	for _, w := range []string{`ScalingMode "release"`, "ScalingMode recycle", "warm_start", "scg-gpu"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+	if err := f.act.SetWarm(ctx, "scg-gpu", 0, "pool removed"); err != nil {
+		t.Errorf("SetWarm(0) = %v, want nil", err)
+	}
+	if n := len(f.srv.Calls("ModifyScalingGroup")) + len(f.srv.Calls("RemoveInstances")); n != 0 {
+		t.Errorf("%d changes to a group in release mode, want none", n)
+	}
+	if g, _ := f.srv.Group("scg-gpu"); g.Desired != 2 {
+		t.Errorf("desired %d, want 2", g.Desired)
+	}
+}
+
+// The tiers' calls fail as every call of the package does: an *APIError
+// wrapping ErrThrottled, ErrTransient or ErrRejected, with the pool and
+// what was asked in the message. A warm tier that cannot be settled at a
+// read leaves the read standing, with a warning.
+func TestTierErrorsAreWrapped(t *testing.T) {
+	cases := []struct {
+		name, action string
+		reply        volcenginetest.Reply
+		call         func(*fixture) error
+		want         error
+		wantInMsg    []string
+	}{
+		{"SetSpot throttled", "ModifyScalingGroup", volcenginetest.Throttled,
+			func(f *fixture) error { return f.act.SetSpot(context.Background(), "scg-gpu", spotHalf, "plan") },
+			actuator.ErrThrottled, []string{"ModifyScalingGroup", "AccountFlowLimitExceeded"}},
+		{"SetWarm cannot read the group", "DescribeScalingGroups", volcenginetest.Internal,
+			func(f *fixture) error { return f.act.SetWarm(context.Background(), "scg-gpu", 2, "plan") },
+			actuator.ErrTransient, []string{"DescribeScalingGroups", "InternalError"}},
+		{"SetWarm's launch refused", "ModifyScalingGroup", volcenginetest.Reply{Status: 403, Code: "AccessDenied", Message: "not authorized"},
+			func(f *fixture) error { return f.act.SetWarm(context.Background(), "scg-gpu", 2, "plan") },
+			actuator.ErrRejected, []string{"scaling group scg-gpu: keeping 2 members stopped", "AccessDenied"}},
+		{"SetWarm's release refused", "RemoveInstances", volcenginetest.Reply{Status: 400, Code: "InvalidInstance.NotInScalingGroup", Message: "gone"},
+			func(f *fixture) error { return f.act.SetWarm(context.Background(), "scg-gpu", 0, "plan") },
+			actuator.ErrRejected, []string{"keeping 0 members stopped", "RemoveInstances", "InvalidInstance.NotInScalingGroup"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, volcengine.Options{})
+			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20, Desired: 2, ScalingMode: volcenginetest.ScalingModeRecycle,
+				InstanceIDs: []string{"i-1", "i-2", "i-3"}})
+			f.srv.AddInstance(volcenginetest.Instance{ID: "i-3", Status: "STOPPED"})
+			f.srv.Fail(tc.action, tc.reply)
+			err := tc.call(f)
+			var apiErr *volcengine.APIError
+			if !errors.Is(err, tc.want) || !errors.As(err, &apiErr) || apiErr.Action != tc.action {
+				t.Fatalf("err = %v, want %v from %s as an *APIError", err, tc.want, tc.action)
+			}
+			for _, w := range tc.wantInMsg {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+
+	t.Run("a read whose settling fails", func(t *testing.T) {
+		f := newFixture(t, volcengine.Options{})
+		clock := actuatortest.NewClock(f.now)
+		f.srv.BootDelay, f.srv.BootClock = time.Minute, clock.Now
+		f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20, Desired: 2, ScalingMode: volcenginetest.ScalingModeRecycle,
+			InstanceIDs: []string{"i-1", "i-2"}})
+		ctx := context.Background()
+		if err := f.act.SetWarm(ctx, "scg-gpu", 1, "plan"); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(2 * time.Minute)
+		f.srv.Fail("DescribeScalingInstances", volcenginetest.Internal)
+		c, err := f.act.Capacity(ctx, "scg-gpu")
+		if err != nil || c.Desired != 2 || c.Current != 2 {
+			t.Errorf("Capacity = %+v, %v; want the serving size 2 read", c, err)
+		}
+		if !strings.Contains(f.log.String(), "level=WARN") || !strings.Contains(f.log.String(), "could not settle the warm tier") {
+			t.Errorf("no warning logged:\n%s", f.log.String())
+		}
+		if c, err := f.act.Capacity(ctx, "scg-gpu"); err != nil || c.Desired != 2 || len(membersIn(f.srv, "STOPPED")) != 1 {
+			t.Errorf("the next read: %+v, %v, stopped %v; want the launch recycled", c, err, membersIn(f.srv, "STOPPED"))
+		}
+	})
+}
