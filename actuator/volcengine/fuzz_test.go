@@ -31,6 +31,9 @@ func FuzzReplies(f *testing.F) {
 		body   string
 	}{
 		{200, `{"ResponseMetadata":{"RequestId":"r1","Action":"DescribeScalingGroups"},"Result":{"ScalingGroups":[{"ScalingGroupId":"asg","TotalInstanceCount":3,"StoppedInstanceCount":1,"MinInstanceNumber":0,"MaxInstanceNumber":10,"DesireInstanceNumber":2}],"TotalCount":1}}`},
+		{200, `{"ResponseMetadata":{"RequestId":"r1r"},"Result":{"ScalingGroups":[{"ScalingGroupId":"asg","ScalingMode":"recycle","TotalInstanceCount":5,"StoppedInstanceCount":4,"MinInstanceNumber":0,"MaxInstanceNumber":10,"DesireInstanceNumber":1}],"TotalCount":1}}`},
+		{200, `{"ResponseMetadata":{"RequestId":"r1n"},"Result":{"ScalingGroups":[{"ScalingGroupId":"asg","ScalingMode":"recycle","StoppedInstanceCount":-4,"MaxInstanceNumber":10,"DesireInstanceNumber":-1}],"TotalCount":1}}`},
+		{200, `{"ResponseMetadata":{"RequestId":"r4s"},"Result":{"ScalingInstances":[{"InstanceId":"i-1","Status":"Stopped"},{"InstanceId":"i-2","Status":"InService"}],"TotalCount":2}}`},
 		{200, `{"ResponseMetadata":{"RequestId":"r2"},"Result":{"ScalingGroups":[{"ScalingGroupId":"asg","TotalInstanceCount":-3,"MaxInstanceNumber":-1}]}}`},
 		{200, `{"ResponseMetadata":{"RequestId":"r3"},"Result":{"OperationDetails":[{"InstanceId":"i-1","Error":{"Code":"UnsupportedOperation.StoppedMode","Message":"no"}}]}}`},
 		{200, `{"ResponseMetadata":{"RequestId":"r4"},"Result":{"ScalingInstances":[{"InstanceId":"i-1"}],"TotalCount":100000,"PageNumber":1,"PageSize":1}}`},
@@ -88,6 +91,14 @@ func FuzzReplies(f *testing.F) {
 		at := time.Now().Add(time.Hour).Truncate(time.Minute)
 		err = act.PublishSchedule(ctx, "asg", planner.Schedule{{At: at, Desired: 4}})
 		checkReplyError(t, "PublishSchedule", err, body)
+		checkReplyError(t, "SetSpot", act.SetSpot(ctx, "asg", planner.Spot{Share: 0.5, BaseOnDemand: 1}, "fuzz"), body)
+		checkReplyError(t, "SetWarm", act.SetWarm(ctx, "asg", 2, "fuzz"), body)
+		c, err = act.Capacity(ctx, "asg") // settles the warm tier
+		checkReplyError(t, "Capacity", err, body)
+		if err == nil && (c.Current < 0 || c.Desired < 0 || c.Min < 0 || c.Max < 0) {
+			t.Fatalf("Capacity with a warm tier accepted a negative count: %+v", c)
+		}
+		checkReplyError(t, "SetWarm", act.SetWarm(ctx, "asg", 0, "fuzz"), body)
 	})
 }
 

@@ -231,3 +231,44 @@ func serving(t *testing.T, f *fixture) (ready, spot int) {
 	}
 	return ready, spot
 }
+
+// A pool whose name is not its group's ID runs both tiers through the
+// factory's back-end, which the service finds by type (WarmPooler,
+// SpotMixer): the pool name reaches the group of options.scaling_group.
+func TestTiersThroughThePoolName(t *testing.T) {
+	srv := volcenginetest.New()
+	t.Cleanup(srv.Close)
+	srv.AddGroup(volcenginetest.Group{ID: "scg-real-id", Max: 8, Desired: 2, ScalingMode: volcenginetest.ScalingModeRecycle, InstanceIDs: []string{"i-1", "i-2"}})
+	getenv := env(map[string]string{"VOLCENGINE_ACCESS_KEY": volcenginetest.DefaultAccessKey, "VOLCENGINE_SECRET_KEY": secret})
+	a, err := volcengine.NewFactory(getenv, nil)(context.Background(), actuator.PoolConfig{Name: "gpu-a100", Backend: volcengine.Name},
+		mustDecode(t, actuator.PoolConfig{Name: "gpu-a100", Backend: volcengine.Name, Options: map[string]string{
+			"region": volcenginetest.DefaultRegion, "endpoint": srv.URL, "scaling_group": "scg-real-id"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, isMixer := a.(actuator.SpotMixer)
+	wp, isPooler := a.(actuator.WarmPooler)
+	if !isMixer || !isPooler {
+		t.Fatalf("%T: SpotMixer %v, WarmPooler %v; want both", a, isMixer, isPooler)
+	}
+	ctx := context.Background()
+	if err := sm.SetSpot(ctx, "gpu-a100", spotHalf, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if err := wp.SetWarm(ctx, "gpu-a100", 1, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := srv.Group("scg-real-id"); g.Distribution == nil || g.Distribution.OnDemandPercentageAboveBaseCapacity != 50 || g.Desired != 3 {
+		t.Errorf("group: distribution %+v, desired %d; want 50%% on demand and one launch for the warm tier", g.Distribution, g.Desired)
+	}
+}
+
+// mustDecode decodes a pool's options as the registry does.
+func mustDecode(t *testing.T, p actuator.PoolConfig) actuator.OptionValues {
+	t.Helper()
+	opts, problems := volcengine.PoolOptions.Decode(p)
+	if err := actuator.OptionError(p.Name, problems); err != nil {
+		t.Fatal(err)
+	}
+	return opts
+}

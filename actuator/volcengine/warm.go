@@ -67,7 +67,7 @@ func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason st
 		}
 		return fmt.Errorf("volcengine: %w: scaling group %s is in ScalingMode %q: a warm tier (warm_start) needs a group in ScalingMode %s, "+
 			"which keeps scaled-in instances stopped and starts them first; the mode is chosen when the group is created, "+
-			"so create the group in recycle mode or remove warm_start from the pool", actuator.ErrRejected, pool, mode, ScalingModeRecycle)
+			"so create the group in recycle mode or remove warm_start from the pool", actuator.ErrRejected, pool, a.red.Snippet(mode, 40), ScalingModeRecycle)
 	}
 	t := a.warm[pool]
 	if t == nil {
@@ -90,7 +90,14 @@ func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason st
 func (a *Actuator) settleWarm(ctx context.Context, group string, g *autoscaling.ScalingGroupForDescribeScalingGroupsOutput, t *warmTier) (changed bool, err error) {
 	stopped := int(volcengine.Int32Value(g.StoppedInstanceCount))
 	desired := int(volcengine.Int32Value(g.DesireInstanceNumber))
-	t.max = int(volcengine.Int32Value(g.MaxInstanceNumber))
+	if stopped < 0 || desired < 0 || g.MaxInstanceNumber == nil || *g.MaxInstanceNumber < 0 {
+		// Counts no group can have: a broken reply, not a size to act on.
+		return false, &APIError{Action: "DescribeScalingGroups", Code: codeMalformedResponse,
+			Message: fmt.Sprintf("scaling group %s: counts no group can have in the reply (StoppedInstanceCount %d, DesireInstanceNumber %d, MaxInstanceNumber %d)",
+				group, stopped, desired, volcengine.Int32Value(g.MaxInstanceNumber)),
+			HTTPStatus: 200, Kind: actuator.ErrTransient}
+	}
+	t.max = int(*g.MaxInstanceNumber)
 	if t.filling > 0 {
 		n, err := a.recycleLaunched(ctx, group, desired-t.filling, t.filling)
 		t.filling, stopped, desired = t.filling-n, stopped+n, desired-n
