@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/volcengine/volcengine-go-sdk/volcengine"
+
 	"github.com/prewarm/prewarm/actuator"
 )
 
@@ -69,13 +71,17 @@ func (r *recycling) Release(ctx context.Context, instanceID, reason string) erro
 // RemoveMode=recycle and DecreaseDesiredCapacity, so that the group does
 // not replace it: the group keeps it stopped and starts it first when it
 // next scales out. RemoveInstances takes no ClientToken, so a retry after
-// a lost reply may be refused as the instance's second removal.
+// a lost reply may be refused as the instance's second removal. A group
+// whose reply names another ScalingMode is refused first (checkRecycles).
 func (a *Actuator) Recycle(ctx context.Context, group, instanceID, reason string) (StopResult, error) {
 	res := StopResult{InstanceID: instanceID, Mode: ReleaseRecycle}
 	if err := checkID("scaling group ID", group); err != nil {
 		return res, err
 	}
 	if err := checkID("instance ID", instanceID); err != nil {
+		return res, err
+	}
+	if err := a.checkRecycles(ctx, group); err != nil {
 		return res, err
 	}
 	_, requestID, err := a.removeMembers(ctx, group, []string{instanceID}, ReleaseRecycle, true)
@@ -87,4 +93,22 @@ func (a *Actuator) Recycle(ctx context.Context, group, instanceID, reason string
 		"and starts it first at its next scale-out", instanceID, group)
 	a.log.InfoContext(ctx, "instance recycled", "instance_id", instanceID, "scaling_group", group, "reason", reason, "request_id", res.RequestID)
 	return res, nil
+}
+
+// checkRecycles refuses a group whose DescribeScalingGroups reply names a
+// ScalingMode other than recycle: there RemoveInstances with
+// RemoveMode=recycle releases the instance instead of stopping it (the
+// RemoveInstances reference's table of ScalingMode and RemoveMode). A
+// reply without ScalingMode (an older API) is let through.
+func (a *Actuator) checkRecycles(ctx context.Context, group string) error {
+	g, err := a.describeGroup(ctx, group)
+	if err != nil {
+		return err
+	}
+	if mode := volcengine.StringValue(g.ScalingMode); mode != "" && mode != ScalingModeRecycle {
+		return fmt.Errorf("volcengine: %w: scaling group %s is in ScalingMode %q, where a recycle (RemoveMode=recycle) releases the instance "+
+			"instead of keeping it stopped: set release_mode: stop for the pool, or use a group created in ScalingMode recycle",
+			actuator.ErrRejected, group, a.red.Snippet(mode, 40))
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package volcengine_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -72,5 +73,24 @@ func TestRecycleMembers(t *testing.T) {
 	f := newFixture(t, volcengine.Options{})
 	if got := volcengine.RecycleMembers(f.act, []actuator.PoolConfig{{Name: "scg-b", Backend: volcengine.Name}}); got != actuator.Actuator(f.act) {
 		t.Errorf("with no pool in recycle mode RecycleMembers returned %T, want the actuator itself", got)
+	}
+}
+
+// On a group in ScalingMode release, RemoveInstances with RemoveMode
+// recycle would release the member: a release in recycle mode is refused
+// there, naming release_mode, and the member keeps running.
+func TestRecycleRefusesAReleaseModeGroup(t *testing.T) {
+	f := newFixture(t, volcengine.Options{})
+	f.srv.AddGroup(volcenginetest.Group{ID: "scg-a", Min: 0, Max: 8, Desired: 2, ScalingMode: volcenginetest.ScalingModeRelease, InstanceIDs: []string{"i-a1", "i-a2"}})
+	rel := volcengine.RecycleMembers(f.act, []actuator.PoolConfig{{Name: "scg-a", Backend: volcengine.Name, Options: map[string]string{"release_mode": "recycle"}}})
+	err := rel.Release(context.Background(), "i-a1", "idle")
+	if !errors.Is(err, actuator.ErrRejected) || !strings.Contains(err.Error(), `ScalingMode "release"`) || !strings.Contains(err.Error(), "release_mode: stop") {
+		t.Errorf("err = %v, want ErrRejected naming the mode and release_mode", err)
+	}
+	if n := len(f.srv.Calls("RemoveInstances")); n != 0 {
+		t.Errorf("%d RemoveInstances calls, want none", n)
+	}
+	if in, ok := f.srv.Instance("i-a1"); !ok || in.Status != "RUNNING" {
+		t.Errorf("instance %+v (exists %v), want it running in the group", in, ok)
 	}
 }

@@ -65,7 +65,7 @@ func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason st
 		if warm == 0 {
 			return nil
 		}
-		return fmt.Errorf("volcengine: %w: scaling group %s is in ScalingMode %q: a warm tier (warm_start) needs a group in ScalingMode %s, "+
+		return fmt.Errorf("volcengine: %w: scaling group %s is not in ScalingMode recycle (DescribeScalingGroups says %q): a warm tier (warm_start) needs a group in ScalingMode %s, "+
 			"which keeps scaled-in instances stopped and starts them first; the mode is chosen when the group is created, "+
 			"so create the group in recycle mode or remove warm_start from the pool", actuator.ErrRejected, pool, a.red.Snippet(mode, 40), ScalingModeRecycle)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,30 +115,35 @@ func membersIn(srv *volcenginetest.Server, status string) []string {
 	return out
 }
 
-// A group in ScalingMode release keeps no stopped members: SetWarm
-// refuses a warm tier with an error that names the mode and warm_start,
-// and changes nothing; a warm size of 0 is fine there.
+// A group in ScalingMode release (or whose reply names no mode) keeps no
+// stopped members: SetWarm refuses a warm tier with an error that names
+// the mode and warm_start, and changes nothing; a warm size of 0 is fine
+// there.
 func TestSetWarmNeedsARecycleGroup(t *testing.T) {
-	f := newFixture(t, volcengine.Options{})
-	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20, Desired: 2, InstanceIDs: []string{"i-1", "i-2"}})
-	ctx := context.Background()
-	err := f.act.SetWarm(ctx, "scg-gpu", 2, "plan")
-	if !errors.Is(err, actuator.ErrRejected) {
-		t.Fatalf("SetWarm = %v, want ErrRejected", err)
-	}
-	for _, w := range []string{`ScalingMode "release"`, "ScalingMode recycle", "warm_start", "scg-gpu"} {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q lacks %q", err, w)
-		}
-	}
-	if err := f.act.SetWarm(ctx, "scg-gpu", 0, "pool removed"); err != nil {
-		t.Errorf("SetWarm(0) = %v, want nil", err)
-	}
-	if n := len(f.srv.Calls("ModifyScalingGroup")) + len(f.srv.Calls("RemoveInstances")); n != 0 {
-		t.Errorf("%d changes to a group in release mode, want none", n)
-	}
-	if g, _ := f.srv.Group("scg-gpu"); g.Desired != 2 {
-		t.Errorf("desired %d, want 2", g.Desired)
+	for _, mode := range []string{volcenginetest.ScalingModeRelease, ""} {
+		t.Run("ScalingMode "+strconv.Quote(mode), func(t *testing.T) {
+			f := newFixture(t, volcengine.Options{})
+			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20, Desired: 2, ScalingMode: mode, InstanceIDs: []string{"i-1", "i-2"}})
+			ctx := context.Background()
+			err := f.act.SetWarm(ctx, "scg-gpu", 2, "plan")
+			if !errors.Is(err, actuator.ErrRejected) {
+				t.Fatalf("SetWarm = %v, want ErrRejected", err)
+			}
+			for _, w := range []string{"not in ScalingMode recycle", strconv.Quote(mode), "warm_start", "scg-gpu"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if err := f.act.SetWarm(ctx, "scg-gpu", 0, "pool removed"); err != nil {
+				t.Errorf("SetWarm(0) = %v, want nil", err)
+			}
+			if n := len(f.srv.Calls("ModifyScalingGroup")) + len(f.srv.Calls("RemoveInstances")); n != 0 {
+				t.Errorf("%d changes to the group, want none", n)
+			}
+			if g, _ := f.srv.Group("scg-gpu"); g.Desired != 2 {
+				t.Errorf("desired %d, want 2", g.Desired)
+			}
+		})
 	}
 }
 

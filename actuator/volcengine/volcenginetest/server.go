@@ -90,8 +90,9 @@ type Group struct {
 	ID, Name          string
 	Min, Max, Desired int
 	LifecycleState    string
-	// ScalingMode is ScalingModeRelease (default) or ScalingModeRecycle;
-	// the API sets it when the group is created only.
+	// ScalingMode is ScalingModeRelease or ScalingModeRecycle, as the API
+	// sets it when the group is created; "" is not reported and behaves as
+	// release.
 	ScalingMode string
 	// InstanceIDs are the members in launch order, stopped ones included.
 	InstanceIDs        []string
@@ -252,9 +253,6 @@ func (s *Server) AddGroup(g Group) {
 	defer s.mu.Unlock()
 	if g.LifecycleState == "" {
 		g.LifecycleState = "InService"
-	}
-	if g.ScalingMode == "" {
-		g.ScalingMode = ScalingModeRelease
 	}
 	for _, id := range g.InstanceIDs {
 		if _, ok := s.instances[id]; !ok {
@@ -657,8 +655,10 @@ func (s *Server) describeScalingGroups(p url.Values) (any, *apiFailure) {
 			"TotalInstanceCount":   len(g.InstanceIDs),
 			"StoppedInstanceCount": s.stoppedIn(g),
 			"LifecycleState":       g.LifecycleState,
-			"ScalingMode":          g.ScalingMode,
 		})
+		if g.ScalingMode != "" {
+			out[len(out)-1]["ScalingMode"] = g.ScalingMode
+		}
 		if d := g.Distribution; d != nil {
 			out[len(out)-1]["InstancesDistribution"] = map[string]any{
 				"OnDemandBaseCapacity": d.OnDemandBaseCapacity, "OnDemandPercentageAboveBaseCapacity": d.OnDemandPercentageAboveBaseCapacity,
