@@ -14,7 +14,13 @@ import (
 
 // The values of a scaling group's ScalingMode (DescribeScalingGroups).
 // The API takes it only when the group is created (CreateScalingGroup;
-// ModifyScalingGroup has no such parameter in API 2020-01-01).
+// ModifyScalingGroup has no such parameter in API 2020-01-01, SDK
+// v1.1.35). The RemoveInstances reference (API 2020-01-01) says
+// RemoveMode=recycle shuts an instance down and stops billing it only in a
+// group of ScalingMode recycle, and releases it in any other; the
+// DescribeScalingInstances reference lists the member statuses this file
+// filters on (InService, Stopped). docs/volcengine.md, "Warm tier", has
+// the addresses and what is assumed beyond them.
 const (
 	// ScalingModeRelease groups release what a scale-in removes.
 	ScalingModeRelease = "release"

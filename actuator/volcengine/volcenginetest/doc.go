@@ -13,6 +13,8 @@
 // Behind the protocol sits a small in-memory model of Auto Scaling (scaling
 // groups, scheduled policies, activities, member instances) and ECS
 // (instances that stop and start), so tests assert on outcomes, not only on
-// calls. Faults (error envelopes, throttling, 5xx, garbage, delays) are
+// calls. Its groups scale in their ScalingMode (recycle keeps scaled-in
+// members stopped and starts them first) and with their spot mix, and tests
+// take spot away with StockOut and Interrupt. Faults (error envelopes, throttling, 5xx, garbage, delays) are
 // queued per action with Fail and served before the model answers.
 package volcenginetest
