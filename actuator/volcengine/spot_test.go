@@ -272,3 +272,61 @@ func mustDecode(t *testing.T, p actuator.PoolConfig) actuator.OptionValues {
 	}
 	return opts
 }
+
+// A spot interruption while the zone has stock is answered by the group on
+// spot again: the serving count is back after a boot, the mix kept.
+func TestSpotInterruptionIsReplacedOnSpot(t *testing.T) {
+	f := newFixture(t, volcengine.Options{})
+	clock := actuatortest.NewClock(f.now)
+	f.srv.BootDelay, f.srv.BootClock = 30*time.Second, clock.Now
+	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20})
+	ctx := context.Background()
+	if err := f.act.SetSpot(ctx, "scg-gpu", planner.Spot{Share: 1, BaseOnDemand: 1, Fallback: planner.SpotFallbackNone}, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.act.SetDesired(ctx, "scg-gpu", 5, "forecast"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	if lost := f.srv.Interrupt("scg-gpu", 2); len(lost) != 2 {
+		t.Fatalf("interrupted %v, want 2 spot members", lost)
+	}
+	if ready, _ := serving(t, f); ready != 3 {
+		t.Errorf("at the interruption: %d serving, want 3", ready)
+	}
+	clock.Advance(time.Minute)
+	if ready, spot := serving(t, f); ready != 5 || spot != 4 {
+		t.Errorf("a minute later: %d serving, %d on spot; want 5 with 4 on spot above the base of 1", ready, spot)
+	}
+}
+
+// Through actuator.Safe, as the service calls them, both tiers reach the
+// group once per change, audited.
+func TestTiersThroughSafe(t *testing.T) {
+	f := newFixture(t, volcengine.Options{})
+	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 16, Desired: 2, ScalingMode: volcenginetest.ScalingModeRecycle, InstanceIDs: []string{"i-1", "i-2"}})
+	var audit syncBuffer
+	safe := actuator.NewSafe(f.act, actuator.SafetyOptions{Audit: &audit, Pools: []actuator.PoolConfig{
+		{Name: "scg-gpu", Backend: volcengine.Name, Limits: planner.Limits{MaxInstances: 16}}}})
+	ctx := context.Background()
+	for range 2 {
+		if err := safe.SetSpot(ctx, "scg-gpu", planner.Spot{Share: 0.5, BaseOnDemand: 2}, "plan"); err != nil {
+			t.Fatal(err)
+		}
+		if err := safe.SetWarm(ctx, "scg-gpu", 2, "plan"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _, ok := describeMix(t, f.srv, "scg-gpu"); !ok || got != (mix{2, 50, true, true}) {
+		t.Errorf("mix %+v, want base 2, 50%% on demand, remedy and compensation", got)
+	}
+	if g, _ := f.srv.Group("scg-gpu"); g.Desired != 4 {
+		t.Errorf("group desired %d, want 4: the 2 serving and 2 launches for the warm tier", g.Desired)
+	}
+	if n := len(f.srv.Calls("ModifyScalingGroup")); n != 2 {
+		t.Errorf("%d ModifyScalingGroup calls, want 2 (one mix, one launch; the repeats are Safe's no-ops)", n)
+	}
+	if !strings.Contains(audit.String(), "set_warm") {
+		t.Errorf("the warm tier is not audited:\n%s", audit.String())
+	}
+}
