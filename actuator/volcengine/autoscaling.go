@@ -147,8 +147,8 @@ func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, rea
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	send := desired
-	if t := a.warm[pool]; t != nil && t.filling > 0 {
+	send, t := desired, a.warm[pool]
+	if t != nil && t.filling > 0 {
 		send = min(desired+t.filling, max(desired, t.max))
 		t.filling = send - desired
 	}
@@ -161,6 +161,9 @@ func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, rea
 	report(ctx, requestID)
 	if err != nil {
 		return err
+	}
+	if t != nil {
+		t.sent = send
 	}
 	a.log.InfoContext(ctx, "scaling group desired capacity set", "pool", pool, "desired", desired,
 		"reason", reason, "request_id", requestID)

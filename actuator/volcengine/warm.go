@@ -37,8 +37,9 @@ const maxRemove = 20
 // warmTier is what SetWarm asked of one group: target stopped members to
 // keep, and filling members launched to join them, not yet recycled, that
 // the group's desired size holds beside the serving size SetDesired asked
-// for; max is the group's MaxInstanceNumber as last read.
-type warmTier struct{ target, filling, max int }
+// for; max is the group's MaxInstanceNumber as last read, and sent the
+// DesireInstanceNumber this Actuator last gave it.
+type warmTier struct{ target, filling, max, sent int }
 
 // SetWarm implements actuator.WarmPooler for a group in ScalingMode
 // recycle: it keeps the group's StoppedInstanceCount at warm. Too few
@@ -104,9 +105,17 @@ func (a *Actuator) settleWarm(ctx context.Context, group string, g *autoscaling.
 			HTTPStatus: 200, Kind: actuator.ErrTransient}
 	}
 	t.max = int(*g.MaxInstanceNumber)
+	if t.filling > 0 && desired != t.sent {
+		// Someone else (a scheduled policy, the console) set the size: it
+		// holds no launches for the warm tier any more, and counting them
+		// would recycle serving members.
+		a.log.WarnContext(ctx, "the group's desired size was changed outside prewarm; its launches for the warm tier are no longer counted",
+			"pool", group, "desired", desired, "expected", t.sent, "launching", t.filling)
+		t.filling = 0
+	}
 	if t.filling > 0 {
 		n, err := a.recycleLaunched(ctx, group, desired-t.filling, t.filling)
-		t.filling, stopped, desired = t.filling-n, stopped+n, desired-n
+		t.filling, stopped, desired, t.sent = t.filling-n, stopped+n, desired-n, desired-n
 		if changed = n > 0; err != nil {
 			return changed, err
 		}
@@ -123,7 +132,7 @@ func (a *Actuator) settleWarm(ctx context.Context, group string, g *autoscaling.
 		if err := a.modifyDesired(ctx, group, desired+k); err != nil {
 			return changed, err
 		}
-		t.filling += k
+		t.filling, t.sent = t.filling+k, desired+k
 		return true, nil
 	}
 	n, err := a.releaseStopped(ctx, group, min(-gap, stopped))
@@ -137,7 +146,7 @@ func (a *Actuator) settleWarm(ctx context.Context, group string, g *autoscaling.
 		if err := a.modifyDesired(ctx, group, desired-c); err != nil {
 			return changed, err
 		}
-		t.filling -= c
+		t.filling, t.sent = t.filling-c, desired-c
 		changed = true
 	}
 	return changed, nil

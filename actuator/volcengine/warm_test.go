@@ -3,6 +3,7 @@ package volcengine_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,6 +102,42 @@ func TestWarmTierFollowsSetWarm(t *testing.T) {
 		if !(mode == "recycle" && decrease == "true") && !(mode == "release" && decrease == "false") {
 			t.Errorf("RemoveInstances with RemoveMode %q, DecreaseDesiredCapacity %q; want recycle with true (launches) or release with false (stopped)", mode, decrease)
 		}
+	}
+}
+
+// A size set outside prewarm while the warm tier's launches are on their
+// way (a scheduled policy firing, the console) drops them from the count:
+// the next read recycles no serving member for them, and the tier is kept
+// from what the group then holds.
+func TestWarmTierSurvivesASizeSetElsewhere(t *testing.T) {
+	f := newFixture(t, volcengine.Options{})
+	clock := actuatortest.NewClock(f.now)
+	f.srv.BootDelay, f.srv.BootClock = 5*time.Minute, clock.Now
+	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20, Desired: 4, ScalingMode: volcenginetest.ScalingModeRecycle,
+		InstanceIDs: []string{"i-1", "i-2", "i-3", "i-4"}})
+	ctx := context.Background()
+	if err := f.act.SetWarm(ctx, "scg-gpu", 3, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere, err := volcengine.New(testConfig(f.srv), volcengine.Options{Logger: slog.New(slog.NewTextHandler(f.log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := elsewhere.SetDesired(ctx, "scg-gpu", 4, "a scheduled policy"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(10 * time.Minute)
+	c, err := f.act.Capacity(ctx, "scg-gpu")
+	if err != nil || c.Current != 4 || c.Desired != 4 {
+		t.Errorf("Capacity = %+v, %v; want the 4 serving", c, err)
+	}
+	for _, id := range []string{"i-1", "i-2", "i-3", "i-4"} {
+		if st := f.srv.Lifecycle(id); st != "InService" {
+			t.Errorf("serving member %s is %s, want InService", id, st)
+		}
+	}
+	if n := len(membersIn(f.srv, "STOPPED")); n != 3 {
+		t.Errorf("%d stopped, want the warm tier's 3", n)
 	}
 }
 
