@@ -80,6 +80,9 @@ func (s *Service) decide(ctx context.Context, p *pool, now time.Time, interval t
 	// it shows the decision and applies nothing. Ownership is checked
 	// again right before the back-end call (persistShared).
 	standby := apply && s.shared != nil && !s.shared.shards.Owns(name)
+	if apply && !standby && p.spotDue() {
+		s.mixSpot(ctx, p, &errs)
+	}
 	var res actuator.Result
 	outcome := OutcomeNotApplied
 	switch {
@@ -251,6 +254,7 @@ func (s *Service) record(p *pool, d decision) {
 	st.Current, st.CurrentKnown = d.capa.Current, d.known
 	st.Ready, st.Booting, st.ReadyKnown = ready, booting, d.known && d.capa.ReadyKnown
 	st.Wished, st.Desired, st.LimitedBy, st.Warm = d.step.Desired, desired, d.res.LimitedBy, d.step.Warm
+	st.Tiers = p.plan.Tiers(desired, d.step.Warm)
 	st.Outcome, st.NextChangeAt, st.Applied = d.outcome, d.res.NextChangeAt, applied
 	st.Reason = s.deps.Redactor.String(d.step.Reason)
 	st.DemandRPS = Number(demand)
@@ -386,8 +390,8 @@ func (s *Service) applyRefitStatus(p *pool, now time.Time) {
 	if now.IsZero() {
 		now = r.At
 	}
-	plan := p.ctl().Plan(now)
-	v := buildViews(p.spec.Name, p.ctl())
+	plan := p.ctl().Plan(now).WithTiers(p.plan)
+	v := buildViews(p.spec.Name, p.ctl(), p.plan)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := &p.status
@@ -505,4 +509,29 @@ func (s *Service) keepWarm(ctx context.Context, p *pool, step planner.Step, errs
 	if err := p.act.SetWarm(ctx, p.spec.Name, step.Warm, step.Reason); err != nil {
 		*errs = append(*errs, fmt.Errorf("keeping %d warm (warm_start): %w", step.Warm, err))
 	}
+}
+
+// spotDue reports whether the pool's back-end is to be told the spot mix
+// of its spot: block: once a pool with a spot tier decides in active mode
+// (since its back-end was built), and again after a reload changed the
+// block, a tier removed included.
+func (p *pool) spotDue() bool {
+	want := p.plan.Fleet.Spot.Normal()
+	if p.spotApplied == nil {
+		return want.Tier()
+	}
+	return *p.spotApplied != want
+}
+
+// mixSpot tells the pool's back-end the spot mix of its spot: block
+// (newPool and rebuild refused a spot tier on a back-end without one); a
+// failure is the decision's, and the next decision tries again.
+func (s *Service) mixSpot(ctx context.Context, p *pool, errs *[]error) {
+	want := p.plan.Fleet.Spot.Normal()
+	if err := p.act.SetSpot(ctx, p.spec.Name, want, "the pool's spot block"); err != nil {
+		*errs = append(*errs, fmt.Errorf("setting the spot mix (spot.share %v, spot.base_on_demand %d, spot.fallback %s): %w",
+			want.Share, want.BaseOnDemand, want.Fallback, err))
+		return
+	}
+	p.spotApplied = &want
 }

@@ -27,8 +27,12 @@ type pool struct {
 	// (Follower), nil otherwise.
 	follow Follower
 	// inner is act's back-end, unwrapped: a dry-run one is told the
-	// restored last change (resumer).
+	// restored last change (resumer). Written under s.mu (takePending), so
+	// that a reload may read it there.
 	inner actuator.Actuator
+	// spotApplied is the spot mix act last applied for the pool's spot:
+	// block (nil: none since act was built).
+	spotApplied *planner.Spot
 
 	nextRefit time.Time
 	// starts learns the fleet's start times from the decisions;
@@ -107,19 +111,35 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := inner.(actuator.WarmPooler); plan.Fleet.WarmTier() && !ok {
-		return nil, fmt.Errorf("pool %q: warm_start %v needs a back-end that keeps a warm tier (simulated, dryrun, kubescale with options.warm_placeholder); backend %s keeps none, so every start would be a cold boot of boot_delay %v: remove warm_start",
-			ps.Name, plan.Fleet.WarmStart, ps.Backend, plan.Fleet.BootDelay)
+	if err := checkTiers(ps, plan, inner); err != nil {
+		return nil, err
 	}
 	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, follow: follow, inner: inner, mode: ps.Mode}
 	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Limits: ps.Fleet.Limits, WarmStart: ps.Fleet.WarmStart,
 		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
 		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
-	p.views = buildViews(ps.Name, tuner.Live())
+	p.status.setSpot(plan)
+	p.views = buildViews(ps.Name, tuner.Live(), plan)
 	p.status.setCharge(tuner.Live().InCharge())
 	s.deps.Metrics.mode(ps.Name, ps.Mode)
 	s.deps.Metrics.bootDelay(ps.Name, plan.Fleet.BootDelay)
 	return p, nil
+}
+
+// checkTiers refuses a pool whose back-end cannot run the tiers its
+// configuration asks for: a warm tier (warm_start) needs a WarmPooler, a
+// spot tier (spot.share above 0) a SpotMixer. Each message names the key
+// and the back-end.
+func checkTiers(ps poolspec.Pool, plan planner.Config, inner actuator.Actuator) error {
+	if _, ok := inner.(actuator.WarmPooler); plan.Fleet.WarmTier() && !ok {
+		return fmt.Errorf("pool %q: warm_start %v needs a back-end that keeps a warm tier (simulated, dryrun, kubescale with options.warm_placeholder); backend %s keeps none, so every start would be a cold boot of boot_delay %v: remove warm_start",
+			ps.Name, plan.Fleet.WarmStart, ps.Backend, plan.Fleet.BootDelay)
+	}
+	if _, ok := inner.(actuator.SpotMixer); plan.Fleet.Spot.Tier() && !ok {
+		return fmt.Errorf("pool %q: spot.share %v needs a back-end that runs a spot mix (simulated, dryrun, volcengine); backend %s runs none, so the whole pool would run on demand: remove the spot block or set spot.share to 0",
+			ps.Name, plan.Fleet.Spot.Share, ps.Backend)
+	}
+	return nil
 }
 
 // newSafe builds the pool's back-end wrapped in actuator.Safe, persisting
@@ -175,8 +195,10 @@ func (s *Service) persister() func(pool string, m actuator.Memory) error {
 }
 
 // rebuild prepares a changed pool: a new controller (restored at the swap)
-// and, when the back-end or its limits changed, a new back-end.
-func (s *Service) rebuild(ctx context.Context, was, ps poolspec.Pool) (*pool, error) {
+// and, when the back-end or its limits changed, a new back-end. The
+// back-end that will run the pool, the new one or inner (the one in use),
+// must run the tiers the new configuration asks for (checkTiers).
+func (s *Service) rebuild(ctx context.Context, was, ps poolspec.Pool, inner actuator.Actuator) (*pool, error) {
 	plan, tuner, err := s.newController(ps)
 	if err != nil {
 		return nil, err
@@ -187,6 +209,10 @@ func (s *Service) rebuild(ctx context.Context, was, ps poolspec.Pool) (*pool, er
 		if np.act, np.follow, np.inner, err = s.newSafe(ctx, ps); err != nil {
 			return nil, err
 		}
+		inner = np.inner
+	}
+	if err := checkTiers(ps, plan, inner); err != nil {
+		return nil, err
 	}
 	return np, nil
 }
@@ -218,10 +244,14 @@ func (s *Service) takePending(p *pool) {
 				}
 			}
 		}
-		p.act, p.follow, p.inner = np.act, np.follow, np.inner
+		p.spotApplied = nil // the new back-end is told the spot mix afresh
 	}
 	p.tuner, p.plan, p.saved = np.tuner, np.plan, controllerMark{}
 	s.mu.Lock()
+	if np.act != nil {
+		p.act, p.follow, p.inner = np.act, np.follow, np.inner
+	}
+	p.status.setSpot(np.plan)
 	p.spec = np.spec
 	if p.override == nil || p.override.ConfigMode != string(np.spec.Mode) {
 		p.setMode(np.spec.Mode, nil)

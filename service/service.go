@@ -370,8 +370,9 @@ func (s *Service) Reload(ctx context.Context, file *poolspec.File) error {
 	s.mu.Lock()
 	old := map[string]*pool{}
 	specs := map[*pool]poolspec.Pool{}
+	inners := map[*pool]actuator.Actuator{}
 	for _, p := range s.pools {
-		old[p.spec.Name], specs[p] = p, p.spec
+		old[p.spec.Name], specs[p], inners[p] = p, p.spec, p.inner
 	}
 	cur := s.file
 	s.mu.Unlock()
@@ -385,7 +386,7 @@ func (s *Service) Reload(ctx context.Context, file *poolspec.File) error {
 		case ok && specs[p].Equal(ps):
 			next = append(next, p)
 		case ok:
-			np, err := s.rebuild(ctx, specs[p], ps)
+			np, err := s.rebuild(ctx, specs[p], ps, inners[p])
 			if err != nil {
 				errs = append(errs, err)
 				continue

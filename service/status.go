@@ -69,6 +69,12 @@ type PoolStatus struct {
 	// Desired.
 	Warm      int           `json:"warm,omitempty"`
 	WarmStart time.Duration `json:"warm_start,omitempty"`
+	// Spot is the pool's spot tier (its spot: block), absent without one.
+	Spot *planner.Spot `json:"spot,omitempty"`
+	// Tiers split the decision's Desired and Warm into the tiers that buy
+	// them: the reserved base (prices.reserved_instances), on demand, on
+	// spot and warm (planner.Config.Tiers, as the schedule's steps).
+	Tiers planner.Tiers `json:"tiers"`
 	// Outcome is the decision's outcome (applied, unchanged, limited,
 	// rate_limited, not_applied, failed); NextChangeAt, when rate limited,
 	// is when min_interval allows the next change.
@@ -133,6 +139,15 @@ type PoolStatus struct {
 	// Election is the pool's owner among the replicas; absent when
 	// election is off.
 	Election *ElectionStatus `json:"election,omitempty"`
+}
+
+// setSpot shows the pool's spot tier of plan (none: nil). s.mu held (or
+// the pool not yet shared).
+func (st *PoolStatus) setSpot(plan planner.Config) {
+	st.Spot = nil
+	if spot := plan.Fleet.Spot.Normal(); spot.Tier() {
+		st.Spot = &spot
+	}
 }
 
 // ForecastBounds are a forecast's mean and the bounds of its band,

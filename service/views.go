@@ -138,7 +138,8 @@ type ForecastView struct {
 // ScheduleView is GET /api/v1/pools/NAME/schedule: the trusted plan from
 // now on (empty when the pool follows the reactive rules alone), and the
 // plans of both forecast levels of the refit in force, so an operator sees
-// what the other level would do.
+// what the other level would do. Every step carries its tiers (reserved,
+// on demand, spot, warm: planner.Config.Tiers).
 type ScheduleView struct {
 	Pool   string    `json:"pool"`
 	MadeAt time.Time `json:"made_at,omitzero"`
@@ -159,8 +160,9 @@ type views struct {
 }
 
 // buildViews computes the views of the refit in force from the
-// controller's memory (decision goroutine).
-func buildViews(name string, ctl *control.Controller) views {
+// controller's memory (decision goroutine), each plan's steps split into
+// the tiers of the pool's configuration cfg.
+func buildViews(name string, ctl *control.Controller, cfg planner.Config) views {
 	r := ctl.Last()
 	f := r.Forecast
 	ch := ctl.InCharge()
@@ -170,8 +172,8 @@ func buildViews(name string, ctl *control.Controller) views {
 	for i := range f.Forecast.Mean {
 		fv.Steps = append(fv.Steps, ForecastStep{At: f.Start.Add(time.Duration(i) * f.Step), ForecastBounds: boundsAt(f, i)})
 	}
-	sv := ScheduleView{Pool: name, MadeAt: r.At, Gate: r.Gate.Level, InCharge: ch.Rule, InChargeReason: ch.Reason, Steps: nonNil(ctl.Plan(r.At)),
-		ModelPlan: nonNil(r.ModelPlan), ProfilePlan: nonNil(r.ProfilePlan)}
+	sv := ScheduleView{Pool: name, MadeAt: r.At, Gate: r.Gate.Level, InCharge: ch.Rule, InChargeReason: ch.Reason, Steps: nonNil(ctl.Plan(r.At).WithTiers(cfg)),
+		ModelPlan: nonNil(r.ModelPlan.WithTiers(cfg)), ProfilePlan: nonNil(r.ProfilePlan.WithTiers(cfg))}
 	if r.At.IsZero() {
 		return views{forecast: fv, schedule: sv}
 	}

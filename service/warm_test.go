@@ -176,13 +176,8 @@ func TestPlaceholderPodsFollowTheWarmTier(t *testing.T) {
 // warm tier on the plan's steps.
 func checkWarmSchedule(t *testing.T, r *rig) {
 	t.Helper()
-	srv := httptest.NewServer(r.svc.Handler(HTTPOptions{}))
-	defer srv.Close()
 	var sched ScheduleView
-	_, body, _ := fetch(t, srv, "/api/v1/pools/"+testPool+"/schedule")
-	if err := json.Unmarshal(body, &sched); err != nil {
-		t.Fatal(err)
-	}
+	body := r.getJSON(t, "/api/v1/pools/"+testPool+"/schedule", &sched)
 	warmSteps := 0
 	for _, st := range sched.ModelPlan {
 		if st.Warm > 0 {
