@@ -108,6 +108,7 @@ FUZZ_TARGETS = \
 	./datasets:FuzzReadCSV \
 	./datasets/m4:FuzzRead \
 	./model/holtwinters:FuzzForecaster \
+	./model/seasonal:FuzzDetect \
 	./planner:FuzzParseWindows \
 	./redact:FuzzRedactNeverLeaksRaw \
 	./service/state:FuzzOpen \

@@ -113,10 +113,12 @@ func Detect(x []float64, opts DetectOptions) []int {
 			}
 		}
 	}
-	// Keep a longer period only if it stands out from its neighbours.
+	// Keep a longer period only if it stands out from its neighbours; one
+	// that the refinement moved past maxLag cannot be checked and is left
+	// out.
 	periods := []int{chain[0]}
 	for _, p := range chain[1:] {
-		if standsOut(r, p, periods[len(periods)-1], margin) {
+		if p <= maxLag && standsOut(r, p, periods[len(periods)-1], margin) {
 			periods = append(periods, p)
 		}
 	}
@@ -210,6 +212,9 @@ func WeekOf(x []float64, day int) int {
 // base period either side by margin (the far side only when it was
 // computed).
 func standsOut(r []float64, p, base int, margin float64) bool {
+	if p >= len(r) || p-base < 0 {
+		return false // not computed: nothing to stand out from
+	}
 	neighbour := r[p-base]
 	if p+base < len(r) {
 		neighbour = math.Max(neighbour, r[p+base])
