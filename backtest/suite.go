@@ -61,6 +61,9 @@ type SuiteEntry struct {
 	// and the oracle's.
 	VsBaseline float64 `json:"hybrid_vs_baseline"`
 	VsOracle   float64 `json:"hybrid_vs_oracle"`
+	// Reserved is the committed base every policy of the trace replayed
+	// on (prices.reserved_instances; 0: all on demand).
+	Reserved int `json:"reserved_instances,omitempty"`
 	// MeetsSLO is true when the hybrid reaches the SLO target on the
 	// second half, or at least the baseline's attainment where the
 	// baseline falls short of the target.
@@ -245,7 +248,8 @@ func prepareSuiteCase(ctx context.Context, c SuiteCase) (*suiteBench, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := SuiteEntry{Trace: c.Trace.Name, ScoredFrom: mid, Static: main.static, Oracle: main.oracle}
+	e := SuiteEntry{Trace: c.Trace.Name, ScoredFrom: mid, Static: main.static, Oracle: main.oracle,
+		Reserved: c.Config.Planner.Prices.ReservedInstances}
 	priceAgainst(&e.Static, main)
 	priceAgainst(&e.Oracle, main)
 	// Reactive: the cheapest on each half; its other-half run is the

@@ -20,7 +20,27 @@ func WriteSuiteTable(w io.Writer, rep SuiteReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeReserved(w, rep.Entries); err != nil {
+		return err
+	}
 	return writeSuiteSummary(w, rep.SuiteSummary, len(rep.Entries))
+}
+
+// writeReserved names the reserved base each trace replayed on, when one
+// did: every policy of the trace, the baseline and the oracle paid for
+// it.
+func writeReserved(w io.Writer, entries []SuiteEntry) error {
+	var parts []string
+	for _, e := range entries {
+		if e.Reserved > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", e.Trace, e.Reserved))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "\nreserved base, every policy (prices.reserved_instances): %s\n", strings.Join(parts, ", "))
+	return err
 }
 
 // suiteRow is one trace's line of the suite table.
@@ -90,6 +110,13 @@ func WriteLOTOTable(w io.Writer, rep LOTOReport) error {
 			e.VsBaseline, e.VsOracle, bar)
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	entries := make([]SuiteEntry, len(rep.Entries))
+	for i, le := range rep.Entries {
+		entries[i] = le.Entry
+	}
+	if err := writeReserved(w, entries); err != nil {
 		return err
 	}
 	return writeSuiteSummary(w, rep.SuiteSummary, len(rep.Entries))

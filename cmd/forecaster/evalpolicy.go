@@ -12,6 +12,7 @@ import (
 	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/poolspec"
+	"github.com/prewarm/prewarm/report"
 )
 
 // runEvalPolicy implements 'forecaster eval policy'.
@@ -27,7 +28,8 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 			"Without --input it replays the shared traces of --datasets; with it, every FILE and every\n"+
 			"CSV of every DIR, each at its own step (--step resamples them all). --synthetic-seeds adds\n"+
 			"the generator's bursts and spikes with each seed. --loto chooses the tuner's defaults on the\n"+
-			"first halves of every trace but the one it scores (leave one trace out).", stderr)
+			"first halves of every trace but the one it scores (leave one trace out). --reserve-advice\n"+
+			"replays each trace on the reserved base a plan report advises on its first half.", stderr)
 	var cf backtest.InputFlags
 	cf.RegisterCSV(fs)
 	cf.RegisterFleet(fs)
@@ -39,6 +41,7 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	tuning := fs.Bool("tune", true, "let the hybrid choose walk-forward among its candidates, as serve's pools do (tune.enabled: true); false: the hybrid alone")
 	loto := fs.Bool("loto", false, "choose the tuner's defaults without each trace before scoring it (leave one trace out); replays every first half once per setting")
 	format := fs.String("format", "table", "output format: table or json")
+	reserveAdvice := fs.Bool("reserve-advice", false, "reserve, per trace, the base a plan report advises on its first half (as forecaster report would, looking as far ahead as the second half), for every policy's replay; instead of --reserved")
 	var spot backtest.Options
 	spot.RegisterSpot(fs, poolspec.DefaultPool().Prices.SpotPerHour)
 	if err := parseFlags(fs, args); err != nil {
@@ -51,6 +54,8 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usageErrorf("--format %q: want table or json", *format)
 	case len(*seeds) > backtest.MaxSuiteSeeds:
 		return usageErrorf("--synthetic-seeds: %d seeds, at most %d", len(*seeds), backtest.MaxSuiteSeeds)
+	case *reserveAdvice && fs.Changed("reserved"):
+		return usageErrorf("--reserve-advice sets the reserved base per trace: give it or --reserved, not both")
 	case *loto && !*tuning:
 		return usageErrorf("--loto chooses the tuner's defaults: it needs --tune")
 	}
@@ -80,6 +85,15 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	start := time.Now()
 	say := func(s string) { fmt.Fprintf(stderr, "%6s  %s\n", time.Since(start).Round(time.Second), s) }
+	if *reserveAdvice {
+		bases, err := report.ReserveAtAdvice(ctx, cases, spot.SpotRate)
+		if err != nil {
+			return err
+		}
+		for i, k := range bases {
+			say(fmt.Sprintf("%s: reserving %d, the first half's advice", cases[i].Trace.Name, k))
+		}
+	}
 	if *loto {
 		rep, err := backtest.LeaveOneTraceOut(ctx, cases, backtest.DefaultsGrid(), say)
 		if err != nil {

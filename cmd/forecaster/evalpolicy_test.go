@@ -188,6 +188,8 @@ func TestRefusedBeforeAnyWork(t *testing.T) {
 	}{
 		{[]string{"eval", "policy", "--loto", "--tune=false", "--peak-instances", "20", "--datasets", filepath.Join(dir, "none")},
 			"--loto chooses the tuner's defaults: it needs --tune"},
+		{[]string{"eval", "policy", "--reserve-advice", "--reserved", "4", "--peak-instances", "20", "--datasets", filepath.Join(dir, "none")},
+			"--reserve-advice sets the reserved base per trace: give it or --reserved, not both"},
 		{[]string{"serve", "--config", cfg, "--once", "--apply", "--store", "embedded:" + filepath.Join(dir, "no", "such", "dir.db")},
 			"--once --apply with election.enabled: a one-off run owns no pool"},
 	} {
