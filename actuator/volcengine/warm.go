@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
 	"github.com/volcengine/volcengine-go-sdk/volcengine"
@@ -38,8 +39,14 @@ const maxRemove = 20
 // keep, and filling members launched to join them, not yet recycled, that
 // the group's desired size holds beside the serving size SetDesired asked
 // for; max is the group's MaxInstanceNumber as last read, and sent the
-// DesireInstanceNumber this Actuator last gave it.
-type warmTier struct{ target, filling, max, sent int }
+// DesireInstanceNumber this Actuator last gave it. ranBefore holds the
+// members that ran (any status but Stopped) just before the launches
+// still filling were asked for: the members serving now that are not in
+// it are the tier's launches, the ones to recycle.
+type warmTier struct {
+	target, filling, max, sent int
+	ranBefore                  map[string]bool
+}
 
 // SetWarm implements actuator.WarmPooler for a group in ScalingMode
 // recycle: it keeps the group's StoppedInstanceCount at warm. Too few
@@ -114,7 +121,7 @@ func (a *Actuator) settleWarm(ctx context.Context, group string, g *autoscaling.
 		t.filling = 0
 	}
 	if t.filling > 0 {
-		n, err := a.recycleLaunched(ctx, group, desired-t.filling, t.filling)
+		n, err := a.recycleLaunched(ctx, group, desired-t.filling, t.filling, t.ranBefore)
 		t.filling, stopped, desired, t.sent = t.filling-n, stopped+n, desired-n, desired-n
 		if changed = n > 0; err != nil {
 			return changed, err
@@ -128,6 +135,9 @@ func (a *Actuator) settleWarm(ctx context.Context, group string, g *autoscaling.
 		k := min(gap+stopped, t.max-desired)
 		if k <= 0 {
 			return changed, nil
+		}
+		if err := a.noteRunning(ctx, group, t); err != nil {
+			return changed, err
 		}
 		if err := a.modifyDesired(ctx, group, desired+k); err != nil {
 			return changed, err
@@ -153,22 +163,49 @@ func (a *Actuator) settleWarm(ctx context.Context, group string, g *autoscaling.
 }
 
 // recycleLaunched recycles up to filling of the group's serving members
-// beyond the serving size, newest first (the warm tier's launches), and
-// returns how many it recycled.
-func (a *Actuator) recycleLaunched(ctx context.Context, group string, serving, filling int) (int, error) {
+// beyond the serving size that did not run before the tier's launches
+// (ranBefore): the members the launches started or created. It takes the
+// oldest of them first (CreatedTime, then listing order): a scale-out of
+// the serving size after the tier's launch starts or creates its members
+// later. It returns how many it recycled.
+func (a *Actuator) recycleLaunched(ctx context.Context, group string, serving, filling int, ranBefore map[string]bool) (int, error) {
 	in, err := a.members(ctx, group, "InService")
 	if err != nil {
 		return 0, err
 	}
-	n := min(filling, len(in)-serving)
+	launched := slices.DeleteFunc(slices.Clone(in), func(m *autoscaling.ScalingInstanceForDescribeScalingInstancesOutput) bool {
+		return ranBefore[volcengine.StringValue(m.InstanceId)]
+	})
+	n := min(filling, len(in)-serving, len(launched))
 	if n <= 0 {
 		return 0, nil
 	}
-	sort.SliceStable(in, func(i, j int) bool {
-		return volcengine.StringValue(in[i].CreatedTime) > volcengine.StringValue(in[j].CreatedTime)
+	slices.SortStableFunc(launched, func(x, y *autoscaling.ScalingInstanceForDescribeScalingInstancesOutput) int {
+		return strings.Compare(volcengine.StringValue(x.CreatedTime), volcengine.StringValue(y.CreatedTime))
 	})
-	n, _, err = a.removeMembers(ctx, group, idsOf(in[:n]), ReleaseRecycle, true)
+	n, _, err = a.removeMembers(ctx, group, idsOf(launched[:n]), ReleaseRecycle, true)
 	return n, err
+}
+
+// noteRunning records in t the group's members that run now (every
+// status but Stopped), before the tier launches more, unless launches
+// are already filling (the record of the first stands). Called with a.mu
+// held.
+func (a *Actuator) noteRunning(ctx context.Context, group string, t *warmTier) error {
+	if t.filling > 0 && t.ranBefore != nil {
+		return nil
+	}
+	all, err := a.members(ctx, group, "")
+	if err != nil {
+		return err
+	}
+	t.ranBefore = map[string]bool{}
+	for _, m := range all {
+		if volcengine.StringValue(m.Status) != "Stopped" {
+			t.ranBefore[volcengine.StringValue(m.InstanceId)] = true
+		}
+	}
+	return nil
 }
 
 // releaseStopped releases up to n of the group's stopped members and
@@ -222,14 +259,19 @@ func (a *Actuator) modifyDesired(ctx context.Context, group string, desired int)
 	return err
 }
 
-// members lists the group's members in status (all pages).
+// members lists the group's members in status, or all of them when
+// status is "" (all pages).
 func (a *Actuator) members(ctx context.Context, group, status string) ([]*autoscaling.ScalingInstanceForDescribeScalingInstancesOutput, error) {
 	var out []*autoscaling.ScalingInstanceForDescribeScalingInstancesOutput
+	var filter *string
+	if status != "" {
+		filter = volcengine.String(status)
+	}
 	seen := 0
 	for page := int32(1); page <= maxPages; page++ {
 		req, resp := a.as.DescribeScalingInstancesRequest(&autoscaling.DescribeScalingInstancesInput{
 			ScalingGroupId: volcengine.String(group),
-			Status:         volcengine.String(status),
+			Status:         filter,
 			PageNumber:     volcengine.Int32(page),
 			PageSize:       volcengine.Int32(pageSize),
 		})
@@ -237,7 +279,7 @@ func (a *Actuator) members(ctx context.Context, group, status string) ([]*autosc
 			return nil, err
 		}
 		for _, in := range resp.ScalingInstances {
-			if in != nil && volcengine.StringValue(in.InstanceId) != "" && volcengine.StringValue(in.Status) == status {
+			if in != nil && volcengine.StringValue(in.InstanceId) != "" && (status == "" || volcengine.StringValue(in.Status) == status) {
 				out = append(out, in)
 			}
 		}

@@ -105,6 +105,56 @@ func TestWarmTierFollowsSetWarm(t *testing.T) {
 	}
 }
 
+// The warm tier recycles the members its own launch started, never those
+// that served the desired size before it: neither when both were created
+// in the same second (CreatedTime has one-second resolution) nor when the
+// serving ones are older, and a stopped member the tier's launch started
+// first is stopped again.
+func TestWarmTierRecyclesItsOwnLaunches(t *testing.T) {
+	const boot = 5 * time.Minute
+	cases := []struct {
+		name             string
+		running, stopped []string      // the group's members at the start
+		between          time.Duration // from the serving scale-out to the tier's launch
+		serving, warm    int
+	}{
+		{"launched in the same second", nil, nil, 0, 6, 6},
+		{"launched a minute apart", nil, nil, time.Minute, 4, 3},
+		{"a stopped member started first by the tier's launch", []string{"i-1", "i-2", "i-3"}, []string{"i-0"}, 0, 3, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, volcengine.Options{})
+			clock := actuatortest.NewClock(f.now.Truncate(time.Second))
+			f.srv.BootDelay, f.srv.BootClock = boot, clock.Now
+			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20, Desired: len(tc.running), ScalingMode: volcenginetest.ScalingModeRecycle,
+				InstanceIDs: append(slices.Clone(tc.stopped), tc.running...)})
+			for _, id := range tc.stopped {
+				f.srv.AddInstance(volcenginetest.Instance{ID: id, Status: "STOPPED"})
+			}
+			ctx := context.Background()
+			if err := f.act.SetDesired(ctx, "scg-gpu", tc.serving, "plan"); err != nil {
+				t.Fatal(err)
+			}
+			serving := membersIn(f.srv, "RUNNING")
+			clock.Advance(tc.between)
+			if err := f.act.SetWarm(ctx, "scg-gpu", tc.warm, "plan"); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(boot)
+			if _, err := f.act.Capacity(ctx, "scg-gpu"); err != nil {
+				t.Fatal(err)
+			}
+			if running := membersIn(f.srv, "RUNNING"); !slices.Equal(running, serving) {
+				t.Errorf("running after the tier settled: %v, want those that served before its launch: %v", running, serving)
+			}
+			if stopped := membersIn(f.srv, "STOPPED"); len(stopped) != tc.warm || !slices.Contains(stopped, "i-0") && tc.stopped != nil {
+				t.Errorf("stopped: %v, want the warm tier's %d (i-0 among them when the group had it stopped)", stopped, tc.warm)
+			}
+		})
+	}
+}
+
 // A size set outside prewarm while the warm tier's launches are on their
 // way (a scheduled policy firing, the console) drops them from the count:
 // the next read recycles no serving member for them, and the tier is kept

@@ -29,15 +29,19 @@ const (
 // forecaster serve binary, as its own process, runs an active pool with
 // a spot: block (share 0.75 above an on-demand base of 2) and a
 // warm_start (500ms, below its boot_delay of 2s) against the loopback
-// Volcengine stand-in, a group in ScalingMode recycle serving 5 on-demand
-// members. The service
+// Volcengine stand-in, a group in ScalingMode recycle that starts empty
+// (fallback on_demand) or serving 5 on-demand members (fallback none).
+// The service
 //
 //  1. sets the group's InstancesDistribution to the spot block: base 2,
 //     round(100 × (1 − 0.75)) = 25% on demand above it, remedy on, and
 //     CompensateWithOnDemand as the fallback says;
 //  2. keeps the group's stopped members at the warm size its API reports
 //     for the pool (GET /api/v1/pools/gpu, "warm" and tiers.warm) within
-//     a few intervals, and at the decisions after;
+//     a few intervals, and at the decisions after; in the group that
+//     started empty, the running members split into on demand and spot as
+//     the reported tiers say (the warm tier recycles its own launches,
+//     not the members launched to serve);
 //  3. after a spot stock-out, with fallback on_demand, gets its desired
 //     size served again within one decision interval by on-demand members
 //     that replace the spot ones; with fallback none the group stays short
@@ -46,11 +50,12 @@ func TestServeRunsTheVolcengineTiers(t *testing.T) {
 	forecaster, _ := binaries(t) // skips with -short
 	cases := []struct {
 		fallback   string
-		compensate bool // the group's CompensateWithOnDemand
-		restored   bool // one interval after the stock-out, the desired size serves again
+		compensate bool     // the group's CompensateWithOnDemand
+		restored   bool     // one interval after the stock-out, the desired size serves again
+		members    []string // the group's on-demand members at the start
 	}{
-		{planner.SpotFallbackOnDemand, true, true},
-		{planner.SpotFallbackNone, false, false},
+		{planner.SpotFallbackOnDemand, true, true, nil},
+		{planner.SpotFallbackNone, false, false, []string{"i-1", "i-2", "i-3", "i-4", "i-5"}},
 	}
 	for _, tc := range cases {
 		t.Run("fallback "+tc.fallback, func(t *testing.T) {
@@ -58,8 +63,8 @@ func TestServeRunsTheVolcengineTiers(t *testing.T) {
 			vg := volcenginetest.New()
 			t.Cleanup(vg.Close)
 			vg.BootDelay, vg.WarmStart = time.Second, 300*time.Millisecond
-			vg.AddGroup(volcenginetest.Group{ID: tierGroup, Max: 20, Desired: 5, ScalingMode: volcenginetest.ScalingModeRecycle,
-				InstanceIDs: []string{"i-1", "i-2", "i-3", "i-4", "i-5"}})
+			vg.AddGroup(volcenginetest.Group{ID: tierGroup, Max: 20, Desired: len(tc.members), ScalingMode: volcenginetest.ScalingModeRecycle,
+				InstanceIDs: tc.members})
 			dir := t.TempDir()
 			dbPath := filepath.Join(dir, "prewarm.db")
 			seedTierDemand(t, dbPath)
@@ -124,6 +129,10 @@ pools:
 			if st.Tiers.Warm != st.Warm || st.Tiers.Running() != st.Desired || st.Tiers.Spot == 0 || st.Spot == nil || *st.Spot != spot {
 				t.Errorf("status: warm %d, desired %d, tiers %+v, spot %+v; want tiers.warm = warm, the running tiers adding up to desired with some on spot, spot %+v",
 					st.Warm, st.Desired, st.Tiers, st.Spot, spot)
+			}
+			if onDemand := st.Tiers.Reserved + st.Tiers.OnDemand; tc.members == nil && (f.onDemand != onDemand || f.spot != st.Tiers.Spot) {
+				t.Errorf("the group that started empty runs %d on demand and %d on spot, want the tiers' %d and %d (tiers %+v, members %+v)",
+					f.onDemand, f.spot, onDemand, st.Tiers.Spot, st.Tiers, vg.Members(tierGroup))
 			}
 			settledAt := st.At
 			waitFor(t, 3*tierInterval, "two more decisions", func() bool {
