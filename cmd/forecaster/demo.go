@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/demo"
 	"github.com/prewarm/prewarm/demo/live"
 	"github.com/prewarm/prewarm/internal/cli"
@@ -26,7 +27,7 @@ type demoFlags struct {
 // liveOnly and replayOnly are the flags that go with one way of running
 // the demo only, so that a flag given to the other is refused by name.
 var (
-	liveOnly   = []string{"listen", "trace", "speed", "duration", "shift", "log-level"}
+	liveOnly   = []string{"listen", "trace", "speed", "duration", "shift", "log-level", "warm-start", "spot-share"}
 	replayOnly = []string{"store", "live-hours", "verbose"}
 )
 
@@ -45,6 +46,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Float64Var(&f.live.Speed, "speed", live.DefaultSpeed, fmt.Sprintf("simulated seconds per real second, 1 to %g (1440: a simulated day a minute)", live.MaxSpeed))
 	fs.DurationVar(&f.live.Duration, "duration", 0, "stop after this much real time (0: run until interrupted)")
 	fs.BoolVar(&f.live.Shift, "shift", false, "the synthetic demand turns from smooth rhythms to short untimeable spikes a week into the replay, to watch the pool's tuner change policy on the page")
+	fs.DurationVar(&f.live.WarmStart, "warm-start", 0, "a warm tier: stopped instances that serve this long after they start, below --boot (0: none)")
+	fs.Float64Var(&f.live.SpotShare, "spot-share", 0, fmt.Sprintf("run this share of the instances above the pool's min on spot, in [0, 1], interrupted %g times an instance-hour and out of stock %d time a week (0: none)",
+		backtest.DefaultSpotInterruptions, live.StockOutsPerWeek))
 	f.logLevel = cli.LogLevelFlag{Level: slog.LevelWarn}
 	fs.Var(&f.logLevel, "log-level", "least severe log lines written to stderr: "+strings.Join(cli.LogLevels, ", "))
 	fs.IntVar(&f.offline.HistoryDays, "history-days", live.DefaultHistoryDays,

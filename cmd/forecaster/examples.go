@@ -16,6 +16,7 @@ var examples = map[string][]example{
 		{"the live loop on synthetic demand and a simulated fleet, the status page on 127.0.0.1:8080", ""},
 		{"the same on a recorded trace, stopping after ten minutes", "--trace demand.csv --duration 10m"},
 		{"the demand turns spiky after a week: watch the pool's tuner change policy", "--shift"},
+		{"with capacity tiers: a warm tier that starts in 90 s and half the burst on spot", "--warm-start 90s --spot-share 0.5"},
 		{"offline: a day through the service and a backtest of every policy, in under a minute", "--replay"},
 		{"a longer offline replay, logging every decision", "--replay --live-hours 72 --verbose"},
 	},

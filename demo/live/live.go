@@ -34,6 +34,7 @@ import (
 
 	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/simulated"
+	"github.com/prewarm/prewarm/backtest"
 	"github.com/prewarm/prewarm/datasets"
 	"github.com/prewarm/prewarm/internal/buildinfo"
 	"github.com/prewarm/prewarm/planner"
@@ -93,6 +94,16 @@ type Options struct {
 	Shift bool
 	// BootDelay is the instances' boot and model-load time (default 10m).
 	BootDelay time.Duration
+	// WarmStart gives the pool a warm tier of stopped instances that
+	// serve this long after they start (the pool's warm_start; 0: none,
+	// else below BootDelay).
+	WarmStart time.Duration
+	// SpotShare runs this share of the instances above the pool's min on
+	// spot (the pool's spot.share, in [0, 1]; 0: none). The simulated
+	// spot instances are interrupted at backtest's default rate, and the
+	// zone runs out of spot StockOutsPerWeek times a week, each time for
+	// backtest's default stock-out length, replaced on demand.
+	SpotShare float64
 	// Logger receives the service's logs; nil discards them.
 	Logger *slog.Logger
 	// Ready, when set, is called with the address served once listening.
@@ -112,9 +123,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
-	if o.BootDelay == 0 {
-		o.BootDelay = planner.DefaultConfig().Fleet.BootDelay
-	}
+	o.BootDelay = o.bootDelay()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -131,9 +140,26 @@ func (o Options) Check() error {
 		return fmt.Errorf("--duration %v must not be negative", o.Duration)
 	case o.Shift && o.Trace != "":
 		return fmt.Errorf("--shift changes the synthetic demand: it does not go with --trace")
+	case math.IsNaN(o.SpotShare) || o.SpotShare < 0 || o.SpotShare > 1:
+		return fmt.Errorf("--spot-share %v: want a share in [0, 1]", o.SpotShare)
+	case o.WarmStart < 0 || (o.WarmStart > 0 && o.WarmStart >= o.bootDelay()):
+		return fmt.Errorf("--warm-start %v: want 0 (no warm tier) or a start below --boot (%v)", o.WarmStart, o.bootDelay())
 	}
 	return CheckShared(o.HistoryDays, o.BootDelay)
 }
+
+// bootDelay is BootDelay with its default.
+func (o Options) bootDelay() time.Duration {
+	if o.BootDelay == 0 {
+		return planner.DefaultConfig().Fleet.BootDelay
+	}
+	return o.BootDelay
+}
+
+// StockOutsPerWeek is how often the demo's simulated zone runs out of
+// spot, with SpotShare set: once a week, the case the tiers' backtest
+// suite measures.
+const StockOutsPerWeek = 1
 
 // CheckShared reports the first of the settings the live demo and the
 // offline replay (package demo) share that is out of its range, naming
@@ -355,8 +381,9 @@ type rig struct {
 
 // poolSpec sizes the demo pool for the demand: one instance serves a
 // twentieth of the history's 99th percentile, and max leaves a fifth of
-// headroom over what that percentile needs at the target utilisation.
-func poolSpec(demand datasets.Series, history int, boot time.Duration) (poolspec.Pool, float64) {
+// headroom over what that percentile needs at the target utilisation. Its
+// tiers are the options': a warm tier, and spot above the pool's min.
+func poolSpec(demand datasets.Series, history int, opts Options) (poolspec.Pool, float64) {
 	vals := slices.DeleteFunc(slices.Clone(demand.Values[:history]), func(v float64) bool { return math.IsNaN(v) })
 	slices.Sort(vals)
 	p99 := 1.0
@@ -367,15 +394,16 @@ func poolSpec(demand datasets.Series, history int, boot time.Duration) (poolspec
 	p.Name, p.Backend, p.Mode = PoolName, simulated.Name, poolspec.ModeActive
 	p.Fleet.RPSPerInstance = math.Ceil(p99 / 20)
 	p.Fleet.MinInstances, p.Fleet.MaxInstances, p.Fleet.MaxStep = 1, int(math.Ceil(1.2*p99/(p.Fleet.RPSPerInstance*p.TargetUtilisation))), 8
-	p.Fleet.BootDelay = boot
+	p.Fleet.BootDelay, p.Fleet.WarmStart = opts.BootDelay, opts.WarmStart
+	p.Fleet.Spot = planner.Spot{Share: opts.SpotShare, BaseOnDemand: p.Fleet.MinInstances, Fallback: planner.SpotFallbackOnDemand}
 	p.Demand = poolspec.SeriesRef{Measurement: poolspec.DefaultDemandMeasurement, Match: map[string]string{"pool": PoolName}}
 	return p, p99
 }
 
 func newRig(ctx context.Context, opts Options, dir string, db store.Store, demand datasets.Series, from int) (*rig, error) {
-	pool, p99 := poolSpec(demand, from, opts.BootDelay)
+	pool, p99 := poolSpec(demand, from, opts)
 	clk := newClock(demand.Time(from))
-	fleet := simulated.New(simulated.Options{Now: clk.Now, BootDelay: opts.BootDelay})
+	fleet := simulated.New(fleetOptions(opts, clk))
 	file := poolspec.DefaultFile()
 	file.Interval = step
 	file.Pools = []poolspec.Pool{pool}
@@ -417,6 +445,16 @@ func newRig(ctx context.Context, opts Options, dir string, db store.Store, deman
 		return nil, err
 	}
 	return &rig{opts: opts, clock: clk, db: db, fleet: fleet, svc: svc, reg: reg, pool: pool, peak: p99, close: closeAll, from: from}, nil
+}
+
+// fleetOptions are the simulated fleet's: the boot and warm start, and
+// with a spot tier its interruptions and stock-outs.
+func fleetOptions(opts Options, clk *clock) simulated.Options {
+	o := simulated.Options{Now: clk.Now, BootDelay: opts.BootDelay, WarmStart: opts.WarmStart}
+	if opts.SpotShare > 0 {
+		o.InterruptionsPerHour, o.StockOutsPerWeek, o.StockOutFor = backtest.DefaultSpotInterruptions, StockOutsPerWeek, backtest.DefaultSpotStockOutFor
+	}
+	return o
 }
 
 // sleepNot is the safety layer's retry backoff in the demo: the simulated

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/prewarm/prewarm/tune"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -117,7 +119,7 @@ func TestDemoPrewarmsBeforeTheMorningPeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, _ := poolSpec(demand, from, opts.BootDelay)
+	pool, _ := poolSpec(demand, from, opts)
 	start := demand.Time(from) // Monday 03:00 UTC
 	waitSim(t, base, start.Add(21*time.Hour), 2*time.Minute)
 
@@ -262,4 +264,47 @@ func TestDemoShiftChangesThePolicy(t *testing.T) {
 		t.Errorf("saving %+v; want a reactive or flat baseline with its cost and days", sv)
 	}
 	t.Logf("at %s, saving: %.1f%% against %s over %d days", pool.At.Format(time.RFC3339), 100*sv.Share, sv.Baseline, sv.Days)
+}
+
+// With --warm-start and --spot-share the demo's pool runs the capacity
+// tiers: within its first simulated day the API shows the spot block it
+// was given and decisions that split the pool into on-demand and spot
+// instances with stopped ones waiting warm, and the simulated fleet has
+// started some of them warm.
+func TestDemoRunsTheTiers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the live demo for a simulated day; skipped with -short")
+	}
+	d := launchDemo(t, Options{Speed: MaxSpeed, Duration: time.Minute, WarmStart: 90 * time.Second, SpotShare: 0.5})
+	var pool service.PoolStatus
+	seen := planner.Tiers{}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		getJSON(t, d.base+"/api/v1/pools/"+PoolName, &pool)
+		seen.Spot, seen.OnDemand, seen.Warm = max(seen.Spot, pool.Tiers.Spot), max(seen.OnDemand, pool.Tiers.OnDemand), max(seen.Warm, pool.Tiers.Warm)
+		if seen.Spot > 0 && seen.OnDemand > 0 && seen.Warm > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute (simulated %s): the largest tiers seen were %+v; want spot, on-demand and warm instances\n%s",
+				pool.At.Format(time.RFC3339), seen, d.finish(t))
+		}
+	}
+	if pool.Spot == nil || pool.Spot.Share != 0.5 || pool.WarmStart != 90*time.Second {
+		t.Errorf("the pool shows spot %+v and warm_start %v; want share 0.5 and 90s", pool.Spot, pool.WarmStart)
+	}
+	// The simulated back-end was told both tiers, through the safety
+	// layer, as a cloud group would be.
+	resp, err := http.Get(d.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, op := range []string{"set_spot", "set_warm"} {
+		want := fmt.Sprintf(`prewarm_actuator_calls_total{backend="simulated",op=%q,outcome="ok"}`, op)
+		if !bytes.Contains(metrics, []byte(want)) {
+			t.Errorf("/metrics has no %s: the fleet was not told its tiers", want)
+		}
+	}
+	d.finish(t)
 }
