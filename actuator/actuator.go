@@ -16,6 +16,13 @@ type Capacity struct {
 	// of Current then count as ready.
 	Ready      int
 	ReadyKnown bool
+	// Stopped is how many stopped instances of the pool's warm tier the
+	// back-end holds, when StoppedKnown: a scale-out starts them first, in
+	// a warm start rather than a cold boot, so the start times of each
+	// are learned apart. Back-ends without a warm tier, or that cannot
+	// count it, leave both zero.
+	Stopped      int
+	StoppedKnown bool
 	// Desired is the size the back-end is currently asked to reach.
 	Desired int
 	// Min and Max bound Desired as configured on the back-end itself.

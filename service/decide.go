@@ -244,9 +244,10 @@ func (s *Service) record(p *pool, d decision) {
 	p.lastSeen = d.now
 	price := p.plan.Prices.OnDemandPerHour
 	tuning := p.tuner.Choice(d.now)
-	starts := p.observeStarts(d)
-	s.learnStartTimes(p, starts)
+	p.observeStarts(d)
+	s.learnStartTimes(p)
 	s.saveStartTimes(p)
+	starts := p.startTimes()
 
 	s.mu.Lock()
 	st := &p.status

@@ -15,14 +15,14 @@ import (
 // contract says. A nil *Metrics records nothing, so tests need not build
 // one.
 type Metrics struct {
-	modeVec, wished, desired, planned, current, ready, booting, demand, forecastRPS *prometheus.GaugeVec
-	gateLevel, maseVec, bootDelaySec, capacityShort, policy, burn, saving           *prometheus.GaugeVec
-	decisions, failures, gpuHours, cost, staticCost                                 *prometheus.CounterVec
-	refitSeconds                                                                    *prometheus.HistogramVec
-	tickSeconds                                                                     prometheus.Histogram
-	lastTick                                                                        prometheus.Gauge
-	ownedBuckets                                                                    *prometheus.GaugeVec
-	leaderChanges                                                                   *prometheus.CounterVec
+	modeVec, wished, desired, planned, current, ready, booting, demand, forecastRPS     *prometheus.GaugeVec
+	gateLevel, maseVec, bootDelaySec, warmStartSec, capacityShort, policy, burn, saving *prometheus.GaugeVec
+	decisions, failures, gpuHours, cost, staticCost                                     *prometheus.CounterVec
+	refitSeconds                                                                        *prometheus.HistogramVec
+	tickSeconds                                                                         prometheus.Histogram
+	lastTick                                                                            prometheus.Gauge
+	ownedBuckets                                                                        *prometheus.GaugeVec
+	leaderChanges                                                                       *prometheus.CounterVec
 }
 
 // NewMetrics registers the service's metrics on reg.
@@ -46,6 +46,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		gateLevel:    gauge("pool_forecast_gate", "1 for the gate level in force (model, profile, reactive).", "level"),
 		maseVec:      gauge("pool_forecast_mase", "The model's mean absolute error over the last day divided by seasonal naive's (below 1: it beats it; NaN until scored)."),
 		bootDelaySec: gauge("pool_boot_delay_seconds", "The lead time the pool plans with: its boot_delay, or its measured start times once learn_boot_delay put them in force."),
+		warmStartSec: gauge("pool_warm_start_seconds", "The warm start the pool plans with (its lead with a warm tier): its warm_start, or its measured warm starts once learn_boot_delay put them in force; 0 without a warm tier."),
 		capacityShort: gauge("pool_capacity_short_seconds",
 			"How long desired instances have exceeded ready ones without a break, at the last decision (0 when they do not)."),
 		policy: gauge("pool_policy", "1 for the kind of candidate policy the tuner follows (hybrid, forecast-only, hybrid-additive, forecast-only-additive, reactive, reactive-surge, flat).", "candidate"),
@@ -69,7 +70,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Buckets this replica gained or lost (change: gained, lost), election on only."}, []string{"identity", "change"}),
 	}
 	for _, c := range []prometheus.Collector{m.modeVec, m.wished, m.desired, m.planned, m.current, m.ready, m.booting, m.demand, m.forecastRPS,
-		m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort, m.policy, m.burn, m.saving, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick,
+		m.gateLevel, m.maseVec, m.bootDelaySec, m.warmStartSec, m.capacityShort, m.policy, m.burn, m.saving, m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost, m.refitSeconds, m.tickSeconds, m.lastTick,
 		m.ownedBuckets, m.leaderChanges} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -165,9 +166,13 @@ func (m *Metrics) mode(pool string, mode poolspec.Mode) {
 	}
 }
 
-func (m *Metrics) bootDelay(pool string, d time.Duration) {
+// startTimes publishes the start times the pool plans with: its boot
+// delay and its warm start (0 without a warm tier), each configured or
+// measured (learn_boot_delay).
+func (m *Metrics) startTimes(pool string, f planner.Fleet) {
 	if m != nil {
-		m.bootDelaySec.WithLabelValues(pool).Set(d.Seconds())
+		m.bootDelaySec.WithLabelValues(pool).Set(f.BootDelay.Seconds())
+		m.warmStartSec.WithLabelValues(pool).Set(f.WarmStart.Seconds())
 	}
 }
 
@@ -219,7 +224,7 @@ func (m *Metrics) forget(pool string) {
 	}
 	l := prometheus.Labels{"pool": pool}
 	for _, v := range []*prometheus.GaugeVec{m.modeVec, m.wished, m.desired, m.planned, m.current, m.ready, m.booting, m.demand,
-		m.forecastRPS, m.gateLevel, m.maseVec, m.bootDelaySec, m.capacityShort, m.policy, m.burn, m.saving} {
+		m.forecastRPS, m.gateLevel, m.maseVec, m.bootDelaySec, m.warmStartSec, m.capacityShort, m.policy, m.burn, m.saving} {
 		v.DeletePartialMatch(l)
 	}
 	for _, v := range []*prometheus.CounterVec{m.decisions, m.failures, m.gpuHours, m.cost, m.staticCost} {

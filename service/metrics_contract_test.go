@@ -31,6 +31,7 @@ var contract = map[string][]string{
 	"prewarm_pool_forecast_gate":                     {"level"},
 	"prewarm_pool_forecast_mase":                     nil,
 	"prewarm_pool_boot_delay_seconds":                nil,
+	"prewarm_pool_warm_start_seconds":                nil,
 	"prewarm_pool_capacity_short_seconds":            nil,
 	"prewarm_pool_policy":                            {"candidate"},
 	"prewarm_pool_slo_burn_rate":                     nil,

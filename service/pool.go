@@ -36,9 +36,12 @@ type pool struct {
 
 	nextRefit time.Time
 	// starts learns the fleet's start times from the decisions;
-	// startsSaved is its Recorded count when last saved.
+	// startsSaved is its Recorded count when last saved; startsSplit
+	// tells whether the last decision's read told warm starts from cold
+	// boots (a warm tier whose stopped instances the back-end counts).
 	starts      control.StartTimes
 	startsSaved int
+	startsSplit bool
 	// earlyRefitAfter is when a pool that warms up may next refit before
 	// its refit time: one early try a forecast step, so that a refit that
 	// fails on the new history is not retried at every decision.
@@ -115,6 +118,7 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 		return nil, err
 	}
 	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, follow: follow, inner: inner, mode: ps.Mode}
+	p.starts.Expect(plan.Fleet.BootDelay, plan.Fleet.WarmStart)
 	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Limits: ps.Fleet.Limits, WarmStart: ps.Fleet.WarmStart,
 		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
 		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
@@ -122,7 +126,7 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 	p.views = buildViews(ps.Name, tuner.Live(), plan)
 	p.status.setCharge(tuner.Live().InCharge())
 	s.deps.Metrics.mode(ps.Name, ps.Mode)
-	s.deps.Metrics.bootDelay(ps.Name, plan.Fleet.BootDelay)
+	s.deps.Metrics.startTimes(ps.Name, plan.Fleet)
 	return p, nil
 }
 
@@ -247,6 +251,7 @@ func (s *Service) takePending(p *pool) {
 		p.spotApplied = nil // the new back-end is told the spot mix afresh
 	}
 	p.tuner, p.plan, p.saved = np.tuner, np.plan, controllerMark{}
+	p.starts.Expect(np.plan.Fleet.BootDelay, np.plan.Fleet.WarmStart)
 	s.mu.Lock()
 	if np.act != nil {
 		p.act, p.follow, p.inner = np.act, np.follow, np.inner
@@ -256,10 +261,10 @@ func (s *Service) takePending(p *pool) {
 	if p.override == nil || p.override.ConfigMode != string(np.spec.Mode) {
 		p.setMode(np.spec.Mode, nil)
 	}
-	p.status.Backend, p.status.Limits = np.spec.Backend, np.spec.Fleet.Limits
+	p.status.Backend, p.status.Limits, p.status.WarmStart = np.spec.Backend, np.spec.Fleet.Limits, np.spec.Fleet.WarmStart
 	p.status.Cost.PricePerHour = np.plan.Prices.OnDemandPerHour
 	s.mu.Unlock()
-	s.deps.Metrics.bootDelay(name, np.plan.Fleet.BootDelay)
+	s.deps.Metrics.startTimes(name, np.plan.Fleet)
 }
 
 // restore puts back what the state file remembers of a new pool. What
@@ -301,8 +306,8 @@ func (s *Service) restore(p *pool) {
 			s.applyRefitStatus(p, time.Time{})
 		}
 	}
-	if len(saved.StartTimes) > 0 {
-		p.starts.Restore(saved.StartTimes)
+	if len(saved.StartTimes) > 0 || len(saved.WarmStartTimes) > 0 {
+		p.starts.Restore(saved.StartTimes, saved.WarmStartTimes)
 	}
 	if o := saved.Mode; o != nil && o.ConfigMode == string(p.spec.Mode) && poolspec.Mode(o.Mode).Valid() {
 		p.setMode(poolspec.Mode(o.Mode), o)

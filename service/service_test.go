@@ -131,6 +131,13 @@ func openState(t *testing.T, path string) *state.DB {
 // already has keeps its own), with metrics and state (nil: none).
 func (r *rig) serveFleet(t *testing.T, fleet *simulated.Fleet, metrics *Metrics, st *state.DB, mutate func(*poolspec.Pool)) {
 	t.Helper()
+	r.serveFleetAs(t, fleet, fleet, metrics, st, mutate)
+}
+
+// serveFleetAs is serveFleet with act, which drives fleet, as the pool's
+// back-end.
+func (r *rig) serveFleetAs(t *testing.T, fleet *simulated.Fleet, act actuator.Actuator, metrics *Metrics, st *state.DB, mutate func(*poolspec.Pool)) {
+	t.Helper()
 	cfg := poolspec.DefaultFile()
 	cfg.Pools = []poolspec.Pool{testSpec(testPool, mutate)}
 	deps := Deps{Store: r.store, Now: r.clock.Now, Metrics: metrics, Logger: quietLogger(),
@@ -138,7 +145,7 @@ func (r *rig) serveFleet(t *testing.T, fleet *simulated.Fleet, metrics *Metrics,
 			if fleet.Counts(c.Name) == (simulated.Counts{}) {
 				fleet.AddPool(c.Name, 2, c.MinInstances, c.MaxInstances)
 			}
-			return fleet, nil
+			return act, nil
 		}, State: st}
 	svc, err := New(context.Background(), &cfg, deps)
 	if err != nil {

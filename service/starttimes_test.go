@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/prewarm/prewarm/actuator"
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/control"
 	"github.com/prewarm/prewarm/internal/chromium"
@@ -155,5 +157,111 @@ func (r *rig) checkNowCard(t *testing.T, shot, want string) {
 	chromium.SaveScreenshot(t, shot, page.Screenshot)
 	if !strings.Contains(page.Now, want) {
 		t.Errorf("the Now card lacks %q:\n%s", want, page.Now)
+	}
+}
+
+// uncountedStops is a simulated fleet whose capacity read does not count
+// the stopped instances of its warm pool, as a back-end that cannot.
+type uncountedStops struct{ *simulated.Fleet }
+
+func (u uncountedStops) Capacity(ctx context.Context, pool string) (actuator.Capacity, error) {
+	c, err := u.Fleet.Capacity(ctx, pool)
+	c.Stopped, c.StoppedKnown = 0, false
+	return c, err
+}
+
+// A fleet whose stopped instances serve 3 minutes after they start, under
+// a pool whose warm_start says 90s (its boot_delay, 10m, is right): the
+// decisions measure the warm starts apart from the cold boots. With
+// learn_boot_delay the plans use the measured warm start, within 10% of
+// the fleet's 3 minutes, and the status, the warm-start gauge and the
+// Now card say so; a restart keeps it. With learn_boot_delay off the
+// verdict says warm_start is too short. A back-end that does not count
+// its stopped instances teaches nothing of warm starts, and its mixed
+// starts change neither setting.
+func TestStatusMeasuresWarmStarts(t *testing.T) {
+	cases := []struct {
+		name      string
+		learn     bool
+		uncounted bool
+		wantWarm  func(time.Duration) bool
+		verdict   string // in the warm starts' verdict
+		page      string // the Now card's warm starts
+	}{
+		{"the measured warm starts replace warm_start", true, false,
+			func(d time.Duration) bool { return d >= 162*time.Second && d <= 198*time.Second }, "learn_boot_delay",
+			"Warm starts: 2m45s measured (warm_start 1m30s); starts: median 2m45s"},
+		{"warm_start kept", false, false, func(d time.Duration) bool { return d == 90*time.Second }, "asked for too late",
+			"Warm starts: 1m30s warm_start; starts: median 2m45s"},
+		{"stopped instances not counted: all cold", true, true, func(d time.Duration) bool { return d == 90*time.Second },
+			"does not count its stopped instances", "Warm starts: 1m30s warm_start; no start measured yet"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 2, func(p *poolspec.Pool) { p.Backend = simulated.Name })
+			fleet := simulated.New(simulated.Options{Now: r.clock.Now, BootDelay: 10 * time.Minute, WarmStart: 3 * time.Minute})
+			var act actuator.Actuator = fleet
+			if tc.uncounted {
+				act = uncountedStops{fleet}
+			}
+			metrics, err := NewMetrics(prometheus.NewRegistry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := state.Open(filepath.Join(t.TempDir(), "state.db"), state.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			spec := func(p *poolspec.Pool) {
+				p.Backend, p.Mode, p.LearnBootDelay, p.Fleet.WarmStart = simulated.Name, poolspec.ModeActive, tc.learn, 90*time.Second
+				// A forecast of the 40-minute swings that the plan follows
+				// down, so the warm tier keeps the peak's instances.
+				p.Forecast.Step, p.Forecast.RefitEvery, p.Forecast.Horizon, p.Forecast.History = time.Minute, time.Hour, 30*time.Minute, 3*time.Hour
+				p.Forecast.Periods, p.Gating.MinSeasons, p.ScaleInOnForecast, p.Tune.Enabled = []time.Duration{40 * time.Minute}, 1, true, false
+			}
+			r.serveFleetAs(t, fleet, act, metrics, db, spec)
+			// 20 minutes at 40 req/s, then 20 at 150, again and again: each
+			// rise starts the warm tier kept for the last peak. A decision
+			// every 30s dates a start to 15s.
+			swings := func(ts time.Time) float64 {
+				if ts.Unix()/60%40 < 20 {
+					return 40
+				}
+				return 150
+			}
+			r.writeDemand(t, r.clock.Now().Add(-3*time.Hour), r.clock.Now(), swings)
+			r.tickEvery(t, 30*time.Second, 4*120, swings)
+			st := r.svc.Status()[0].StartTimes
+			if st == nil || st.Warm == nil {
+				t.Fatalf("start times %+v, want warm starts beside the cold boots", st)
+			}
+			w, p := st.Warm, r.svc.pools[0]
+			t.Logf("cold: %s\nwarm: %s", st.Verdict, w.Verdict)
+			if tc.uncounted && (w.Starts != 0 || p.plan.Fleet.BootDelay != 10*time.Minute) {
+				t.Errorf("%d warm starts measured and the plans boot in %v; want none and boot_delay's 10m, the starts mixed", w.Starts, p.plan.Fleet.BootDelay)
+			}
+			if !tc.uncounted && (!w.Enough || w.Median < 162*time.Second || w.Median > 198*time.Second || w.Configured != 90*time.Second) {
+				t.Fatalf("warm starts %+v, want a median within 10%% of the fleet's 3m and warm_start 1m30s", w)
+			}
+			if !tc.wantWarm(w.LeadTime) || w.LeadTime != p.plan.Fleet.WarmStart || p.plan.Fleet.Lead() != w.LeadTime || p.spec.Fleet.WarmStart != 90*time.Second ||
+				!strings.Contains(w.Verdict, tc.verdict) {
+				t.Errorf("warm start in force %v (the plan's %v, lead %v, the file's %v), verdict %q; want it in the plan and a verdict naming %q",
+					w.LeadTime, p.plan.Fleet.WarmStart, p.plan.Fleet.Lead(), p.spec.Fleet.WarmStart, w.Verdict, tc.verdict)
+			}
+			if got := testutil.ToFloat64(metrics.warmStartSec.WithLabelValues(testPool)); got != w.LeadTime.Seconds() {
+				t.Errorf("pool_warm_start_seconds = %v, want the warm start in force, %v", got, w.LeadTime.Seconds())
+			}
+			r.checkNowCard(t, "warm-starts-"+strings.ReplaceAll(tc.name, " ", "-")+".png", tc.page)
+
+			learned := p.plan.Fleet
+			db.Flush()
+			r.serveFleetAs(t, fleet, act, nil, db, spec)
+			r.tickEvery(t, 30*time.Second, 1, swings)
+			if got := r.svc.pools[0].plan.Fleet; got.WarmStart != learned.WarmStart || got.BootDelay != learned.BootDelay {
+				t.Errorf("after a restart and one decision the pool plans warm starts of %v and boots of %v, want %v and %v as before",
+					got.WarmStart, got.BootDelay, learned.WarmStart, learned.BootDelay)
+			}
+		})
 	}
 }

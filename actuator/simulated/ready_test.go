@@ -11,7 +11,8 @@ import (
 )
 
 // Capacity reports the ready count beside the instances that exist, so the
-// service can tell booting from serving instances.
+// service can tell booting from serving instances, and the stopped
+// instances of the warm pool, which a scale-out starts first.
 func TestCapacityReportsReady(t *testing.T) {
 	clock := actuatortest.NewClock(t0)
 	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 5 * time.Minute})
@@ -22,13 +23,18 @@ func TestCapacityReportsReady(t *testing.T) {
 	}
 	tests := []struct {
 		after time.Duration
+		warm  int
 		want  actuator.Capacity
 	}{
-		{0, actuator.Capacity{Current: 6, Ready: 2, ReadyKnown: true, Desired: 6, Min: 1, Max: 10}},
-		{5 * time.Minute, actuator.Capacity{Current: 6, Ready: 6, ReadyKnown: true, Desired: 6, Min: 1, Max: 10}},
+		{0, 0, actuator.Capacity{Current: 6, Ready: 2, ReadyKnown: true, StoppedKnown: true, Desired: 6, Min: 1, Max: 10}},
+		{5 * time.Minute, 3, actuator.Capacity{Current: 6, Ready: 6, ReadyKnown: true, StoppedKnown: true, Desired: 6, Min: 1, Max: 10}},
+		{6 * time.Minute, 3, actuator.Capacity{Current: 6, Ready: 6, ReadyKnown: true, Stopped: 3, StoppedKnown: true, Desired: 6, Min: 1, Max: 10}},
 	}
 	for _, tt := range tests {
 		clock.Advance(tt.after)
+		if err := f.SetWarm(ctx, "gpu", tt.warm, "plan"); err != nil {
+			t.Fatal(err)
+		}
 		got, err := f.Capacity(ctx, "gpu")
 		if err != nil {
 			t.Fatal(err)

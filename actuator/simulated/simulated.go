@@ -232,7 +232,8 @@ func (f *Fleet) stockOut(p *pool, at time.Time) {
 func (f *Fleet) Name() string { return Name }
 
 // Capacity reports the pool's instances (booting and ready; draining ones
-// no longer count), desired size and bounds. An unknown pool is
+// no longer count), how many serve, the stopped instances of its warm
+// pool, its desired size and bounds. An unknown pool is
 // actuator.ErrRejected.
 func (f *Fleet) Capacity(ctx context.Context, name string) (actuator.Capacity, error) {
 	f.mu.Lock()
@@ -242,7 +243,7 @@ func (f *Fleet) Capacity(ctx context.Context, name string) (actuator.Capacity, e
 		return actuator.Capacity{}, err
 	}
 	return actuator.Capacity{Current: len(p.instances), Ready: p.counts(f.opts.Now()).Ready, ReadyKnown: true,
-		Desired: p.desired, Min: p.min, Max: p.max}, nil
+		Stopped: len(p.stopped), StoppedKnown: true, Desired: p.desired, Min: p.min, Max: p.max}, nil
 }
 
 // SetDesired launches or removes instances to reach desired. Values

@@ -28,7 +28,9 @@ const maxPages = 100
 // Capacity reads the scaling group's size with DescribeScalingGroups:
 // Current is TotalInstanceCount less StoppedInstanceCount (a stopped member,
 // released or recycled, serves nothing), Desired is DesireInstanceNumber
-// (Current when the group has none), Min and Max are the group's own bounds.
+// (Current when the group has none), Min and Max are the group's own bounds;
+// in a group of ScalingMode recycle, Stopped is StoppedInstanceCount (the
+// warm tier a scale-out starts first), unknown in other groups.
 // The ready members are ReadyInstances', a call of their own. With a warm
 // tier (SetWarm), the read first settles it (settleWarm: it recycles the
 // launches that now serve and refills what a scale-out started), and the
@@ -55,6 +57,12 @@ func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity
 		Current: max(int(total-stopped)-filling, 0),
 		Min:     int(volcengine.Int32Value(g.MinInstanceNumber)),
 		Max:     int(volcengine.Int32Value(g.MaxInstanceNumber)),
+	}
+	if volcengine.StringValue(g.ScalingMode) == ScalingModeRecycle {
+		// Only a recycle-mode group starts its stopped members at a
+		// scale-out; another group's stopped members (released with
+		// StopInstances) stay stopped, so none of its starts is warm.
+		c.Stopped, c.StoppedKnown = int(stopped), true
 	}
 	c.Desired = c.Current
 	if g.DesireInstanceNumber != nil && *g.DesireInstanceNumber >= 0 {

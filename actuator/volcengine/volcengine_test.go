@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -141,6 +142,36 @@ func TestCapacity(t *testing.T) {
 	var apiErr *volcengine.APIError
 	if !errors.Is(err, actuator.ErrRejected) || !errors.As(err, &apiErr) || apiErr.Code != "InvalidScalingGroup.NotFound" {
 		t.Errorf("unknown group: err = %v, want ErrRejected InvalidScalingGroup.NotFound", err)
+	}
+}
+
+// A group in ScalingMode recycle reports its stopped members
+// (StoppedInstanceCount), which its next scale-out starts first, so that
+// their warm starts are learned apart from cold boots; in any other mode
+// its stopped members stay stopped and the count is unknown.
+func TestCapacityCountsTheWarmTier(t *testing.T) {
+	cases := []struct {
+		mode      string
+		wantKnown bool
+	}{
+		{volcenginetest.ScalingModeRecycle, true},
+		{volcenginetest.ScalingModeRelease, false},
+		{"", false},
+	}
+	for _, tc := range cases {
+		t.Run("ScalingMode "+strconv.Quote(tc.mode), func(t *testing.T) {
+			f := newFixture(t, volcengine.Options{})
+			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 16, Desired: 2, ScalingMode: tc.mode, InstanceIDs: []string{"i-1", "i-2", "i-3"}})
+			f.srv.AddInstance(volcenginetest.Instance{ID: "i-3", Status: "STOPPED"})
+			got, err := f.act.Capacity(context.Background(), "scg-gpu")
+			want := actuator.Capacity{Current: 2, Desired: 2, Max: 16}
+			if tc.wantKnown {
+				want.Stopped, want.StoppedKnown = 1, true
+			}
+			if err != nil || got != want {
+				t.Errorf("Capacity = %+v, %v; want %+v", got, err, want)
+			}
+		})
 	}
 }
 
@@ -653,10 +684,10 @@ func TestCapacityReadyFollowsTheBoots(t *testing.T) {
 				if err != nil || !known || !c.ReadyKnown || c.Ready > c.Current {
 					t.Fatalf("minute %d: Capacity = %+v, %v; want the ready members known, at most current", minute, c, err)
 				}
-				starts.Observe(clock.Now(), c.Desired, c.Ready)
+				starts.Observe(clock.Now(), control.FleetRead{Asked: c.Desired, Ready: c.Ready, Stopped: c.Stopped, StoppedKnown: c.StoppedKnown}, c.Desired)
 				clock.Advance(time.Minute)
 			}
-			est, enough := starts.Estimate()
+			est, enough := starts.Estimate(control.ColdBoot)
 			if !enough || math.Abs(float64(est.Median-boot)) > 0.1*float64(boot) {
 				t.Errorf("learned starts %+v (enough %v), want a median within 10%% of the stand-in's %v", est, enough, boot)
 			}

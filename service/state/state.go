@@ -64,6 +64,7 @@ var (
 	keyRefit      = []byte("next_refit")
 	keyMode       = []byte("mode")
 	keyStarts     = []byte("start_times")
+	keyWarmStarts = []byte("warm_start_times")
 )
 
 // DB is the state file. It is safe for concurrent use.
@@ -298,9 +299,10 @@ type Pool struct {
 	Controller []byte
 	NextRefit  time.Time
 	Mode       *ModeOverride
-	// StartTimes are the fleet's last measured start times, oldest first
-	// (control.StartTimes.Measured).
-	StartTimes []time.Duration
+	// StartTimes are the fleet's last measured start times of cold boots,
+	// oldest first, and WarmStartTimes those of warm starts
+	// (control.StartTimes.Measured of each kind).
+	StartTimes, WarmStartTimes []time.Duration
 }
 
 // Load returns what is kept about pool (the zero Pool for a new one).
@@ -340,6 +342,11 @@ func (s *DB) Load(pool string) (Pool, error) {
 		if v := get(keyStarts); v != nil {
 			if err := json.Unmarshal(v, &p.StartTimes); err != nil {
 				return fmt.Errorf("start times: %w", err)
+			}
+		}
+		if v := get(keyWarmStarts); v != nil {
+			if err := json.Unmarshal(v, &p.WarmStartTimes); err != nil {
+				return fmt.Errorf("warm start times: %w", err)
 			}
 		}
 		return nil
@@ -420,14 +427,18 @@ func (s *DB) SaveController(pool string, controller []byte, nextRefit time.Time)
 	return s.put(pool, false, keyController, controller, keyRefit, t)
 }
 
-// SaveStartTimes records the fleet's measured start times, without
-// waiting for the disk.
-func (s *DB) SaveStartTimes(pool string, starts []time.Duration) error {
-	v, err := json.Marshal(starts)
+// SaveStartTimes records the fleet's measured start times, of cold boots
+// and of warm starts, without waiting for the disk.
+func (s *DB) SaveStartTimes(pool string, cold, warm []time.Duration) error {
+	c, err := json.Marshal(cold)
 	if err != nil {
 		return err
 	}
-	return s.put(pool, false, keyStarts, v)
+	w, err := json.Marshal(warm)
+	if err != nil {
+		return err
+	}
+	return s.put(pool, false, keyStarts, c, keyWarmStarts, w)
 }
 
 // SaveMode records a mode set through the API (nil clears it); it is on
