@@ -39,6 +39,46 @@ type Plan struct {
 	Lowest int `json:"lowest"`
 	// Levels counts the decisions that followed each gate level.
 	Levels map[string]int `json:"levels"`
+	// Warm is the plan's warm tier, with a warm_start (nil without).
+	Warm *WarmTier `json:"warm,omitempty"`
+}
+
+// WarmTier is what the plan keeps stopped and ready to start over the
+// horizon: the disks of instances that serve WarmStart after they start
+// instead of a boot, paid at prices.stopped_per_hour beside the running
+// fleet.
+type WarmTier struct {
+	WarmStart Duration `json:"warm_start"`
+	// Peak is the most instances kept stopped at once, Mean the average.
+	Peak int     `json:"peak"`
+	Mean float64 `json:"mean"`
+	// StoppedHours is Σ stopped instances × time; Cost those hours at
+	// PricePerHour (prices.stopped_per_hour).
+	StoppedHours float64 `json:"stopped_hours"`
+	PricePerHour float64 `json:"price_per_hour"`
+	Cost         float64 `json:"cost"`
+}
+
+// warmTier sums the stopped instances of the decisions all, made every
+// tick until end; nil for a fleet without a warm tier.
+func warmTier(c planner.Config, all planner.Schedule, tick time.Duration, end time.Time) *WarmTier {
+	if !c.Fleet.WarmTier() || len(all) == 0 {
+		return nil
+	}
+	w := &WarmTier{WarmStart: Duration(c.Fleet.WarmStart), PricePerHour: c.Prices.StoppedPerHour}
+	for i, st := range all {
+		next := end
+		if i+1 < len(all) {
+			next = all[i+1].At
+		}
+		w.Peak = max(w.Peak, st.Warm)
+		w.StoppedHours += float64(st.Warm) * next.Sub(st.At).Hours()
+	}
+	if span := end.Sub(all[0].At).Hours(); span > 0 {
+		w.Mean = w.StoppedHours / span
+	}
+	w.Cost = w.StoppedHours * w.PricePerHour
+	return w
 }
 
 // Hour is one hour of the plan.
@@ -291,6 +331,7 @@ func (r *run) decideHorizon(d *driver, fc Forecast) Plan {
 	}
 	p.Changes = all.Compact()
 	p.Hours = r.hourly(all, fc, end)
+	p.Warm = warmTier(r.cfg, all, r.tick, end)
 	u := planner.Prices{OnDemandPerHour: r.cfg.Prices.OnDemandPerHour}.UsageOf(p.Changes, end)
 	p.GPUHours, p.OnDemandCost = u.GPUHours, u.Cost
 	p.ExpectedRequests = fc.ExpectedRequests
