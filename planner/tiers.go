@@ -37,6 +37,18 @@ func (c Config) Tiers(desired, warm int) Tiers {
 	return Tiers{Reserved: reserved, OnDemand: desired - spot - reserved, Spot: spot, Warm: max(warm, 0)}
 }
 
+// CostPerHour is what running instances and stopped ones of the warm
+// tier cost an hour at the prices, split as Tiers splits them: the
+// committed reserved base (prices.reserved_instances, billed whether it
+// runs or not) at reserved_per_hour, the rest on demand at
+// on_demand_per_hour and on spot at spot_per_hour, the stopped at
+// stopped_per_hour. Without tiers it is running × on_demand_per_hour.
+func (c Config) CostPerHour(running, stopped int) float64 {
+	t, p := c.Tiers(running, stopped), c.Prices
+	return float64(max(p.ReservedInstances, 0))*p.ReservedPerHour + float64(t.OnDemand)*p.OnDemandPerHour +
+		float64(t.Spot)*p.SpotPerHour + float64(t.Warm)*p.StoppedPerHour
+}
+
 // WithTiers returns a copy of s whose every step carries its Tiers
 // (Config.Tiers of its Desired and Warm); s is left as it was.
 func (s Schedule) WithTiers(c Config) Schedule {

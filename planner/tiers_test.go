@@ -2,6 +2,7 @@ package planner
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,36 @@ func TestSpotFallback(t *testing.T) {
 	}
 	if DefaultConfig().Fleet.Spot.Fallback != SpotFallbackOnDemand || DefaultConfig().Fleet.Spot.Tier() {
 		t.Errorf("default spot %+v, want no tier and the on_demand fallback", DefaultConfig().Fleet.Spot)
+	}
+}
+
+// An hour of a fleet costs its committed reserved base whether it runs or
+// not, what runs above it on demand and on spot at their prices, and the
+// warm tier's stopped instances at the stopped price; without tiers it is
+// the running instances at the on-demand price. Prices: on demand 2.5,
+// reserved 1.6, spot 1.0, stopped 0.075.
+func TestCostPerHour(t *testing.T) {
+	tests := []struct {
+		name             string
+		running, stopped int
+		reserved         int
+		spot             Spot
+		want             float64
+	}{
+		{"all on demand", 7, 0, 0, Spot{}, 7 * 2.5},
+		{"the reserved base and the rest on demand", 7, 0, 3, Spot{}, 3*1.6 + 4*2.5},
+		{"a reserved base paid while idle", 1, 0, 3, Spot{}, 3 * 1.6},
+		{"spot above the on-demand base", 10, 0, 2, Spot{Share: 0.5, BaseOnDemand: 2}, 2*1.6 + 4*2.5 + 4*1.0},
+		{"stopped instances beside the running", 4, 3, 0, Spot{}, 4*2.5 + 3*0.075},
+		{"nothing running, nothing committed", 0, 0, 0, Spot{Share: 1}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Prices.ReservedInstances, c.Fleet.Spot = tt.reserved, tt.spot
+			if got := c.CostPerHour(tt.running, tt.stopped); math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("CostPerHour(%d running, %d stopped) = %v, want %v", tt.running, tt.stopped, got, tt.want)
+			}
+		})
 	}
 }

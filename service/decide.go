@@ -235,10 +235,11 @@ func (s *Service) record(p *pool, d decision) {
 	ready, booting := capacityReady(d.capa, d.known)
 	fc := p.ctl().Last().Forecast
 	bounds := boundsAt(fc, stepIndex(fc, d.now))
-	var hours, staticHours float64
+	var hours, staticHours, cost float64
 	if !p.lastSeen.IsZero() {
 		if dt := d.now.Sub(p.lastSeen); dt > 0 && dt <= 3*s.Interval() {
 			hours, staticHours = float64(d.capa.Current)*dt.Hours(), float64(p.plan.Fleet.MaxInstances)*dt.Hours()
+			cost = p.plan.CostPerHour(d.capa.Current, stoppedOf(d)) * dt.Hours()
 		}
 	}
 	p.lastSeen = d.now
@@ -279,7 +280,7 @@ func (s *Service) record(p *pool, d decision) {
 	}
 	st.Cost.GPUHours += hours
 	st.Cost.StaticGPUHours += staticHours
-	st.Cost.Cost += hours * price
+	st.Cost.Cost += cost
 	st.Cost.StaticCost += staticHours * price
 	p.samples.add(sample{at: d.now.UnixNano(), demand: float32(demand), mean: float32(bounds.Mean), lower: float32(bounds.Lower),
 		upper: float32(bounds.Upper), planned: float32(planned), wished: int32(d.step.Desired), desired: int32(desired),
@@ -292,7 +293,17 @@ func (s *Service) record(p *pool, d decision) {
 	m.forecast(name, bounds)
 	m.gate(name, p.ctl().Level())
 	m.tuning(name, tuning)
-	m.bill(name, hours, staticHours, price)
+	m.bill(name, hours, cost, staticHours*price)
+}
+
+// stoppedOf is the warm tier's stopped instances over the decision's
+// interval: as the back-end counted them, else what the pool asked to
+// keep warm (none without a warm tier).
+func stoppedOf(d decision) int {
+	if d.known && d.capa.StoppedKnown {
+		return d.capa.Stopped
+	}
+	return d.step.Warm
 }
 
 // capacityReady splits what the back-end reported into ready and booting

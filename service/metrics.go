@@ -56,7 +56,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		decisions:  counter("pool_decisions_total", "Decisions by outcome: applied, unchanged, limited, rate_limited, not_applied, failed.", "outcome"),
 		failures:   counter("pool_decision_failures_total", "Ticks whose decision or its application failed."),
 		gpuHours:   counter("pool_gpu_hours_total", "Instance-hours billed (booting included), from the capacity read each tick."),
-		cost:       counter("pool_cost_total", "pool_gpu_hours_total at the pool's on-demand price."),
+		cost:       counter("pool_cost_total", "pool_gpu_hours_total at the pool's prices by tier: the reserved base billed whether it runs or not, the rest on demand and on spot, and the warm tier's stopped instances."),
 		staticCost: counter("pool_static_cost_total", "The same time billed for a static fleet at the pool's max: a reference, not the savings baseline (pool_saving_ratio)."),
 		refitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "prewarm", Name: "refit_duration_seconds",
 			Help: "Time one forecast refit took.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}, []string{"pool"}),
@@ -177,14 +177,16 @@ func (m *Metrics) startTimes(pool string, f planner.Fleet) {
 }
 
 // bill adds hours of the pool (and of a static fleet at max) at price.
-func (m *Metrics) bill(pool string, hours, staticHours, price float64) {
+// bill adds an interval's GPU-hours, their cost at the pool's prices by
+// tier, and a static fleet's cost at max for reference.
+func (m *Metrics) bill(pool string, hours, cost, staticCost float64) {
 	if m == nil {
 		return
 	}
 	// Add(0) creates the series, so they exist from the first decision.
 	m.gpuHours.WithLabelValues(pool).Add(hours)
-	m.cost.WithLabelValues(pool).Add(hours * price)
-	m.staticCost.WithLabelValues(pool).Add(staticHours * price)
+	m.cost.WithLabelValues(pool).Add(cost)
+	m.staticCost.WithLabelValues(pool).Add(staticCost)
 }
 
 func (m *Metrics) refit(pool string, took time.Duration) {

@@ -121,7 +121,7 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 	p.starts.Expect(plan.Fleet.BootDelay, plan.Fleet.WarmStart)
 	p.status = PoolStatus{Name: ps.Name, Backend: ps.Backend, Mode: ps.Mode, ModeSource: "config", Limits: ps.Fleet.Limits, WarmStart: ps.Fleet.WarmStart,
 		Planned: NaN(), ForecastMASE: NaN(), DemandRPS: NaN(), Forecast: ForecastBounds{NaN(), NaN(), NaN()},
-		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour}}
+		Cost: Cost{PricePerHour: plan.Prices.OnDemandPerHour, ByTier: pricedByTier(plan)}}
 	p.status.setSpot(plan)
 	p.views = buildViews(ps.Name, tuner.Live(), plan)
 	p.status.setCharge(tuner.Live().InCharge())
@@ -262,7 +262,7 @@ func (s *Service) takePending(p *pool) {
 		p.setMode(np.spec.Mode, nil)
 	}
 	p.status.Backend, p.status.Limits, p.status.WarmStart = np.spec.Backend, np.spec.Fleet.Limits, np.spec.Fleet.WarmStart
-	p.status.Cost.PricePerHour = np.plan.Prices.OnDemandPerHour
+	p.status.Cost.PricePerHour, p.status.Cost.ByTier = np.plan.Prices.OnDemandPerHour, pricedByTier(np.plan)
 	s.mu.Unlock()
 	s.deps.Metrics.startTimes(name, np.plan.Fleet)
 }
@@ -362,4 +362,10 @@ func (s *Service) restoredRefitTime(p *pool, saved time.Time) time.Time {
 		return now
 	}
 	return saved
+}
+
+// pricedByTier reports whether a pool's cost prices some of its hours
+// apart from on demand: a reserved base, a spot tier or a warm tier.
+func pricedByTier(plan planner.Config) bool {
+	return plan.Prices.ReservedInstances > 0 || plan.Fleet.Spot.Tier() || plan.Fleet.WarmTier()
 }

@@ -167,8 +167,12 @@ type Cost struct {
 	Cost           float64   `json:"cost"`
 	StaticGPUHours float64   `json:"static_gpu_hours"`
 	StaticCost     float64   `json:"static_cost"`
-	// PricePerHour is the on-demand price per instance-hour used.
+	// PricePerHour is the on-demand price per instance-hour. Cost prices
+	// the reserved base, spot and the warm tier's stopped instances at
+	// their own prices (planner.Config.CostPerHour) where the pool has
+	// them: ByTier says so.
 	PricePerHour float64 `json:"price_per_hour"`
+	ByTier       bool    `json:"priced_by_tier,omitempty"`
 }
 
 // Alert is one alert condition holding for a pool (the alert rules of
