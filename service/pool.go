@@ -42,6 +42,9 @@ type pool struct {
 	starts      control.StartTimes
 	startsSaved int
 	startsSplit bool
+	// startsRefused are the boot_delay and warm_start last measured that
+	// could not be put in force, so that the refusal is logged once.
+	startsRefused [2]time.Duration
 	// earlyRefitAfter is when a pool that warms up may next refit before
 	// its refit time: one early try a forecast step, so that a refit that
 	// fails on the new history is not retried at every decision.

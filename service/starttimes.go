@@ -151,7 +151,7 @@ func (s *Service) learnStartTimes(p *pool) {
 		return
 	}
 	was, next := p.plan.Fleet, p.learnedFleet()
-	if next.BootDelay == was.BootDelay && next.WarmStart == was.WarmStart {
+	if (next.BootDelay == was.BootDelay && next.WarmStart == was.WarmStart) || p.startsRefused == [2]time.Duration{next.BootDelay, next.WarmStart} {
 		return
 	}
 	name := p.spec.Name
@@ -162,6 +162,7 @@ func (s *Service) learnStartTimes(p *pool) {
 		err = tuner.Restore(p.tuner.State())
 	}
 	if err != nil {
+		p.startsRefused = [2]time.Duration{next.BootDelay, next.WarmStart}
 		s.log.Warn("pool keeps its start times: the measured ones could not be put in force", "pool", name,
 			"boot_delay", was.BootDelay, "measured_boot_delay", next.BootDelay, "warm_start", was.WarmStart, "measured_warm_start", next.WarmStart,
 			"reason", err)
