@@ -24,6 +24,7 @@ const (
 	shardBuckets  = 64
 	shardInterval = 10 * time.Second
 	shardLease    = 4 * time.Second
+	shardRetry    = time.Second
 )
 
 // shardConfig writes a serve configuration of n dry-run pools with
@@ -33,7 +34,7 @@ func shardConfig(t *testing.T, dir, kubeURL string, n int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "interval: %s\naudit_log: %s\n", shardInterval, filepath.Join(dir, "audit.jsonl"))
 	fmt.Fprintf(&b, "election:\n  enabled: true\n  namespace: prewarm\n  buckets: %d\n  lease_duration: %s\n"+
-		"  renew_deadline: 3s\n  retry_period: 1s\n  api_server: %s\n", shardBuckets, shardLease, kubeURL)
+		"  renew_deadline: 3s\n  retry_period: %s\n  api_server: %s\n", shardBuckets, shardLease, shardRetry, kubeURL)
 	b.WriteString("pools:\n")
 	for i := range n {
 		fmt.Fprintf(&b, "  - {name: pool-%04d, backend: dryrun, mode: active, min: 1, max: 40, rps_per_instance: 10}\n", i)
@@ -113,7 +114,8 @@ func twice(acted map[string][]decider) []string {
 // buckets, each holding some of the buckets. No pool is acted on by two
 // replicas in one interval; when one replica is killed with SIGKILL, every
 // pool it owned is decided by a survivor in a round that begins within one
-// lease duration plus one interval, still by one replica only.
+// lease duration, one retry period and one interval, still by one replica
+// only.
 func TestShardsSurviveAKilledReplica(t *testing.T) {
 	if os.Getenv("PREWARM_SHARD_TEST") == "" {
 		t.Skip("four replicas of 4,000 pools need the machine to themselves: make test runs this alone after the others (PREWARM_SHARD_TEST=1)")
@@ -192,8 +194,12 @@ func TestShardsSurviveAKilledReplica(t *testing.T) {
 		}
 	}
 	// Each orphan's first decision after the kill that a poll saw: an
-	// upper bound of its first decision (a poll may see its second).
-	limit := shardLease + shardInterval
+	// upper bound of its first decision (a poll may see its second). The
+	// owner renewed at most a retry period before the kill, so its Lease
+	// ends within lease_duration of it; a survivor, trying every retry
+	// period, takes the bucket within one more; its next round begins
+	// within one interval.
+	limit := shardLease + shardRetry + shardInterval
 	firstAfter := map[string]time.Time{}
 	var seen time.Duration // when a poll had seen them all
 	waitFor(t, limit+60*time.Second, "the survivors' decisions on the killed replica's pools", func() bool {
