@@ -1,5 +1,5 @@
 // Package builtin is the set of actuator back-ends the forecaster ships
-// (dryrun, simulated, keda, kubescale, volcengine), wired once: the table
+// (dryrun, simulated, keda, kubescale, volcengine, volcengine-ecs), wired once: the table
 // of the pool options each declares, which the pool spec checks a file
 // against, and a registry of their factories with the shared instances
 // (one simulated fleet, one KEDA scaler) and the template of every pool's
@@ -33,11 +33,12 @@ import (
 // (poolspec.Load(path, Options())) and New registers.
 func Options() poolspec.Backends {
 	return poolspec.Backends{
-		dryrun.Name:     dryrun.PoolOptions,
-		simulated.Name:  simulated.PoolOptions,
-		keda.Name:       keda.PoolOptions,
-		kubescale.Name:  kubescale.PoolOptions,
-		volcengine.Name: volcengine.PoolOptions,
+		dryrun.Name:        dryrun.PoolOptions,
+		simulated.Name:     simulated.PoolOptions,
+		keda.Name:          keda.PoolOptions,
+		kubescale.Name:     kubescale.PoolOptions,
+		volcengine.Name:    volcengine.PoolOptions,
+		volcengine.ECSName: volcengine.ECSPoolOptions,
 	}
 }
 
@@ -95,11 +96,12 @@ func New(file *poolspec.File, deps Deps) (*Set, error) {
 	fleet := simulated.New(simulated.Options{BootDelay: SimulatedBootDelay(file)})
 	scaler := keda.New(keda.Options{Logger: log})
 	factories := map[string]actuator.Factory{
-		dryrun.Name:     dryrun.Factory(log),
-		simulated.Name:  fleet.Factory(),
-		keda.Name:       scaler.Factory(),
-		volcengine.Name: volcengine.NewFactory(getenv, log),
-		kubescale.Name:  kubescale.NewFactory(getenv, log, deps.Redactor),
+		dryrun.Name:        dryrun.Factory(log),
+		simulated.Name:     fleet.Factory(),
+		keda.Name:          scaler.Factory(),
+		volcengine.Name:    volcengine.NewFactory(getenv, log),
+		volcengine.ECSName: volcengine.NewECSFactory(getenv, log),
+		kubescale.Name:     kubescale.NewFactory(getenv, log, deps.Redactor),
 	}
 	s := &Set{Registry: actuator.NewRegistry(), Built: map[string]actuator.Actuator{}, closeAudit: closeAudit,
 		Safety: actuator.SafetyOptions{Audit: audit, Metrics: metrics, Logger: log, Redactor: deps.Redactor}}
@@ -144,13 +146,14 @@ func SimulatedBootDelay(file *poolspec.File) time.Duration {
 	return boot
 }
 
-// Secrets are the keys of the volcengine pools' credentials (their files
-// or the environment, as the back-end reads them), for a redactor to mask.
-// A pool whose credentials do not read adds none.
+// Secrets are the keys of the volcengine and volcengine-ecs pools'
+// credentials (their files or the environment, as the back-ends read
+// them), for a redactor to mask. A pool whose credentials do not read adds
+// none.
 func Secrets(file *poolspec.File, getenv func(string) string) []string {
 	var keys []string
 	for _, p := range file.Pools {
-		if p.Backend != volcengine.Name {
+		if p.Backend != volcengine.Name && p.Backend != volcengine.ECSName {
 			continue
 		}
 		if cfg, err := volcengine.ConfigForPool(p.Actuator(), getenv); err == nil {

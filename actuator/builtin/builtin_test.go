@@ -49,6 +49,8 @@ func TestSecrets(t *testing.T) {
 	}
 	withFile := pool("v", volcengine.Name, 0)
 	withFile.Options = map[string]string{volcengine.OptCredentialsFile: creds}
+	ecsPool := pool("e", volcengine.ECSName, 0)
+	ecsPool.Options = map[string]string{volcengine.OptInstanceIDs: "i-a,i-b"}
 	env := map[string]string{volcengine.EnvAccessKey: "envAK", volcengine.EnvSecretKey: "envSK", volcengine.EnvRegion: "cn-beijing"}
 	tests := []struct {
 		name  string
@@ -59,6 +61,7 @@ func TestSecrets(t *testing.T) {
 		{"no volcengine pool", []poolspec.Pool{pool("d", "dryrun", 0)}, env, nil},
 		{"the environment's keys", []poolspec.Pool{pool("v", volcengine.Name, 0)}, env, []string{"envAK", "envSK"}},
 		{"credentials that do not read add none", []poolspec.Pool{pool("v", volcengine.Name, 0)}, nil, nil},
+		{"an ECS pool's keys", []poolspec.Pool{ecsPool}, env, []string{"envAK", "envSK"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,7 +102,7 @@ func TestNew(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if got, want := s.Registry.Names(), []string{"dryrun", "keda", "kubescale", "simulated", "volcengine"}; !slices.Equal(got, want) {
+			if got, want := s.Registry.Names(), []string{"dryrun", "keda", "kubescale", "simulated", "volcengine", "volcengine-ecs"}; !slices.Equal(got, want) {
 				t.Errorf("registered %q, want %q", got, want)
 			}
 			first, err := s.Build(context.Background(), file.Pools[0].Actuator())

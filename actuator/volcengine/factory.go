@@ -100,10 +100,15 @@ func distributionOf(opts actuator.OptionValues) *Distribution {
 
 // ConfigForPool builds the Config of one pool: the environment (getenv),
 // the credentials file named by the pool's options, then the pool's
-// region/endpoint/timeout options, which win. Options PoolOptions refuses
-// are errors, each naming its `options.KEY`.
+// region/endpoint/timeout options, which win. Options the pool's back-end
+// refuses (PoolOptions, or ECSPoolOptions for an ECSName pool) are errors,
+// each naming its `options.KEY`.
 func ConfigForPool(pool actuator.PoolConfig, getenv func(string) string) (Config, error) {
-	opts, problems := PoolOptions.Decode(pool)
+	set := PoolOptions
+	if pool.Backend == ECSName {
+		set = ECSPoolOptions
+	}
+	opts, problems := set.Decode(pool)
 	if err := actuator.OptionError(pool.Name, problems); err != nil {
 		return Config{}, err
 	}

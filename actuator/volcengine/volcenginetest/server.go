@@ -121,7 +121,8 @@ type Policy struct {
 // Instance is an ECS instance of the model.
 type Instance struct {
 	ID string
-	// Status is RUNNING or STOPPED.
+	// Status is RUNNING or STOPPED, where the instance is going;
+	// DescribeInstances reports STARTING or STOPPING until ReadyAt.
 	Status string
 	// StoppedMode is the mode of the last stop.
 	StoppedMode string
@@ -130,7 +131,9 @@ type Instance struct {
 	// code and message of StopChargingRefusal.
 	RefusesStopCharging bool
 	// ReadyAt is when the instance serves (BootDelay after its launch,
-	// WarmStart after a stopped member of a recycle-mode group starts).
+	// WarmStart after a stopped member of a recycle-mode group starts,
+	// StartDelay after StartInstances), or, stopped, when it has stopped
+	// (StopDelay after StopInstances).
 	ReadyAt time.Time
 	// Spot marks a member the group launched on spot capacity (its
 	// InstancesDistribution asked for it and the zone had stock).
@@ -172,6 +175,11 @@ type Server struct {
 	// started by a scale-out, takes to serve: its disk keeps the image and
 	// the weights. 0: at once.
 	WarmStart time.Duration
+	// StartDelay is how long an instance StartInstances starts is
+	// STARTING (DescribeInstances) before it is RUNNING; StopDelay how
+	// long one StopInstances stops is STOPPING before it is STOPPED. Both
+	// run on the boots' clock; 0: at once.
+	StartDelay, StopDelay time.Duration
 
 	mu         sync.Mutex
 	calls      []Call
@@ -425,8 +433,9 @@ var actions = map[string]map[string]string{
 		"RemoveInstances":           AutoScalingVersion,
 	},
 	serviceECS: {
-		"StopInstances":  ECSVersion,
-		"StartInstances": ECSVersion,
+		"StopInstances":     ECSVersion,
+		"StartInstances":    ECSVersion,
+		"DescribeInstances": ECSVersion,
 	},
 }
 
@@ -574,6 +583,8 @@ func (s *Server) model(c Call) (any, *apiFailure) {
 		return s.stopInstances(c.Params)
 	case "StartInstances":
 		return s.startInstances(c.Params)
+	case "DescribeInstances":
+		return s.describeInstances(c.Params)
 	}
 	return nil, &apiFailure{http.StatusNotFound, "InvalidActionOrVersion", c.Action}
 }
@@ -1051,7 +1062,7 @@ func (s *Server) stopInstances(p url.Values) (any, *apiFailure) {
 		case mode == "StopCharging" && in.RefusesStopCharging:
 			details = append(details, operationDetail{id, &apiError{s.StopChargingRefusal.Code, s.StopChargingRefusal.Message}})
 		default:
-			in.Status = "STOPPED"
+			in.Status, in.ReadyAt = "STOPPED", s.bootNow().Add(s.StopDelay)
 			in.StoppedMode = mode
 			if mode == "" {
 				in.StoppedMode = "KeepCharging"
@@ -1074,11 +1085,84 @@ func (s *Server) startInstances(p url.Values) (any, *apiFailure) {
 			details = append(details, operationDetail{id, &apiError{"InvalidInstance.NotFound", "The specified instance does not exist."}})
 			continue
 		}
+		if s.ecsStatus(in) == "STOPPING" {
+			details = append(details, operationDetail{id, &apiError{"IncorrectInstanceStatus", "The instance is stopping; start it once it has stopped."}})
+			continue
+		}
+		if in.Status == "STOPPED" {
+			in.ReadyAt = s.bootNow().Add(s.StartDelay)
+		}
 		in.Status = "RUNNING"
 		in.StoppedMode = ""
 		details = append(details, operationDetail{InstanceId: id})
 	}
 	return map[string]any{"OperationDetails": details}, nil
+}
+
+// ecsStatus is an instance's Status in DescribeInstances: STARTING (or
+// booting after a launch) until ReadyAt, then RUNNING; STOPPING until
+// ReadyAt, then STOPPED. Called with s.mu held.
+func (s *Server) ecsStatus(in *Instance) string {
+	settling := s.bootNow().Before(in.ReadyAt)
+	switch {
+	case in.Status == "STOPPED" && settling:
+		return "STOPPING"
+	case in.Status == "STOPPED":
+		return "STOPPED"
+	case settling:
+		return "STARTING"
+	}
+	return "RUNNING"
+}
+
+// describeInstances models ECS DescribeInstances: the instances InstanceIds
+// names (all, by ID, when none), unknown IDs left out as the API does,
+// MaxResults a page (capped by PageSizeLimit, so callers must page) and
+// NextToken the opaque offset of the next page.
+func (s *Server) describeInstances(p url.Values) (any, *apiFailure) {
+	ids := list(p, "InstanceIds")
+	if len(ids) == 0 {
+		for id := range s.instances {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+	}
+	var found []*Instance
+	for _, id := range ids {
+		if in, ok := s.instances[id]; ok {
+			found = append(found, in)
+		}
+	}
+	size, ok, err := intParam(p, "MaxResults")
+	if err != nil {
+		return nil, err
+	}
+	if !ok || size < 1 {
+		size = 10
+	}
+	size = min(size, s.PageSizeLimit)
+	from := 0
+	if t := p.Get("NextToken"); t != "" {
+		n, convErr := strconv.Atoi(t)
+		if convErr != nil || n < 0 || n > len(found) {
+			return nil, badParam("NextToken: %q is not a token this API returned", t)
+		}
+		from = n
+	}
+	to := min(from+size, len(found))
+	out := []map[string]any{}
+	for _, in := range found[from:to] {
+		m := map[string]any{"InstanceId": in.ID, "Status": s.ecsStatus(in)}
+		if in.Status == "STOPPED" {
+			m["StoppedMode"] = in.StoppedMode
+		}
+		out = append(out, m)
+	}
+	next := ""
+	if to < len(found) {
+		next = strconv.Itoa(to)
+	}
+	return map[string]any{"Instances": out, "NextToken": next, "TotalCount": len(found)}, nil
 }
 
 // FailAll is a convenience for tests: n copies of r.
