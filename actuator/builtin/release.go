@@ -60,8 +60,8 @@ func ReleasePools(file *poolspec.File, poolName string) ([]actuator.PoolConfig, 
 	if err != nil {
 		return pools, poolspec.Flagf("--pool: %v", err)
 	}
-	if p.Backend != volcengine.Name {
-		return pools, poolspec.Flagf("--pool %s: its back-end is %s; only volcengine pools release instances", p.Name, p.Backend)
+	if p.Backend != volcengine.Name && p.Backend != volcengine.ECSName {
+		return pools, poolspec.Flagf("--pool %s: its back-end is %s; only %s and %s pools release instances", p.Name, p.Backend, volcengine.Name, volcengine.ECSName)
 	}
 	return pools, nil
 }

@@ -9,14 +9,16 @@ import (
 )
 
 func TestReleasePools(t *testing.T) {
-	file := &poolspec.File{Pools: []poolspec.Pool{pool("gpu", volcengine.Name, 0), pool("dry", "dryrun", 0), pool("gpu2", volcengine.Name, 0)}}
+	file := &poolspec.File{Pools: []poolspec.Pool{pool("gpu", volcengine.Name, 0), pool("dry", "dryrun", 0), pool("gpu2", volcengine.Name, 0),
+		pool("ecs", volcengine.ECSName, 0)}}
 	tests := []struct {
 		name, pool string
 		want       []string
 		wantErr    string
 	}{
-		{"every pool without --pool", "", []string{"gpu", "dry", "gpu2"}, ""},
+		{"every pool without --pool", "", []string{"gpu", "dry", "gpu2", "ecs"}, ""},
 		{"one volcengine pool", "gpu2", []string{"gpu2"}, ""},
+		{"one pool of ECS instances", "ecs", []string{"ecs"}, ""},
 		{"a pool of another back-end is refused", "dry", nil, "--pool dry: its back-end is dryrun"},
 		{"a pool not configured is refused", "nope", nil, "--pool:"},
 	}

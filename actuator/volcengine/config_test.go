@@ -199,9 +199,10 @@ func TestPoolOfInstance(t *testing.T) {
 		{Name: "scg-gpu", Backend: "volcengine", Limits: planner.Limits{MaxInstances: 4}, Options: map[string]string{"instances": "i-listed, i-also"}},
 		{Name: "batch", Backend: "volcengine", Limits: planner.Limits{MaxInstances: 4}, Options: map[string]string{"scaling_group": "scg-batch"}},
 		{Name: "scg-other", Backend: "keda", Limits: planner.Limits{MaxInstances: 4}}, // not ours: ignored
+		{Name: "ecs-gpu", Backend: volcengine.ECSName, Limits: planner.Limits{MaxInstances: 2}, Options: map[string]string{"instance_ids": "i-ecs1,i-ecs2"}},
 	})
 	for id, want := range map[string]string{"i-member": "scg-gpu", "i-listed": "scg-gpu", "i-also": "scg-gpu",
-		"i-batch": "batch", "i-outsider": "", "i-nobody": ""} {
+		"i-batch": "batch", "i-outsider": "", "i-nobody": "", "i-ecs1": "ecs-gpu", "i-ecs2": "ecs-gpu"} {
 		got, err := locate(context.Background(), id)
 		if err != nil || got != want {
 			t.Errorf("pool of %s = %q, %v; want %q", id, got, err, want)

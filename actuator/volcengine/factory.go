@@ -217,14 +217,25 @@ func RefuseOutsidePools(ctx context.Context, a *Actuator, pools []actuator.PoolC
 
 // PoolOfInstance returns the release hook's pool lookup for the volcengine
 // pools of a configuration: an instance belongs to the first pool that
-// lists it in its instances option, or whose scaling group it is a member
-// of (DescribeScalingInstances through a); "" when none. Pools of other
-// back-ends are ignored. Its signature is releasehook.Locate's.
+// lists it in its instances option (an ECS pool: its instance_ids), or
+// whose scaling group it is a member of (DescribeScalingInstances through
+// a); "" when none. Pools of other back-ends are ignored. Its signature
+// is releasehook.Locate's.
 func PoolOfInstance(a *Actuator, pools []actuator.PoolConfig) func(ctx context.Context, instanceID string) (string, error) {
 	type member struct{ pool, group string }
 	listed := map[string]string{}
 	var groups []member
 	for _, p := range pools {
+		if p.Backend == ECSName {
+			// An ECS pool is its instance_ids: each of them is its member.
+			opts, _ := ECSPoolOptions.Decode(p) // the pool spec has reported any problem
+			for _, id := range opts.List(OptInstanceIDs) {
+				if _, ok := listed[id]; !ok {
+					listed[id] = p.Name
+				}
+			}
+			continue
+		}
 		if p.Backend != Name {
 			continue
 		}
