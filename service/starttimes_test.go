@@ -221,15 +221,8 @@ func TestStatusMeasuresWarmStarts(t *testing.T) {
 				p.Forecast.Periods, p.Gating.MinSeasons, p.ScaleInOnForecast, p.Tune.Enabled = []time.Duration{40 * time.Minute}, 1, true, false
 			}
 			r.serveFleetAs(t, fleet, act, metrics, db, spec)
-			// 20 minutes at 40 req/s, then 20 at 150, again and again: each
-			// rise starts the warm tier kept for the last peak. A decision
-			// every 30s dates a start to 15s.
-			swings := func(ts time.Time) float64 {
-				if ts.Unix()/60%40 < 20 {
-					return 40
-				}
-				return 150
-			}
+			// Each rise of the swings starts the warm tier kept for the last
+			// peak. A decision every 30s dates a start to 15s.
 			r.writeDemand(t, r.clock.Now().Add(-3*time.Hour), r.clock.Now(), swings)
 			r.tickEvery(t, 30*time.Second, 4*120, swings)
 			st := r.svc.Status()[0].StartTimes
@@ -264,4 +257,12 @@ func TestStatusMeasuresWarmStarts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// swings is 20 minutes at 40 req/s, then 20 at 150, again and again.
+func swings(ts time.Time) float64 {
+	if ts.Unix()/60%40 < 20 {
+		return 40
+	}
+	return 150
 }
