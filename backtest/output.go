@@ -19,13 +19,14 @@ import (
 )
 
 // CapacityCSVHeader is the header of WriteCapacityCSV's output.
-var CapacityCSVHeader = []string{"timestamp", "demand_rps", "ready", "desired", "billed"}
+var CapacityCSVHeader = []string{"timestamp", "demand_rps", "ready", "desired", "billed", "spot", "stopped"}
 
 // WriteCapacityCSV writes one row per trace step of a policy's run:
 // timestamp (RFC 3339), demand_rps (empty for a step with no data), and the
 // time-averaged ready, desired and billed instance counts over the step.
 // Billed counts booting and draining instances too, so Σ billed × step is
-// the run's GPU-hours.
+// the run's GPU-hours; spot is the part of billed on spot, and stopped the
+// warm tier's stopped instances (Σ stopped × step: its stopped hours).
 func WriteCapacityCSV(w io.Writer, r Result) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CapacityCSVHeader); err != nil {
@@ -37,7 +38,8 @@ func WriteCapacityCSV(w io.Writer, r Result) error {
 		if !math.IsNaN(p.DemandRPS) {
 			demand = f(p.DemandRPS)
 		}
-		rec := []string{p.At.Format(time.RFC3339), demand, f(round6(p.Ready)), f(round6(p.Desired)), f(round6(p.Billed))}
+		rec := []string{p.At.Format(time.RFC3339), demand, f(round6(p.Ready)), f(round6(p.Desired)), f(round6(p.Billed)),
+			f(round6(p.Spot)), f(round6(p.Stopped))}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

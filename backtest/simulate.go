@@ -75,12 +75,13 @@ type Result struct {
 }
 
 // CapacityPoint is one trace step of a policy's run: demand and the
-// time-averaged ready, desired and billed instance counts.
+// time-averaged ready, desired and billed instance counts, and of the
+// billed ones those on spot, with the warm tier's stopped instances.
 type CapacityPoint struct {
 	At time.Time
 	// DemandRPS is NaN for a step with no data.
-	DemandRPS              float64
-	Ready, Desired, Billed float64
+	DemandRPS                             float64
+	Ready, Desired, Billed, Spot, Stopped float64
 	// Underprovisioned is how long in the step the fleet was short (see
 	// Result.UnderprovisionedMinutes).
 	Underprovisioned time.Duration
@@ -151,6 +152,8 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 		point.Ready += float64(tk.Ready)
 		point.Desired += float64(tk.Desired)
 		point.Billed += (tk.OnDemandS + tk.SpotS) / tick.Seconds()
+		point.Spot += tk.SpotS / tick.Seconds()
+		point.Stopped += tk.StoppedS / tick.Seconds()
 		point.Requests += tk.Arrived
 		point.Late += tk.Late()
 		if tk.Short {
@@ -160,8 +163,9 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 			s := i / perStep
 			n := float64(perStep)
 			res.Capacity = append(res.Capacity, CapacityPoint{At: t.Start.Add(time.Duration(s) * t.Step), DemandRPS: raw,
-				Ready: point.Ready / n, Desired: point.Desired / n, Billed: point.Billed / n, Underprovisioned: point.Underprovisioned,
-				Requests: point.Requests, Late: point.Late})
+				Ready: point.Ready / n, Desired: point.Desired / n, Billed: point.Billed / n, Spot: point.Spot / n, Stopped: point.Stopped / n,
+				Underprovisioned: point.Underprovisioned,
+				Requests:         point.Requests, Late: point.Late})
 			point = CapacityPoint{}
 		}
 	}

@@ -317,3 +317,45 @@ func TestRunEmptyDemandIsFinite(t *testing.T) {
 		}
 	}
 }
+
+// The capacity file splits what each step billed: its spot column is the
+// part of billed on spot, and its stopped column the warm tier's stopped
+// instances, so Σ stopped × step is the run's stopped hours. A run on
+// demand without a warm tier has both at zero.
+func TestCapacityRowsSplitTheTiers(t *testing.T) {
+	tr := squareWave(2, 5, 45) // a trough deep enough to scale in, with the peak's need kept warm
+	for _, tiers := range []bool{false, true} {
+		cfg := testConfig()
+		if tiers {
+			cfg.Spot = Spot{Share: 1, InterruptionsPerHour: 0.1, Seed: 1}
+			cfg.Planner.Fleet.WarmStart = 90 * time.Second
+		}
+		rep, err := Run(context.Background(), tr, cfg, PolicyReactive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := result(t, rep, PolicyReactive)
+		var billed, spot, stopped float64
+		for _, p := range r.Capacity {
+			if p.Spot > p.Billed+1e-9 {
+				t.Fatalf("tiers %v, %s: %v on spot of %v billed", tiers, p.At, p.Spot, p.Billed)
+			}
+			h := tr.Step.Hours()
+			billed, spot, stopped = billed+p.Billed*h, spot+p.Spot*h, stopped+p.Stopped*h
+		}
+		if math.Abs(stopped-r.StoppedHours) > 1e-6*max(r.StoppedHours, 1) || math.Abs(billed-r.GPUHours) > 1e-6*r.GPUHours {
+			t.Errorf("tiers %v: Σ stopped × step %.4f h against %.4f stopped hours, Σ billed × step %.4f against %.4f GPU-hours",
+				tiers, stopped, r.StoppedHours, billed, r.GPUHours)
+		}
+		if (spot > 0) != tiers || (stopped > 0) != tiers {
+			t.Errorf("tiers %v: %.2f spot and %.2f stopped instance-hours in the capacity rows", tiers, spot, stopped)
+		}
+		var b strings.Builder
+		if err := WriteCapacityCSV(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if head, _, _ := strings.Cut(b.String(), "\n"); head != strings.Join(CapacityCSVHeader, ",") || !strings.HasSuffix(head, "spot,stopped") {
+			t.Errorf("capacity CSV header %q", head)
+		}
+	}
+}

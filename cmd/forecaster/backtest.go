@@ -42,7 +42,8 @@ func runBacktest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			"walk-forward: only on demand before each decision. --step resamples the demand that is\n"+
 			"replayed, not only the one forecast. --frontier sweeps each policy's knobs and reports the\n"+
 			"cheapest setting reaching each of --slo-targets. --out DIR writes capacity-<policy>.csv\n"+
-			"(timestamp,demand_rps,ready,desired,billed) and plots (a run over two weeks as its busiest and a typical week).\n\n"+
+			"(timestamp,demand_rps,ready,desired,billed,spot,stopped) and plots (a run over two weeks\n"+
+			"as its busiest and a typical week).\n\n"+
 			"With --config FILE --pool NAME the backtest runs exactly what 'serve' runs for that pool:\n"+
 			"its sizing, SLO, planner and reactive settings, schedule windows in its time_zone, its\n"+
 			"forecast settings, its min/max/max_step/min_interval through the same safety layer, its\n"+

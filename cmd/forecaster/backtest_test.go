@@ -55,7 +55,7 @@ func TestBacktestJSONAndFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(string(csvText)), "\n")
-		if lines[0] != "timestamp,demand_rps,ready,desired,billed" || len(lines) != 1+10*48 {
+		if lines[0] != "timestamp,demand_rps,ready,desired,billed,spot,stopped" || len(lines) != 1+10*48 {
 			t.Errorf("%s csv: header %q and %d rows, want the exact header and 480 rows", name, lines[0], len(lines)-1)
 		}
 		// Σ billed × step is the GPU-hours, Σ demand × step the trace's
