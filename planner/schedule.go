@@ -17,10 +17,6 @@ type Step struct {
 	// Warm is how many stopped instances the warm tier keeps ready to
 	// start at At (0 without one, Fleet.WarmStart).
 	Warm int `json:"warm,omitempty"`
-	// Tiers split Desired and Warm into the tiers that buy them: reserved,
-	// on demand, spot and warm. The plans leave it zero; the readers that
-	// show a plan fill it in (Schedule.WithTiers).
-	Tiers Tiers `json:"tiers,omitzero"`
 }
 
 // Schedule is a capacity schedule in time order.

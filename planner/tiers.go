@@ -49,16 +49,25 @@ func (c Config) CostPerHour(running, stopped int) float64 {
 		float64(t.Spot)*p.SpotPerHour + float64(t.Warm)*p.StoppedPerHour
 }
 
-// WithTiers returns a copy of s whose every step carries its Tiers
-// (Config.Tiers of its Desired and Warm); s is left as it was.
-func (s Schedule) WithTiers(c Config) Schedule {
+// TieredStep is a plan's step with the tiers that buy it, as the readers
+// that show a plan give it (Schedule.WithTiers); the plans themselves,
+// which every candidate of a pool's tuner keeps, carry no tiers.
+type TieredStep struct {
+	Step
+	// Tiers split Desired and Warm into reserved, on demand, spot and
+	// warm (Config.Tiers).
+	Tiers Tiers `json:"tiers"`
+}
+
+// WithTiers returns s's steps, each with its Tiers (Config.Tiers of its
+// Desired and Warm); s is left as it was. A nil schedule gives nil.
+func (s Schedule) WithTiers(c Config) []TieredStep {
 	if s == nil {
 		return nil
 	}
-	out := make(Schedule, len(s))
+	out := make([]TieredStep, len(s))
 	for i, st := range s {
-		st.Tiers = c.Tiers(st.Desired, st.Warm)
-		out[i] = st
+		out[i] = TieredStep{Step: st, Tiers: c.Tiers(st.Desired, st.Warm)}
 	}
 	return out
 }

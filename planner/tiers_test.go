@@ -50,7 +50,7 @@ func TestTiers(t *testing.T) {
 
 // WithTiers fills every step's tiers from its own Desired and Warm and
 // leaves the schedule it was given alone; the tiers are in the step's
-// JSON once filled, and absent before.
+// JSON beside the step's own fields, and absent from the plan's steps.
 func TestScheduleWithTiers(t *testing.T) {
 	c := DefaultConfig()
 	c.Prices.ReservedInstances, c.Fleet.Spot = 2, Spot{Share: 0.5, BaseOnDemand: 2}
@@ -59,11 +59,8 @@ func TestScheduleWithTiers(t *testing.T) {
 	got := plan.WithTiers(c)
 	want := []Tiers{{Reserved: 2, Warm: 1}, {Reserved: 2, OnDemand: 5, Spot: 5, Warm: 3}}
 	for i := range plan {
-		if got[i].Tiers != want[i] {
-			t.Errorf("step %d: tiers %+v, want %+v", i, got[i].Tiers, want[i])
-		}
-		if plan[i].Tiers != (Tiers{}) {
-			t.Errorf("step %d of the schedule given was changed: %+v", i, plan[i].Tiers)
+		if got[i].Tiers != want[i] || got[i].Step != plan[i] {
+			t.Errorf("step %d: %+v with tiers %+v, want %+v with %+v", i, got[i].Step, got[i].Tiers, plan[i], want[i])
 		}
 	}
 	if Schedule(nil).WithTiers(c) != nil {
@@ -72,10 +69,10 @@ func TestScheduleWithTiers(t *testing.T) {
 	before, _ := json.Marshal(plan[1])
 	after, _ := json.Marshal(got[1])
 	if strings.Contains(string(before), "tiers") {
-		t.Errorf("a step without tiers shows them: %s", before)
+		t.Errorf("a plan's step shows tiers: %s", before)
 	}
-	if !strings.Contains(string(after), `"tiers":{"reserved":2,"on_demand":5,"spot":5,"warm":3}`) {
-		t.Errorf("a step's JSON lacks its tiers: %s", after)
+	if want := strings.TrimSuffix(string(before), "}") + `,"tiers":{"reserved":2,"on_demand":5,"spot":5,"warm":3}}`; string(after) != want {
+		t.Errorf("a step's JSON with its tiers is %s, want the step's own fields and its tiers: %s", after, want)
 	}
 }
 

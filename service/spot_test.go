@@ -156,7 +156,7 @@ func checkTieredSchedule(t *testing.T, r *rig, cfg planner.Config) {
 	var pool PoolStatus
 	r.getJSON(t, "/api/v1/pools/"+testPool+"/schedule", &sched)
 	status := r.getJSON(t, "/api/v1/pools/"+testPool, &pool)
-	plans := map[string]planner.Schedule{"steps": sched.Steps, "model_plan": sched.ModelPlan, "plan in the status": pool.Plan}
+	plans := map[string][]planner.TieredStep{"steps": sched.Steps, "model_plan": sched.ModelPlan, "plan in the status": pool.Plan}
 	for name, plan := range plans {
 		onSpot := 0
 		for _, st := range plan {

@@ -108,11 +108,11 @@ type PoolStatus struct {
 	InChargeReason string `json:"in_charge_reason"`
 	// Model is the forecasting method that ran at the last refit;
 	// FallbackReason, when it is not the one asked for, says why.
-	Model          string           `json:"model"`
-	FallbackReason string           `json:"fallback_reason,omitempty"`
-	LastRefit      time.Time        `json:"last_refit,omitzero"`
-	NextRefit      time.Time        `json:"next_refit,omitzero"`
-	Plan           planner.Schedule `json:"plan"`
+	Model          string               `json:"model"`
+	FallbackReason string               `json:"fallback_reason,omitempty"`
+	LastRefit      time.Time            `json:"last_refit,omitzero"`
+	NextRefit      time.Time            `json:"next_refit,omitzero"`
+	Plan           []planner.TieredStep `json:"plan"`
 	// StartTimes are the fleet's start times as the decisions saw them,
 	// beside the configured boot_delay; absent before the first start.
 	StartTimes *StartTimes `json:"start_times,omitempty"`

@@ -146,11 +146,11 @@ type ScheduleView struct {
 	Gate   string    `json:"gate"`
 	// InCharge and InChargeReason are PoolStatus's: which rule sizes
 	// the pool while this plan is in force.
-	InCharge       string           `json:"in_charge"`
-	InChargeReason string           `json:"in_charge_reason"`
-	Steps          planner.Schedule `json:"steps"`
-	ModelPlan      planner.Schedule `json:"model_plan"`
-	ProfilePlan    planner.Schedule `json:"profile_plan"`
+	InCharge       string               `json:"in_charge"`
+	InChargeReason string               `json:"in_charge_reason"`
+	Steps          []planner.TieredStep `json:"steps"`
+	ModelPlan      []planner.TieredStep `json:"model_plan"`
+	ProfilePlan    []planner.TieredStep `json:"profile_plan"`
 }
 
 // views are a pool's published forecast and schedule.
@@ -260,9 +260,9 @@ func modelName(r control.Refit) string {
 	return r.Model
 }
 
-func nonNil(s planner.Schedule) planner.Schedule {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return planner.Schedule{}
+		return []T{}
 	}
 	return s
 }
@@ -289,7 +289,7 @@ func (s *Service) Schedule(name string) (ScheduleView, bool) {
 	}
 	v := p.views.schedule
 	now := s.deps.Now()
-	steps := planner.Schedule{}
+	steps := []planner.TieredStep{}
 	for i, st := range v.Steps {
 		if i+1 < len(v.Steps) && !v.Steps[i+1].At.After(now) {
 			continue // superseded before now
