@@ -722,21 +722,10 @@ func (s *Safe) SetSpot(ctx context.Context, pool string, spot planner.Spot, reas
 }
 
 // checkSpot refuses a spot mix no back-end should be given, naming the
-// pool spec's keys.
+// pool spec's keys (planner.Spot.Check).
 func checkSpot(pool string, spot planner.Spot, maxInstances int) error {
-	var problem string
-	switch {
-	case !(spot.Share >= 0 && spot.Share <= 1):
-		problem = fmt.Sprintf("spot.share %v is outside [0, 1]", spot.Share)
-	case spot.BaseOnDemand < 0 || spot.BaseOnDemand > max(maxInstances, 0):
-		problem = fmt.Sprintf("spot.base_on_demand %d is outside [0, max %d]", spot.BaseOnDemand, maxInstances)
-	default:
-		if err := planner.CheckSpotFallback(spot.Fallback); err != nil {
-			problem = "spot.fallback: " + err.Error()
-		}
-	}
-	if problem != "" {
-		return fmt.Errorf("%w: pool %q: %s; nothing applied", ErrInvalidDesired, pool, problem)
+	if err := spot.Check(maxInstances); err != nil {
+		return fmt.Errorf("%w: pool %q: %v; nothing applied", ErrInvalidDesired, pool, err)
 	}
 	return nil
 }

@@ -162,11 +162,14 @@ func (s *StartTimes) observe(now time.Time, asked, ready, stopped int) (warm int
 // expected to serve first (expectedAt), the oldest first among equals.
 func (s *StartTimes) settle(readyAt time.Time, n int) {
 	n = min(n, len(s.owed))
+	typical := s.typical()
 	order := make([]int, len(s.owed))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return s.expectedAt(s.owed[a]).Compare(s.expectedAt(s.owed[b])) })
+	slices.SortStableFunc(order, func(a, b int) int {
+		return expectedAt(s.owed[a], typical).Compare(expectedAt(s.owed[b], typical))
+	})
 	settled := make([]bool, len(s.owed))
 	for _, i := range order[:n] {
 		settled[i] = true
@@ -183,17 +186,25 @@ func (s *StartTimes) settle(readyAt time.Time, n int) {
 	s.owed = left
 }
 
+// typical is each kind's typical start time: the measured median once
+// five are measured, else Expect's.
+func (s *StartTimes) typical() [startKinds]time.Duration {
+	t := s.expect
+	for kind := range StartKind(startKinds) {
+		if est, ok := s.Estimate(kind); ok {
+			t[kind] = est.Median
+		}
+	}
+	return t
+}
+
 // expectedAt is when an owed instance is expected to serve: when it was
 // owed plus its kind's typical start time (an unknown since: first).
-func (s *StartTimes) expectedAt(o owedStart) time.Time {
+func expectedAt(o owedStart, typical [startKinds]time.Duration) time.Time {
 	if o.since.IsZero() {
 		return o.since
 	}
-	typical := s.expect[o.kind]
-	if est, ok := s.Estimate(o.kind); ok {
-		typical = est.Median
-	}
-	return o.since.Add(typical)
+	return o.since.Add(typical[o.kind])
 }
 
 func (s *StartTimes) record(kind StartKind, d time.Duration) {

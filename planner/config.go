@@ -166,6 +166,23 @@ func CheckSpotFallback(fallback string) error {
 	return nil
 }
 
+// Check reports the first setting of s outside its range, naming its key:
+// share in [0, 1], base_on_demand from 0 to maxInstances, fallback
+// SpotFallbackOnDemand or SpotFallbackNone (unset: on demand). The
+// message names no pool, so that the caller can prefix it.
+func (s Spot) Check(maxInstances int) error {
+	switch {
+	case !(s.Share >= 0 && s.Share <= 1):
+		return fmt.Errorf("spot.share %v is outside [0, 1]", s.Share)
+	case s.BaseOnDemand < 0 || s.BaseOnDemand > max(maxInstances, 0):
+		return fmt.Errorf("spot.base_on_demand %d is outside [0, max %d]", s.BaseOnDemand, maxInstances)
+	}
+	if err := CheckSpotFallback(s.Normal().Fallback); err != nil {
+		return fmt.Errorf("spot.fallback: %w", err)
+	}
+	return nil
+}
+
 // OnSpot is how many of desired running instances the tier puts on spot:
 // Share of those above BaseOnDemand, rounded to the nearest instance.
 func (s Spot) OnSpot(desired int) int {

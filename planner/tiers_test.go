@@ -164,3 +164,26 @@ func TestCostPerHour(t *testing.T) {
 		})
 	}
 }
+
+// Spot.Check names the first setting out of its range by its key; an
+// unset fallback is on demand.
+func TestSpotCheck(t *testing.T) {
+	tests := []struct {
+		spot Spot
+		want string // "" : accepted
+	}{
+		{Spot{Share: 0.5, BaseOnDemand: 4}, ""},
+		{Spot{Share: 1, BaseOnDemand: 10, Fallback: SpotFallbackNone}, ""},
+		{Spot{Share: -0.1}, "spot.share -0.1 is outside [0, 1]"},
+		{Spot{Share: math.NaN()}, "spot.share NaN is outside [0, 1]"},
+		{Spot{Share: 0.5, BaseOnDemand: 11}, "spot.base_on_demand 11 is outside [0, max 10]"},
+		{Spot{Share: 0.5, BaseOnDemand: -1}, "spot.base_on_demand -1 is outside [0, max 10]"},
+		{Spot{Share: 0.5, Fallback: "reserved"}, `spot.fallback: "reserved" is not a fallback`},
+	}
+	for _, tt := range tests {
+		err := tt.spot.Check(10)
+		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("Check(%+v) = %v, want %q", tt.spot, err, tt.want)
+		}
+	}
+}

@@ -176,7 +176,6 @@ func (m *Metrics) startTimes(pool string, f planner.Fleet) {
 	}
 }
 
-// bill adds hours of the pool (and of a static fleet at max) at price.
 // bill adds an interval's GPU-hours, their cost at the pool's prices by
 // tier, and a static fleet's cost at max for reference.
 func (m *Metrics) bill(pool string, hours, cost, staticCost float64) {

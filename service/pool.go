@@ -139,7 +139,7 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 // and the back-end.
 func checkTiers(ps poolspec.Pool, plan planner.Config, inner actuator.Actuator) error {
 	if _, ok := inner.(actuator.WarmPooler); plan.Fleet.WarmTier() && !ok {
-		return fmt.Errorf("pool %q: warm_start %v needs a back-end that keeps a warm tier (simulated, dryrun, kubescale with options.warm_placeholder, volcengine with options.release_mode recycle); backend %s keeps none, so every start would be a cold boot of boot_delay %v: remove warm_start",
+		return fmt.Errorf("pool %q: warm_start %v needs a back-end that keeps a warm tier (simulated, dryrun, kubescale with options.warm_placeholder, volcengine with a group in ScalingMode recycle, volcengine-ecs); backend %s keeps none, so every start would be a cold boot of boot_delay %v: remove warm_start",
 			ps.Name, plan.Fleet.WarmStart, ps.Backend, plan.Fleet.BootDelay)
 	}
 	if _, ok := inner.(actuator.SpotMixer); plan.Fleet.Spot.Tier() && !ok {

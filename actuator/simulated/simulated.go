@@ -310,8 +310,8 @@ func (f *Fleet) SetWarm(ctx context.Context, name string, warm int, reason strin
 // their kind), and while the zone is out of spot the group launches them
 // on demand (planner.SpotFallbackOnDemand) or waits for spot to return
 // (planner.SpotFallbackNone, the pool then runs short). A pool's spot
-// stock-outs start with its tier and stop without one. A share outside
-// [0, 1], a negative base or an unknown fallback is actuator.ErrRejected.
+// stock-outs start with its tier and stop without one. A mix outside its
+// ranges (planner.Spot.Check) is actuator.ErrRejected.
 func (f *Fleet) SetSpot(ctx context.Context, name string, spot planner.Spot, reason string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -320,9 +320,8 @@ func (f *Fleet) SetSpot(ctx context.Context, name string, spot planner.Spot, rea
 		return err
 	}
 	spot = spot.Normal()
-	if !(spot.Share >= 0 && spot.Share <= 1) || spot.BaseOnDemand < 0 || planner.CheckSpotFallback(spot.Fallback) != nil {
-		return fmt.Errorf("simulated: pool %q: spot mix %+v: want a share in [0, 1], a base of 0 or more and fallback %s or %s: %w",
-			name, spot, planner.SpotFallbackOnDemand, planner.SpotFallbackNone, actuator.ErrRejected)
+	if err := spot.Check(math.MaxInt); err != nil { // the safety layer bounds the base by the pool's max
+		return fmt.Errorf("simulated: pool %q: %v: %w", name, err, actuator.ErrRejected)
 	}
 	now := f.opts.Now()
 	p.spot = spot

@@ -80,9 +80,10 @@ func (a *Actuator) readGroup(ctx context.Context, pool string) (g *autoscaling.S
 	if err != nil {
 		return nil, 0, err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	t := a.warm[pool]
+	gs := a.group(pool)
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	t := gs.warm
 	if t == nil {
 		return g, 0, nil
 	}
@@ -96,6 +97,20 @@ func (a *Actuator) readGroup(ctx context.Context, pool string) (g *autoscaling.S
 		}
 	}
 	return g, t.filling, nil
+}
+
+// modifyGroup is the one ModifyScalingGroup call: it sets the group's
+// DesireInstanceNumber (nil: left as it is) and its InstancesDistribution
+// (nil: left as it is), and returns the request ID.
+func (a *Actuator) modifyGroup(ctx context.Context, group string, desired *int32, d *Distribution) (string, error) {
+	req, _ := a.as.ModifyScalingGroupRequest(&autoscaling.ModifyScalingGroupInput{
+		ScalingGroupId:        volcengine.String(group),
+		DesireInstanceNumber:  desired,
+		InstancesDistribution: d.input(),
+	})
+	requestID, err := a.send(ctx, "ModifyScalingGroup", req)
+	report(ctx, requestID)
+	return requestID, err
 }
 
 // ReadyInstances implements actuator.ReadyCounter: it counts the group's
@@ -153,20 +168,15 @@ func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, rea
 	if desired < 0 || desired > math.MaxInt32 {
 		return fmt.Errorf("volcengine: %w: desired %d out of range", actuator.ErrRejected, desired)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	send, t := desired, a.warm[pool]
+	gs := a.group(pool)
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	send, t := desired, gs.warm
 	if t != nil && t.filling > 0 {
 		send = min(desired+t.filling, max(desired, t.max))
 		t.filling = send - desired
 	}
-	req, _ := a.as.ModifyScalingGroupRequest(&autoscaling.ModifyScalingGroupInput{
-		ScalingGroupId:        volcengine.String(pool),
-		DesireInstanceNumber:  volcengine.Int32(int32(send)),
-		InstancesDistribution: a.mixFor(pool).input(),
-	})
-	requestID, err := a.send(ctx, "ModifyScalingGroup", req)
-	report(ctx, requestID)
+	requestID, err := a.modifyGroup(ctx, pool, volcengine.Int32(int32(send)), a.mixFor(gs))
 	if err != nil {
 		return err
 	}

@@ -138,7 +138,14 @@ func NewECSFactory(getenv func(string) string, logger *slog.Logger) actuator.Fac
 		if err != nil {
 			return nil, err
 		}
-		return NewECSPool(a, pool.Name, opts.List(OptInstanceIDs))
+		ids := opts.List(OptInstanceIDs)
+		if pool.Limits.MaxInstances > len(ids) {
+			// The plans and the warm tier would ask for instances the pool
+			// does not have, refused at every decision.
+			return nil, fmt.Errorf("pool %q: max %d is more than the %d instances options.%s lists: an ECS pool cannot grow past them; lower max or list more instances",
+				pool.Name, pool.Limits.MaxInstances, len(ids), OptInstanceIDs)
+		}
+		return NewECSPool(a, pool.Name, ids)
 	}
 }
 

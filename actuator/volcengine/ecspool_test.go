@@ -299,6 +299,7 @@ func TestECSPoolOptionsRefuseBadInstanceIDs(t *testing.T) {
 		{"a space inside", "i-a,i-b c", `"i-b c" is not an ECS instance ID`},
 		{"listed twice", "i-a,i-b,i-a", "lists i-a twice"},
 		{"more than one page", strings.Join(many, ","), "lists 101 instance IDs: at most 100"},
+		{"fewer than max", "i-a,i-b,i-c", "max 4 is more than the 3 instances options.instance_ids lists"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,28 +33,22 @@ func (a *Actuator) SetSpot(ctx context.Context, pool string, spot planner.Spot, 
 	if err != nil {
 		return fmt.Errorf("scaling group %s: %w", pool, err)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, planned := a.spot[pool]
+	gs := a.group(pool)
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
 	if !spot.Tier() && d == nil {
-		if !planned {
+		if gs.spot == nil {
 			return nil
 		}
 		d = &Distribution{OnDemandBase: volcengine.Int32(0), OnDemandPercentage: volcengine.Int32(100)}
 	}
-	req, _ := a.as.ModifyScalingGroupRequest(&autoscaling.ModifyScalingGroupInput{
-		ScalingGroupId:        volcengine.String(pool),
-		InstancesDistribution: d.input(),
-	})
-	requestID, err := a.send(ctx, "ModifyScalingGroup", req)
-	report(ctx, requestID)
+	requestID, err := a.modifyGroup(ctx, pool, nil, d)
 	if err != nil {
 		return err
 	}
+	gs.spot = nil
 	if spot.Tier() {
-		a.spot[pool] = d
-	} else {
-		delete(a.spot, pool)
+		gs.spot = d
 	}
 	a.log.InfoContext(ctx, "scaling group spot mix set", "pool", pool, "mix", d.String(), "reason", reason, "request_id", requestID)
 	return nil
@@ -94,7 +88,7 @@ func mixOf(static *Distribution, spot planner.Spot) (*Distribution, error) {
 		return nil, contradicts(OptOnDemandPercentage, *p, "spot.share", fmt.Sprintf("%g, %d%% on demand", spot.Share, *d.OnDemandPercentage))
 	}
 	if c := static.CompensateWithOnDemand; c != nil && *c != *d.CompensateWithOnDemand {
-		return nil, contradicts(OptCompensateWithOnDemand, *c, "spot.fallback", fallbackName(spot))
+		return nil, contradicts(OptCompensateWithOnDemand, *c, "spot.fallback", spot.Normal().Fallback)
 	}
 	return d, nil
 }
@@ -106,36 +100,28 @@ func contradicts(option string, optionValue any, planKey string, planValue any) 
 		actuator.ErrRejected, option, optionValue, planKey, planValue, option)
 }
 
-// checkSpot refuses a spot tier the API cannot take, naming its YAML key.
+// maxOnDemandBase is the API's largest OnDemandBaseCapacity.
+const maxOnDemandBase = 2000
+
+// checkSpot refuses a spot tier the API cannot take, naming its YAML key:
+// planner.Spot.Check's ranges, the base bounded by the API's.
 func checkSpot(spot planner.Spot) error {
-	switch {
-	case math.IsNaN(spot.Share) || spot.Share < 0 || spot.Share > 1:
-		return fmt.Errorf("volcengine: %w: spot.share %g is outside [0, 1]", actuator.ErrRejected, spot.Share)
-	case spot.BaseOnDemand < 0 || spot.BaseOnDemand > 2000:
-		return fmt.Errorf("volcengine: %w: spot.base_on_demand %d is outside [0, 2000], the API's range of OnDemandBaseCapacity",
-			actuator.ErrRejected, spot.BaseOnDemand)
-	case spot.Fallback != "" && spot.Fallback != planner.SpotFallbackOnDemand && spot.Fallback != planner.SpotFallbackNone:
-		return fmt.Errorf("volcengine: %w: spot.fallback %q is neither %s nor %s", actuator.ErrRejected, spot.Fallback,
-			planner.SpotFallbackOnDemand, planner.SpotFallbackNone)
+	if spot.BaseOnDemand > maxOnDemandBase {
+		return fmt.Errorf("volcengine: %w: spot.base_on_demand %d is above %d, the API's largest OnDemandBaseCapacity",
+			actuator.ErrRejected, spot.BaseOnDemand, maxOnDemandBase)
+	}
+	if err := spot.Check(maxOnDemandBase); err != nil {
+		return fmt.Errorf("volcengine: %w: %v", actuator.ErrRejected, err)
 	}
 	return nil
 }
 
-// fallbackName is spot.fallback as the pool file says it, its default
-// spelled out.
-func fallbackName(spot planner.Spot) string {
-	if spot.OnDemandFallback() {
-		return planner.SpotFallbackOnDemand
-	}
-	return planner.SpotFallbackNone
-}
-
-// mixFor is the distribution a resize of group sends: the plan's when
-// SetSpot set one, else the pool's options (nil: none). Called with a.mu
+// mixFor is the distribution a resize of group gs sends: the plan's when
+// SetSpot set one, else the pool's options (nil: none). Called with gs.mu
 // held.
-func (a *Actuator) mixFor(group string) *Distribution {
-	if d, ok := a.spot[group]; ok {
-		return d
+func (a *Actuator) mixFor(gs *groupState) *Distribution {
+	if gs.spot != nil {
+		return gs.spot
 	}
 	return a.opts.Distribution
 }

@@ -80,7 +80,7 @@ func TestSetSpotSetsTheGroupsMix(t *testing.T) {
 		{"no compensation against an on-demand fallback", &volcengine.Distribution{CompensateWithOnDemand: sdk.Bool(false)},
 			planner.Spot{Share: 0.5}, mix{}, []string{"options.compensate_with_on_demand (false)", "spot.fallback (on_demand)"}},
 		{"a share above one", nil, planner.Spot{Share: 1.5}, mix{}, []string{"spot.share 1.5 is outside [0, 1]"}},
-		{"an unknown fallback", nil, planner.Spot{Share: 0.5, Fallback: "reserved"}, mix{}, []string{`spot.fallback "reserved"`}},
+		{"an unknown fallback", nil, planner.Spot{Share: 0.5, Fallback: "reserved"}, mix{}, []string{`spot.fallback: "reserved" is not a fallback`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -328,5 +328,51 @@ func TestTiersThroughSafe(t *testing.T) {
 	}
 	if !strings.Contains(audit.String(), "set_warm") {
 		t.Errorf("the warm tier is not audited:\n%s", audit.String())
+	}
+}
+
+// The Actuator serialises the changes to one scaling group, not to all of
+// them: while a resize of one group waits on the API, a resize of another
+// group, with the plan's spot mix, goes through.
+func TestGroupsChangeIndependently(t *testing.T) {
+	f := newFixture(t, volcengine.Options{})
+	for _, id := range []string{"scg-slow", "scg-other"} {
+		f.srv.AddGroup(volcenginetest.Group{ID: id, Max: 20})
+	}
+	ctx := context.Background()
+	for _, id := range []string{"scg-slow", "scg-other"} {
+		if err := f.act.SetSpot(ctx, id, planner.Spot{Share: 0.5}, "plan"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	f.srv.OnCall(func(c volcenginetest.Call) {
+		if c.Action == "ModifyScalingGroup" && c.Params.Get("ScalingGroupId") == "scg-slow" && c.Params.Get("DesireInstanceNumber") != "" {
+			close(held)
+			<-release
+		}
+	})
+	slow := make(chan error, 1)
+	go func() { slow <- f.act.SetDesired(ctx, "scg-slow", 4, "forecast") }()
+	<-held
+	other := make(chan error, 1)
+	go func() { other <- f.act.SetDesired(ctx, "scg-other", 6, "forecast") }()
+	select {
+	case err := <-other:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("a resize of one group waited on another group's resize")
+	}
+	close(release)
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]int32{"scg-slow": 4, "scg-other": 6} {
+		if g, _ := f.srv.Group(id); g.Desired != int(want) {
+			t.Errorf("group %s desired %d, want %d", id, g.Desired, want)
+		}
 	}
 }

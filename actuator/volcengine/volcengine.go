@@ -87,13 +87,34 @@ type Actuator struct {
 	// Authorization header), and the reply's text reaches errors.
 	red *redact.Redactor
 
-	// mu serialises the changes to a group and guards warm and spot.
+	// mu guards groups, what the Actuator keeps of each scaling group.
+	mu     sync.Mutex
+	groups map[string]*groupState
+}
+
+// groupState is what the Actuator keeps of one scaling group. Its mu
+// serialises the changes to the group (so one group's calls never wait
+// on another's) and guards warm and spot.
+type groupState struct {
 	mu sync.Mutex
-	// warm is the warm tier SetWarm keeps, per scaling group.
-	warm map[string]*warmTier
-	// spot is the spot mix SetSpot set from the plan, per scaling group;
-	// every resize sends it again.
-	spot map[string]*Distribution
+	// warm is the warm tier SetWarm keeps (nil: none).
+	warm *warmTier
+	// spot is the spot mix SetSpot set from the plan (nil: none); every
+	// resize sends it again.
+	spot *Distribution
+}
+
+// group returns what the Actuator keeps of scaling group id, made on
+// first use.
+func (a *Actuator) group(id string) *groupState {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	g := a.groups[id]
+	if g == nil {
+		g = &groupState{}
+		a.groups[id] = g
+	}
+	return g
 }
 
 var _ actuator.Actuator = (*Actuator)(nil)
@@ -136,8 +157,7 @@ func New(cfg Config, opts Options) (*Actuator, error) {
 		log:    opts.Logger.With("backend", Name, "region", cfg.Region),
 		region: cfg.Region,
 		red:    red,
-		warm:   map[string]*warmTier{},
-		spot:   map[string]*Distribution{},
+		groups: map[string]*groupState{},
 	}, nil
 }
 

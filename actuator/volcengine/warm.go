@@ -72,10 +72,11 @@ func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason st
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	gs := a.group(pool)
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
 	if mode := volcengine.StringValue(g.ScalingMode); mode != ScalingModeRecycle {
-		delete(a.warm, pool)
+		gs.warm = nil
 		if warm == 0 {
 			return nil
 		}
@@ -83,10 +84,10 @@ func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason st
 			"which keeps scaled-in instances stopped and starts them first; the mode is chosen when the group is created, "+
 			"so create the group in recycle mode or remove warm_start from the pool", actuator.ErrRejected, pool, a.red.Snippet(mode, 40), ScalingModeRecycle)
 	}
-	t := a.warm[pool]
+	t := gs.warm
 	if t == nil {
 		t = &warmTier{}
-		a.warm[pool] = t
+		gs.warm = t
 	}
 	t.target = warm
 	if _, err := a.settleWarm(ctx, pool, g, t); err != nil {
@@ -100,7 +101,7 @@ func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason st
 // settleWarm moves group g (as just read) one step towards t: it recycles
 // the launched members that serve, then launches the stopped members
 // missing or removes those beyond t.target. changed reports whether it
-// changed the group (g is then stale). Called with a.mu held.
+// changed the group (g is then stale). Called with the group's lock held.
 func (a *Actuator) settleWarm(ctx context.Context, group string, g *autoscaling.ScalingGroupForDescribeScalingGroupsOutput, t *warmTier) (changed bool, err error) {
 	stopped := int(volcengine.Int32Value(g.StoppedInstanceCount))
 	desired := int(volcengine.Int32Value(g.DesireInstanceNumber))
@@ -189,8 +190,8 @@ func (a *Actuator) recycleLaunched(ctx context.Context, group string, serving, f
 
 // noteRunning records in t the group's members that run now (every
 // status but Stopped), before the tier launches more, unless launches
-// are already filling (the record of the first stands). Called with a.mu
-// held.
+// are already filling (the record of the first stands). Called with the
+// group's lock held.
 func (a *Actuator) noteRunning(ctx context.Context, group string, t *warmTier) error {
 	if t.filling > 0 && t.ranBefore != nil {
 		return nil
@@ -250,12 +251,7 @@ func (a *Actuator) removeMembers(ctx context.Context, group string, ids []string
 
 // modifyDesired sets only the group's DesireInstanceNumber.
 func (a *Actuator) modifyDesired(ctx context.Context, group string, desired int) error {
-	req, _ := a.as.ModifyScalingGroupRequest(&autoscaling.ModifyScalingGroupInput{
-		ScalingGroupId:       volcengine.String(group),
-		DesireInstanceNumber: volcengine.Int32(int32(desired)),
-	})
-	requestID, err := a.send(ctx, "ModifyScalingGroup", req)
-	report(ctx, requestID)
+	_, err := a.modifyGroup(ctx, group, volcengine.Int32(int32(desired)), nil)
 	return err
 }
 
