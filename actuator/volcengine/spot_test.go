@@ -3,6 +3,7 @@ package volcengine_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,17 +178,8 @@ func TestSpotStockOutIsAnsweredOnDemand(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run("fallback "+tc.fallback, func(t *testing.T) {
-			f := newFixture(t, volcengine.Options{})
-			clock := actuatortest.NewClock(f.now)
-			f.srv.BootDelay, f.srv.BootClock = boot, clock.Now
-			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20})
+			f, clock := spotGroup(t, volcengine.Options{}, boot, planner.Spot{Share: 0.5, BaseOnDemand: 2, Fallback: tc.fallback}, 8)
 			ctx := context.Background()
-			if err := f.act.SetSpot(ctx, "scg-gpu", planner.Spot{Share: 0.5, BaseOnDemand: 2, Fallback: tc.fallback}, "plan"); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.act.SetDesired(ctx, "scg-gpu", 8, "forecast"); err != nil {
-				t.Fatal(err)
-			}
 			clock.Advance(interval)
 			if ready, spot := serving(t, f); ready != 8 || spot != 3 {
 				t.Fatalf("before the stock-out: %d serving, %d on spot; want 8 with 3 on spot (half of the 6 above the base of 2)", ready, spot)
@@ -210,6 +202,25 @@ func TestSpotStockOutIsAnsweredOnDemand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spotGroup is a fixture whose group scg-gpu (empty, max 20) boots its
+// launches in boot on the returned clock and has been given spot's mix and
+// then desired members.
+func spotGroup(t *testing.T, opts volcengine.Options, boot time.Duration, spot planner.Spot, desired int) (*fixture, *actuatortest.Clock) {
+	t.Helper()
+	f := newFixture(t, opts)
+	clock := actuatortest.NewClock(f.now)
+	f.srv.BootDelay, f.srv.BootClock = boot, clock.Now
+	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20})
+	ctx := context.Background()
+	if err := f.act.SetSpot(ctx, "scg-gpu", spot, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.act.SetDesired(ctx, "scg-gpu", desired, "forecast"); err != nil {
+		t.Fatal(err)
+	}
+	return f, clock
 }
 
 // spotHalf is a plan running half the fleet on spot.
@@ -274,29 +285,58 @@ func mustDecode(t *testing.T, p actuator.PoolConfig) actuator.OptionValues {
 }
 
 // A spot interruption while the zone has stock is answered by the group on
-// spot again: the serving count is back after a boot, the mix kept.
+// spot again, the mix kept, as the group's SpotInstanceRemedy says: with
+// the remedy on (options.spot_remedy's default) the replacements start at
+// the notice and the interrupted members serve until they do, so the group
+// never serves fewer; with it off the interrupted members go at once and
+// the group is short by them until their replacements have booted.
 func TestSpotInterruptionIsReplacedOnSpot(t *testing.T) {
-	f := newFixture(t, volcengine.Options{})
-	clock := actuatortest.NewClock(f.now)
-	f.srv.BootDelay, f.srv.BootClock = 30*time.Second, clock.Now
-	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20})
-	ctx := context.Background()
-	if err := f.act.SetSpot(ctx, "scg-gpu", planner.Spot{Share: 1, BaseOnDemand: 1, Fallback: planner.SpotFallbackNone}, "plan"); err != nil {
-		t.Fatal(err)
+	const boot = 30 * time.Second
+	cases := []struct {
+		name   string
+		static *volcengine.Distribution // the pool's spot-mix options
+		remedy bool                     // the group's SpotInstanceRemedy
+		// serving (ReadyInstances) at the notice and half a boot after
+		atNotice, midBoot int
+	}{
+		{"remedy on", nil, true, 5, 5},
+		{"remedy off", &volcengine.Distribution{SpotRemedy: sdk.Bool(false)}, false, 3, 3},
 	}
-	if err := f.act.SetDesired(ctx, "scg-gpu", 5, "forecast"); err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(time.Minute)
-	if lost := f.srv.Interrupt("scg-gpu", 2); len(lost) != 2 {
-		t.Fatalf("interrupted %v, want 2 spot members", lost)
-	}
-	if ready, _ := serving(t, f); ready != 3 {
-		t.Errorf("at the interruption: %d serving, want 3", ready)
-	}
-	clock.Advance(time.Minute)
-	if ready, spot := serving(t, f); ready != 5 || spot != 4 {
-		t.Errorf("a minute later: %d serving, %d on spot; want 5 with 4 on spot above the base of 1", ready, spot)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, clock := spotGroup(t, volcengine.Options{Distribution: tc.static}, boot, planner.Spot{Share: 1, BaseOnDemand: 1, Fallback: planner.SpotFallbackNone}, 5)
+			if got, _, _ := describeMix(t, f.srv, "scg-gpu"); got.remedy != tc.remedy {
+				t.Fatalf("the group's SpotInstanceRemedy is %v, want %v", got.remedy, tc.remedy)
+			}
+			clock.Advance(time.Minute)
+			lost := f.srv.Interrupt("scg-gpu", 2)
+			if len(lost) != 2 {
+				t.Fatalf("interrupted %v, want 2 spot members", lost)
+			}
+			if ready, _ := serving(t, f); ready != tc.atNotice {
+				t.Errorf("at the interruption: %d serving, want %d", ready, tc.atNotice)
+			}
+			clock.Advance(boot / 2)
+			if ready, _ := serving(t, f); ready != tc.midBoot {
+				t.Errorf("half a boot after the interruption: %d serving, want %d", ready, tc.midBoot)
+			}
+			if g, _ := f.srv.Group("scg-gpu"); g.Desired != 5 {
+				t.Errorf("the group asks for %d, want 5 throughout", g.Desired)
+			}
+			clock.Advance(boot / 2)
+			if ready, spot := serving(t, f); ready != 5 || spot != 4 {
+				t.Errorf("a boot after the interruption: %d serving, %d on spot; want 5 with 4 on spot above the base of 1", ready, spot)
+			}
+			members := f.srv.Members("scg-gpu")
+			for _, m := range members {
+				if slices.Contains(lost, m.ID) {
+					t.Errorf("interrupted member %s is still in the group once its replacement serves: %+v", m.ID, m)
+				}
+			}
+			if len(members) != 5 {
+				t.Errorf("%d members, want the 5 asked for", len(members))
+			}
+		})
 	}
 }
 

@@ -15,6 +15,8 @@
 // (instances that stop and start), so tests assert on outcomes, not only on
 // calls. Its groups scale in their ScalingMode (recycle keeps scaled-in
 // members stopped and starts them first) and with their spot mix, and tests
-// take spot away with StockOut and Interrupt. Faults (error envelopes, throttling, 5xx, garbage, delays) are
-// queued per action with Fail and served before the model answers.
+// take spot away with StockOut and Interrupt (whose notice a group with
+// SpotInstanceRemedy answers with a replacement before the member goes).
+// Faults (error envelopes, throttling, 5xx, garbage, delays) are queued
+// per action with Fail and served before the model answers.
 package volcenginetest

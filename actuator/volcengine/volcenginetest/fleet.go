@@ -7,9 +7,11 @@ import (
 
 // This file is the model's fleet: how a group brings its running members
 // to its desired size (settle), in its ScalingMode and with its spot mix,
-// and how spot capacity is lost and comes back (StockOut, Interrupt,
-// SpotReturns). Every change happens at the moment of the request or call
-// that causes it, dated by the boots' clock, so runs are deterministic.
+// and how spot capacity is lost and comes back (StockOut, Interrupt with
+// or without SpotInstanceRemedy, SpotReturns). Every change happens at the
+// moment of the request or call that causes it, dated by the boots' clock,
+// so runs are deterministic; a member a remedy keeps until its replacement
+// serves leaves at the first request or call at or after that time (reap).
 
 // settle brings the group's running members to Desired, as the group's
 // own scaling activity does after a change. A scale-in takes the newest
@@ -37,15 +39,30 @@ func (s *Server) settle(g *Group) {
 }
 
 // runningIn lists the group's members that are not stopped, in launch
-// order. Called with s.mu held.
+// order, leaving out those about to be reclaimed (ReclaimAt set): they no
+// longer count towards the group's size. Called with s.mu held.
 func (s *Server) runningIn(g *Group) []string {
 	var out []string
 	for _, id := range g.InstanceIDs {
-		if s.lifecycle(id) != "Stopped" {
+		if in := s.instances[id]; s.lifecycle(id) != "Stopped" && (in == nil || in.ReclaimAt.IsZero()) {
 			out = append(out, id)
 		}
 	}
 	return out
+}
+
+// reap releases the members whose reclaim (ReclaimAt) has come, on the
+// boots' clock. Every request and every accessor that reads the fleet
+// reaps first. Called with s.mu held.
+func (s *Server) reap() {
+	now := s.bootNow()
+	for _, g := range s.groups {
+		for _, id := range slices.Clone(g.InstanceIDs) {
+			if in := s.instances[id]; in != nil && !in.ReclaimAt.IsZero() && !now.Before(in.ReclaimAt) {
+				s.release(g, id)
+			}
+		}
+	}
 }
 
 // stop stops a member in economical mode. Called with s.mu held.
@@ -128,38 +145,51 @@ func spotWanted(d *Distribution, desired int) int {
 }
 
 // StockOut makes the group's zone run out of spot capacity: the cloud
-// reclaims every running spot member of the group at once (they leave it,
-// released), and the group replaces them as settle does while the zone
-// has no spot: on demand at once with CompensateWithOnDemand, otherwise
-// not until SpotReturns. It returns the reclaimed members.
+// reclaims every running spot member of the group at once, without the
+// notice an interruption gives (so SpotInstanceRemedy has nothing to act
+// on: they leave it, released), and the group replaces them as settle
+// does while the zone has no spot: on demand at once with
+// CompensateWithOnDemand, otherwise not until SpotReturns. It returns the
+// reclaimed members.
 func (s *Server) StockOut(group string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reap()
 	g, ok := s.groups[group]
 	if !ok {
 		return nil
 	}
 	s.spotOut[group] = true
-	return s.reclaim(g, math.MaxInt)
+	return s.reclaim(g, math.MaxInt, false)
 }
 
-// Interrupt reclaims the n newest running spot members of the group, as
-// spot interruptions do, and the group replaces them at once as settle
-// does (on spot while the zone has stock). It returns the reclaimed
-// members.
+// Interrupt is a spot interruption of the n newest running spot members
+// of the group: the cloud's notice that it will reclaim them. With the
+// group's SpotInstanceRemedy on, the group launches a replacement for
+// each at the notice (as settle does: on spot while the zone has stock,
+// on demand with CompensateWithOnDemand), and each noticed member serves
+// on until its replacement serves (its ReclaimAt), then leaves, released:
+// the group keeps its serving count. A noticed member for which no
+// replacement can start leaves at once. With the remedy off the cloud
+// reclaims them at the notice and the group launches their replacements
+// then: it is short by them until those have booted. It returns the
+// interrupted members.
 func (s *Server) Interrupt(group string, n int) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reap()
 	g, ok := s.groups[group]
 	if !ok {
 		return nil
 	}
-	return s.reclaim(g, n)
+	return s.reclaim(g, n, true)
 }
 
-// reclaim releases up to n running spot members, newest first, then
-// settles the group. Called with s.mu held.
-func (s *Server) reclaim(g *Group, n int) []string {
+// reclaim takes up to n running spot members, newest first, out of the
+// group and settles it. With notice and the group's SpotInstanceRemedy on,
+// each stays until the replacement settle started for it serves (its
+// ReclaimAt); otherwise it is released at once. Called with s.mu held.
+func (s *Server) reclaim(g *Group, n int, notice bool) []string {
 	var lost []string
 	running := s.runningIn(g)
 	for i := len(running) - 1; i >= 0 && len(lost) < n; i-- {
@@ -167,10 +197,26 @@ func (s *Server) reclaim(g *Group, n int) []string {
 			lost = append(lost, running[i])
 		}
 	}
+	if !notice || g.Distribution == nil || !g.Distribution.SpotInstanceRemedy {
+		for _, id := range lost {
+			s.release(g, id)
+		}
+		s.settle(g)
+		return lost
+	}
+	now := s.bootNow()
 	for _, id := range lost {
-		s.release(g, id)
+		s.instances[id].ReclaimAt = now // out of the group's size from the notice on
 	}
 	s.settle(g)
+	replacements := slices.DeleteFunc(s.runningIn(g), func(id string) bool { return slices.Contains(running, id) })
+	for i, id := range lost {
+		if i < len(replacements) {
+			s.instances[id].ReclaimAt = s.instances[replacements[i]].ReadyAt
+		} else {
+			s.release(g, id)
+		}
+	}
 	return lost
 }
 
@@ -180,6 +226,7 @@ func (s *Server) reclaim(g *Group, n int) []string {
 func (s *Server) SpotReturns(group string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reap()
 	delete(s.spotOut, group)
 	if g, ok := s.groups[group]; ok {
 		s.settle(g)
@@ -191,6 +238,7 @@ func (s *Server) SpotReturns(group string) {
 func (s *Server) Members(group string) []Instance {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reap()
 	g, ok := s.groups[group]
 	if !ok {
 		return nil
@@ -211,5 +259,6 @@ func (s *Server) Members(group string) []Instance {
 func (s *Server) Lifecycle(id string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reap()
 	return s.lifecycle(id)
 }

@@ -141,6 +141,13 @@ type Instance struct {
 	// CreatedAt is when the group launched it (DescribeScalingInstances'
 	// CreatedTime).
 	CreatedAt time.Time
+	// ReclaimAt, when set, is when the cloud reclaims a spot member that
+	// an interruption (Interrupt) gave notice to while its group had
+	// SpotInstanceRemedy on: the member serves until then, beside the
+	// replacement the group launched at the notice, no longer counts
+	// towards the group's size, and leaves the group (released) at
+	// ReclaimAt, when its replacement serves.
+	ReclaimAt time.Time
 }
 
 // Activity is a scaling activity of the model.
@@ -274,6 +281,7 @@ func (s *Server) AddGroup(g Group) {
 func (s *Server) Group(id string) (Group, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reap()
 	g, ok := s.groups[id]
 	if !ok {
 		return Group{}, false
@@ -324,6 +332,7 @@ func (s *Server) AddInstance(in Instance) {
 func (s *Server) Instance(id string) (Instance, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reap()
 	in, ok := s.instances[id]
 	if !ok {
 		return Instance{}, false
@@ -558,8 +567,10 @@ func canonicalParams(p url.Values) string {
 	return q.Encode()
 }
 
-// model dispatches to the action's handler. Called with s.mu held.
+// model dispatches to the action's handler, after the reclaims that have
+// come (reap). Called with s.mu held.
 func (s *Server) model(c Call) (any, *apiFailure) {
+	s.reap()
 	switch c.Action {
 	case "DescribeScalingGroups":
 		return s.describeScalingGroups(c.Params)
