@@ -48,6 +48,19 @@ type WarmPooler interface {
 	SetWarm(ctx context.Context, pool string, warm int, reason string) error
 }
 
+// WarmSettler is implemented by WarmPoolers whose warm tier takes more
+// than one call to reach the size SetWarm asked for (volcengine: launches
+// that must boot before they are stopped), and that a scale-out drains
+// (it starts the stopped instances first). SettleWarm moves the tier one
+// step towards the size last asked for and reports whether it changed the
+// pool. Safe.SetWarm, which the service calls at every decision of a pool
+// with a warm tier, calls it where the size asked repeats the one applied,
+// so that the tier is kept on the write path: the back-end's Capacity
+// only reads.
+type WarmSettler interface {
+	SettleWarm(ctx context.Context, pool string) (changed bool, err error)
+}
+
 // SpotMixer is implemented by back-ends that run part of a pool on spot
 // capacity (planner.Spot): the instances above spot.BaseOnDemand are
 // spot.Share on spot, and lost spot capacity is replaced on demand when

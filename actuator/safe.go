@@ -676,10 +676,16 @@ func (s *Safe) PublishSchedule(ctx context.Context, pool string, steps planner.S
 // (WarmPooler), within [0, the pool's max]; a back-end without a warm
 // tier returns ErrNotImplemented. It is audited, retried and guarded by
 // the pool's circuit breaker like a resize, and a repeat of the size last
-// applied is a no-op that calls nothing.
+// applied is a no-op that calls nothing, except on a WarmSettler: there
+// it settles the tier (SettleWarm) under the same breaker and retries,
+// audited when the settling changed the pool or failed.
 func (s *Safe) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
 	rec := AuditRecord{Op: OpSetWarm, Pool: pool, Requested: intPtr(warm), Reason: reason}
 	wp, ok := s.inner.(WarmPooler)
+	var settle func(context.Context) (bool, error)
+	if ws, ok := s.inner.(WarmSettler); ok {
+		settle = func(ctx context.Context) (bool, error) { return ws.SettleWarm(ctx, pool) }
+	}
 	return s.setTier(ctx, &rec, tierCall{
 		check: func(p *poolState) error {
 			if warm < 0 || warm > max(p.cfg.Limits.MaxInstances, 0) {
@@ -691,6 +697,7 @@ func (s *Safe) SetWarm(ctx context.Context, pool string, warm int, reason string
 		missing: lacking(ok, "keeps no warm tier"),
 		applied: func(p *poolState) bool { return p.warmSet && p.warm == warm },
 		call:    func(ctx context.Context) error { return wp.SetWarm(ctx, pool, warm, reason) },
+		settle:  settle,
 		done:    func(p *poolState) { p.warm, p.warmSet, rec.To = warm, true, intPtr(warm) },
 		what:    fmt.Sprintf("keeping %d warm", warm),
 	})
@@ -734,12 +741,15 @@ func checkSpot(pool string, spot planner.Spot, maxInstances int) error {
 // (SetWarm, SetSpot): check refuses what no back-end should be given,
 // missing says what the back-end lacks to take it ("" when it can),
 // applied reports whether the back-end already has it, call makes it,
-// done records it made, and what words it for errors.
+// settle (nil: none) keeps it where it is already applied and reports
+// whether that changed the pool, done records it made, and what words it
+// for errors.
 type tierCall struct {
 	check   func(*poolState) error
 	missing string
 	applied func(*poolState) bool
 	call    func(context.Context) error
+	settle  func(context.Context) (bool, error)
 	done    func(*poolState)
 	what    string
 }
@@ -755,8 +765,9 @@ func lacking(ok bool, what string) string {
 
 // setTier makes c for rec's pool under the pool's lock, audited as rec:
 // refused when c.check says so, ErrNotImplemented when the back-end lacks
-// it, nothing when the back-end already has it, else through the pool's
-// circuit breaker with retries and an idempotency token.
+// it, nothing when the back-end already has it (or c.settle, see
+// settleTier), else through the pool's circuit breaker with retries and
+// an idempotency token.
 func (s *Safe) setTier(ctx context.Context, rec *AuditRecord, c tierCall) error {
 	p, err := s.pool(rec.Pool)
 	if err == nil {
@@ -774,7 +785,7 @@ func (s *Safe) setTier(ctx context.Context, rec *AuditRecord, c tierCall) error 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c.applied(p) {
-		return nil
+		return s.settleTier(ctx, rec, p, c)
 	}
 	if !s.admit(p.breaker, rec.Pool) {
 		return s.circuitOpen(rec, rec.Pool)
@@ -789,6 +800,37 @@ func (s *Safe) setTier(ctx context.Context, rec *AuditRecord, c tierCall) error 
 	c.done(p)
 	s.succeed(p.breaker, rec.Pool)
 	s.finish(rec, OutcomeOK, nil)
+	return nil
+}
+
+// settleTier keeps a tier the back-end already has (c.settle; nothing
+// when nil) for rec's pool, p.mu held: through the pool's circuit breaker
+// (an open one leaves it to a later call, as it does every change) with
+// retries, audited as rec only when the settling changed the pool or
+// failed.
+func (s *Safe) settleTier(ctx context.Context, rec *AuditRecord, p *poolState, c tierCall) error {
+	if c.settle == nil || !s.admit(p.breaker, rec.Pool) {
+		return nil
+	}
+	ctx, rec.RequestID = s.withToken(ctx)
+	ctx, slot := withRequestIDSlot(ctx)
+	changed := false
+	var err error
+	rec.Attempts, err = s.retry(ctx, rec.Op, func(ctx context.Context) error {
+		ch, err := c.settle(ctx)
+		changed = changed || ch
+		return err
+	})
+	rec.ProviderRequestID = slot.get()
+	rec.Reason = "settling what was applied: " + rec.Reason
+	if err != nil {
+		return s.fail(ctx, rec, p.breaker, fmt.Errorf("%s in pool %q (settling): %w", c.what, rec.Pool, err))
+	}
+	s.succeed(p.breaker, rec.Pool)
+	if changed {
+		c.done(p)
+		s.finish(rec, OutcomeOK, nil)
+	}
 	return nil
 }
 

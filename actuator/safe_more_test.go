@@ -223,3 +223,113 @@ func TestSafeRedactsEscapedSecrets(t *testing.T) {
 		}
 	}
 }
+
+// settler is a Fake whose warm tier settles over several calls: it
+// records every SetWarm and SettleWarm, each settling reports changed as
+// the next of changes says (false when none is left), and both fail the
+// next attempts with fail.
+type settler struct {
+	*actuatortest.Fake
+	mu              sync.Mutex
+	sets, settles   int
+	changes         []bool
+	fail            []error
+	settleAttempted int
+}
+
+func (s *settler) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sets++
+	return s.next()
+}
+
+func (s *settler) SettleWarm(ctx context.Context, pool string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settleAttempted++
+	if err := s.next(); err != nil {
+		return false, err
+	}
+	s.settles++
+	changed := len(s.changes) > 0 && s.changes[0]
+	if len(s.changes) > 0 {
+		s.changes = s.changes[1:]
+	}
+	return changed, nil
+}
+
+// next is the next queued failure, nil when none. s.mu held.
+func (s *settler) next() error {
+	if len(s.fail) == 0 {
+		return nil
+	}
+	err := s.fail[0]
+	s.fail = s.fail[1:]
+	return fmt.Errorf("provider said no: %w", err)
+}
+
+// SetWarm on a WarmSettler: the first size and a new one are SetWarm
+// calls; a repeat settles the tier (SettleWarm) instead of calling
+// nothing, audited only when the settling changed the pool or failed; a
+// failing settling is retried and counts towards the circuit breaker,
+// and while the breaker is open a repeat settles nothing and reports
+// nothing (the resize reports the open breaker).
+func TestSafeSetWarmSettles(t *testing.T) {
+	var opts actuator.SafetyOptions
+	h := newHarness(t, actuator.PoolConfig{Limits: planner.Limits{MaxInstances: 10}}, 2, 0, 0, func(o *actuator.SafetyOptions) {
+		o.Breaker = actuator.BreakerPolicy{FailureThreshold: 2, CoolOff: 5 * time.Minute}
+		o.Retry = actuator.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Second, MaxDelay: time.Second}
+		opts = *o
+	})
+	s := &settler{Fake: h.fake}
+	h.safe = actuator.NewSafe(s, opts)
+	ctx := context.Background()
+	steps := []struct {
+		name                   string
+		warm                   int
+		changes                []bool
+		fail                   []error
+		wantErr                error
+		wantSets, wantSettles  int
+		wantAudit              string // the reason of the one audit record written, "" for none
+		wantBreaker            actuator.BreakerState
+		wantSettleAttemptsUpTo int
+	}{
+		{"the first size is set", 3, nil, nil, nil, 1, 0, "plan", actuator.BreakerClosed, 0},
+		{"a repeat that changes nothing", 3, []bool{false}, nil, nil, 1, 1, "", actuator.BreakerClosed, 1},
+		{"a repeat that recycles", 3, []bool{true}, nil, nil, 1, 2, "settling what was applied: plan", actuator.BreakerClosed, 2},
+		{"a settling retried once", 3, []bool{true}, []error{actuator.ErrTransient}, nil, 1, 3, "settling what was applied: plan", actuator.BreakerClosed, 4},
+		{"a settling that fails", 3, nil, []error{actuator.ErrRejected}, actuator.ErrRejected, 1, 3, "settling what was applied: plan", actuator.BreakerClosed, 5},
+		{"a second failure opens the breaker", 3, nil, []error{actuator.ErrRejected}, actuator.ErrRejected, 1, 3, "settling what was applied: plan", actuator.BreakerOpen, 6},
+		{"open: nothing is called or reported", 3, []bool{true}, nil, nil, 1, 3, "", actuator.BreakerOpen, 6},
+		{"a new size is set, not settled", 4, nil, nil, actuator.ErrCircuitOpen, 1, 3, "plan", actuator.BreakerOpen, 6},
+	}
+	for _, st := range steps {
+		s.mu.Lock()
+		s.changes, s.fail = st.changes, st.fail
+		s.mu.Unlock()
+		before := len(h.records(t))
+		err := h.safe.SetWarm(ctx, "p", st.warm, "plan")
+		if !errors.Is(err, st.wantErr) || (err != nil) != (st.wantErr != nil) {
+			t.Fatalf("%s: error %v, want %v", st.name, err, st.wantErr)
+		}
+		s.mu.Lock()
+		sets, settles, attempts := s.sets, s.settles, s.settleAttempted
+		s.mu.Unlock()
+		if sets != st.wantSets || settles != st.wantSettles || attempts != st.wantSettleAttemptsUpTo {
+			t.Errorf("%s: %d SetWarm, %d settlings (%d attempts); want %d, %d (%d)", st.name, sets, settles, attempts,
+				st.wantSets, st.wantSettles, st.wantSettleAttemptsUpTo)
+		}
+		recs := h.records(t)
+		switch {
+		case st.wantAudit == "" && len(recs) != before:
+			t.Errorf("%s: audit record %+v written, want none", st.name, recs[len(recs)-1])
+		case st.wantAudit != "" && (len(recs) != before+1 || recs[len(recs)-1].Op != actuator.OpSetWarm || !strings.Contains(recs[len(recs)-1].Reason, st.wantAudit)):
+			t.Errorf("%s: audit records %+v, want one set_warm record naming %q", st.name, recs[before:], st.wantAudit)
+		}
+		if got := h.safe.BreakerState("p"); got != st.wantBreaker {
+			t.Errorf("%s: breaker %v, want %v", st.name, got, st.wantBreaker)
+		}
+	}
+}

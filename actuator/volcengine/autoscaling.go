@@ -32,15 +32,16 @@ const maxPages = 100
 // in a group of ScalingMode recycle, Stopped is StoppedInstanceCount (the
 // warm tier a scale-out starts first), unknown in other groups.
 // The ready members are ReadyInstances', a call of their own. With a warm
-// tier (SetWarm), the read first settles it (settleWarm: it recycles the
-// launches that now serve and refills what a scale-out started), and the
-// launches on their way to the warm tier count in neither Current nor
-// Desired: they are not the serving size SetDesired asked for.
+// tier (SetWarm), the launches on their way to it count in neither Current
+// nor Desired: they are not the serving size SetDesired asked for (unless
+// the group's desired size was set elsewhere since, which the next
+// SettleWarm notes). Capacity only reads: the warm tier is settled on the
+// write path (SetWarm, SettleWarm).
 func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity, error) {
 	if err := checkID("scaling group ID", pool); err != nil {
 		return actuator.Capacity{}, err
 	}
-	g, filling, err := a.readGroup(ctx, pool)
+	g, err := a.describeGroup(ctx, pool)
 	if err != nil {
 		return actuator.Capacity{}, err
 	}
@@ -53,6 +54,7 @@ func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity
 				pool, total, stopped, lo, hi),
 			HTTPStatus: 200, Kind: actuator.ErrTransient}
 	}
+	filling := a.filling(pool, g)
 	c := actuator.Capacity{
 		Current: max(int(total-stopped)-filling, 0),
 		Min:     int(volcengine.Int32Value(g.MinInstanceNumber)),
@@ -71,32 +73,19 @@ func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity
 	return c, nil
 }
 
-// readGroup reads the group and, with a warm tier, settles it first and
-// reads again what the settling changed; filling is the warm tier's
-// launches on their way. A settling that fails is logged, not returned:
-// the size read stands, and the next read tries again.
-func (a *Actuator) readGroup(ctx context.Context, pool string) (g *autoscaling.ScalingGroupForDescribeScalingGroupsOutput, filling int, err error) {
-	g, err = a.describeGroup(ctx, pool)
-	if err != nil {
-		return nil, 0, err
-	}
+// filling is how many of group g's members (as just read) are the warm
+// tier's launches on their way: those SetWarm's tier holds, none without
+// a tier or when the group's desired size is no longer the one this
+// Actuator sent (it was set elsewhere). It changes nothing.
+func (a *Actuator) filling(pool string, g *autoscaling.ScalingGroupForDescribeScalingGroupsOutput) int {
 	gs := a.group(pool)
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	t := gs.warm
-	if t == nil {
-		return g, 0, nil
+	if t == nil || t.filling <= 0 || int(volcengine.Int32Value(g.DesireInstanceNumber)) != t.sent {
+		return 0
 	}
-	changed, err := a.settleWarm(ctx, pool, g, t)
-	if err != nil {
-		a.log.WarnContext(ctx, "could not settle the warm tier; the next read tries again", "pool", pool, "warm", t.target, "err", err)
-	}
-	if changed {
-		if g, err = a.describeGroup(ctx, pool); err != nil {
-			return nil, 0, err
-		}
-	}
-	return g, t.filling, nil
+	return t.filling
 }
 
 // modifyGroup is the one ModifyScalingGroup call: it sets the group's

@@ -165,8 +165,9 @@ type renamed struct {
 }
 
 var (
-	_ actuator.WarmPooler = (*renamed)(nil)
-	_ actuator.SpotMixer  = (*renamed)(nil)
+	_ actuator.WarmPooler  = (*renamed)(nil)
+	_ actuator.WarmSettler = (*renamed)(nil)
+	_ actuator.SpotMixer   = (*renamed)(nil)
 )
 
 func (r *renamed) id(pool string) string {
@@ -190,6 +191,10 @@ func (r *renamed) SetDesired(ctx context.Context, pool string, desired int, reas
 
 func (r *renamed) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
 	return r.Actuator.SetWarm(ctx, r.id(pool), warm, reason)
+}
+
+func (r *renamed) SettleWarm(ctx context.Context, pool string) (bool, error) {
+	return r.Actuator.SettleWarm(ctx, r.id(pool))
 }
 
 func (r *renamed) SetSpot(ctx context.Context, pool string, spot planner.Spot, reason string) error {

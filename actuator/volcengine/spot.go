@@ -13,8 +13,9 @@ import (
 )
 
 var (
-	_ actuator.SpotMixer  = (*Actuator)(nil)
-	_ actuator.WarmPooler = (*Actuator)(nil)
+	_ actuator.SpotMixer   = (*Actuator)(nil)
+	_ actuator.WarmPooler  = (*Actuator)(nil)
+	_ actuator.WarmSettler = (*Actuator)(nil)
 )
 
 // SetSpot implements actuator.SpotMixer: it sets the group's

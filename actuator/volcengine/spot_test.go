@@ -341,9 +341,13 @@ func TestSpotInterruptionIsReplacedOnSpot(t *testing.T) {
 }
 
 // Through actuator.Safe, as the service calls them, both tiers reach the
-// group once per change, audited.
+// group once per change, audited; a repeat of the warm size settles the
+// tier instead (SettleWarm): nothing while the launches boot, and once
+// they serve it recycles them, audited as a settling.
 func TestTiersThroughSafe(t *testing.T) {
 	f := newFixture(t, volcengine.Options{})
+	clock := actuatortest.NewClock(f.now)
+	f.srv.BootDelay, f.srv.BootClock = 5*time.Minute, clock.Now
 	f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 16, Desired: 2, ScalingMode: volcenginetest.ScalingModeRecycle, InstanceIDs: []string{"i-1", "i-2"}})
 	var audit syncBuffer
 	safe := actuator.NewSafe(f.act, actuator.SafetyOptions{Audit: &audit, Pools: []actuator.PoolConfig{
@@ -364,10 +368,20 @@ func TestTiersThroughSafe(t *testing.T) {
 		t.Errorf("group desired %d, want 4: the 2 serving and 2 launches for the warm tier", g.Desired)
 	}
 	if n := len(f.srv.Calls("ModifyScalingGroup")); n != 2 {
-		t.Errorf("%d ModifyScalingGroup calls, want 2 (one mix, one launch; the repeats are Safe's no-ops)", n)
+		t.Errorf("%d ModifyScalingGroup calls, want 2 (one mix, one launch; the repeats change nothing while the launches boot)", n)
 	}
-	if !strings.Contains(audit.String(), "set_warm") {
-		t.Errorf("the warm tier is not audited:\n%s", audit.String())
+	if n := strings.Count(audit.String(), `"op":"set_warm"`); n != 1 {
+		t.Errorf("%d set_warm audit lines, want 1 (a settling that changes nothing is not audited):\n%s", n, audit.String())
+	}
+	clock.Advance(5 * time.Minute)
+	if err := safe.SetWarm(ctx, "scg-gpu", 2, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := f.srv.Group("scg-gpu"); g.Desired != 2 || len(membersIn(f.srv, "STOPPED")) != 2 {
+		t.Errorf("once the launches serve, the repeat left the group at desired %d with %v stopped; want 2 and 2", g.Desired, membersIn(f.srv, "STOPPED"))
+	}
+	if n := strings.Count(audit.String(), "settling what was applied"); n != 1 {
+		t.Errorf("%d settlings audited, want the 1 that recycled:\n%s", n, audit.String())
 	}
 }
 

@@ -57,10 +57,11 @@ type warmTier struct {
 // scale-out starts them first, in the pool's warm_start. Too many: it
 // releases the surplus (RemoveInstances, RemoveMode=release) or gives up
 // launches still on their way. What cannot be done at once (the boots)
-// is finished by Capacity, each decision's read, which also refills the
-// warm tier after a scale-out has started some of it. A group in another
-// ScalingMode keeps no stopped members: SetWarm refuses any warm size but
-// 0 with an error naming the mode.
+// is finished by SettleWarm, which Safe.SetWarm calls at each decision
+// that repeats the size, and which also refills the warm tier after a
+// scale-out has started some of it. A group in another ScalingMode keeps
+// no stopped members: SetWarm refuses any warm size but 0 with an error
+// naming the mode.
 func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
 	if err := checkID("scaling group ID", pool); err != nil {
 		return err
@@ -96,6 +97,36 @@ func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason st
 	a.log.InfoContext(ctx, "scaling group warm tier set", "pool", pool, "warm", warm, "stopped", volcengine.Int32Value(g.StoppedInstanceCount),
 		"launching", t.filling, "reason", reason)
 	return nil
+}
+
+// SettleWarm implements actuator.WarmSettler: it moves the group's warm
+// tier one step towards the size SetWarm last asked for, as SetWarm does
+// (settleWarm): it recycles the launches that now serve, refills what a
+// scale-out started and releases a surplus. It reports whether it changed
+// the group; without a tier (no SetWarm, or one refused) it reads and
+// changes nothing. Errors name the group and the size kept.
+func (a *Actuator) SettleWarm(ctx context.Context, pool string) (changed bool, err error) {
+	if err := checkID("scaling group ID", pool); err != nil {
+		return false, err
+	}
+	gs := a.group(pool)
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	t := gs.warm
+	if t == nil {
+		return false, nil
+	}
+	g, err := a.describeGroup(ctx, pool)
+	if err != nil {
+		return false, err
+	}
+	if changed, err = a.settleWarm(ctx, pool, g, t); err != nil {
+		return changed, fmt.Errorf("scaling group %s: keeping %d members stopped: %w", pool, t.target, err)
+	}
+	if changed {
+		a.log.InfoContext(ctx, "scaling group warm tier settled", "pool", pool, "warm", t.target, "launching", t.filling)
+	}
+	return changed, nil
 }
 
 // settleWarm moves group g (as just read) one step towards t: it recycles

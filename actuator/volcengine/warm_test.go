@@ -19,10 +19,10 @@ import (
 // The warm tier of a group in ScalingMode recycle follows SetWarm up and
 // down: a shortfall is launched (the group's desired size holds the
 // launches beside the serving size, which Capacity keeps reporting),
-// recycled once the launches serve, at the next read, and a surplus is
-// released. A scale-out starts the stopped members first, which serve
-// after the warm start, long before a cold boot, and the next read
-// refills the tier.
+// recycled once the launches serve, at the next settling (SettleWarm, the
+// repeat of SetWarm at each decision), and a surplus is released. A
+// scale-out starts the stopped members first, which serve after the warm
+// start, long before a cold boot, and the next settling refills the tier.
 func TestWarmTierFollowsSetWarm(t *testing.T) {
 	const boot, warmStart, interval = 5 * time.Minute, 30 * time.Second, time.Minute
 	f := newFixture(t, volcengine.Options{})
@@ -35,7 +35,10 @@ func TestWarmTierFollowsSetWarm(t *testing.T) {
 	type want struct{ stopped, serving, desired int }
 	check := func(step string, w want) {
 		t.Helper()
-		c, err := f.act.Capacity(ctx, "scg-gpu") // each decision's read settles the tier
+		if _, err := f.act.SettleWarm(ctx, "scg-gpu"); err != nil { // each decision's SetWarm settles the tier
+			t.Fatalf("%s: %v", step, err)
+		}
+		c, err := f.act.Capacity(ctx, "scg-gpu")
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
@@ -61,7 +64,7 @@ func TestWarmTierFollowsSetWarm(t *testing.T) {
 	setWarm(3)
 	check("warm 3 asked: 3 launched beside the 4 serving", want{stopped: 0, serving: 4, desired: 7})
 	clock.Advance(boot + interval)
-	check("the launches serve: recycled at the read", want{stopped: 3, serving: 4, desired: 4})
+	check("the launches serve: recycled at the settling", want{stopped: 3, serving: 4, desired: 4})
 	stoppedBefore := membersIn(f.srv, "STOPPED")
 
 	if err := f.act.SetDesired(ctx, "scg-gpu", 6, "ramp"); err != nil {
@@ -142,7 +145,7 @@ func TestWarmTierRecyclesItsOwnLaunches(t *testing.T) {
 				t.Fatal(err)
 			}
 			clock.Advance(boot)
-			if _, err := f.act.Capacity(ctx, "scg-gpu"); err != nil {
+			if _, err := f.act.SettleWarm(ctx, "scg-gpu"); err != nil {
 				t.Fatal(err)
 			}
 			if running := membersIn(f.srv, "RUNNING"); !slices.Equal(running, serving) {
@@ -157,8 +160,8 @@ func TestWarmTierRecyclesItsOwnLaunches(t *testing.T) {
 
 // A size set outside prewarm while the warm tier's launches are on their
 // way (a scheduled policy firing, the console) drops them from the count:
-// the next read recycles no serving member for them, and the tier is kept
-// from what the group then holds.
+// the read counts them no more, the next settling recycles no serving
+// member for them, and the tier is kept from what the group then holds.
 func TestWarmTierSurvivesASizeSetElsewhere(t *testing.T) {
 	f := newFixture(t, volcengine.Options{})
 	clock := actuatortest.NewClock(f.now)
@@ -180,6 +183,9 @@ func TestWarmTierSurvivesASizeSetElsewhere(t *testing.T) {
 	c, err := f.act.Capacity(ctx, "scg-gpu")
 	if err != nil || c.Current != 4 || c.Desired != 4 {
 		t.Errorf("Capacity = %+v, %v; want the 4 serving", c, err)
+	}
+	if _, err := f.act.SettleWarm(ctx, "scg-gpu"); err != nil {
+		t.Fatal(err)
 	}
 	for _, id := range []string{"i-1", "i-2", "i-3", "i-4"} {
 		if st := f.srv.Lifecycle(id); st != "InService" {
@@ -236,8 +242,8 @@ func TestSetWarmNeedsARecycleGroup(t *testing.T) {
 
 // The tiers' calls fail as every call of the package does: an *APIError
 // wrapping ErrThrottled, ErrTransient or ErrRejected, with the pool and
-// what was asked in the message. A warm tier that cannot be settled at a
-// read leaves the read standing, with a warning.
+// what was asked in the message. A warm tier that cannot be settled fails
+// the settling, not the read, and the next settling finishes it.
 func TestTierErrorsAreWrapped(t *testing.T) {
 	cases := []struct {
 		name, action string
@@ -279,7 +285,7 @@ func TestTierErrorsAreWrapped(t *testing.T) {
 		})
 	}
 
-	t.Run("a read whose settling fails", func(t *testing.T) {
+	t.Run("a settling that fails", func(t *testing.T) {
 		f := newFixture(t, volcengine.Options{})
 		clock := actuatortest.NewClock(f.now)
 		f.srv.BootDelay, f.srv.BootClock = time.Minute, clock.Now
@@ -291,15 +297,108 @@ func TestTierErrorsAreWrapped(t *testing.T) {
 		}
 		clock.Advance(2 * time.Minute)
 		f.srv.Fail("DescribeScalingInstances", volcenginetest.Internal)
-		c, err := f.act.Capacity(ctx, "scg-gpu")
-		if err != nil || c.Desired != 2 || c.Current != 2 {
+		_, err := f.act.SettleWarm(ctx, "scg-gpu")
+		var apiErr *volcengine.APIError
+		if !errors.Is(err, actuator.ErrTransient) || !errors.As(err, &apiErr) || !strings.Contains(err.Error(), "scaling group scg-gpu: keeping 1 members stopped") {
+			t.Errorf("SettleWarm = %v, want a transient *APIError naming the group and the size kept", err)
+		}
+		if c, err := f.act.Capacity(ctx, "scg-gpu"); err != nil || c.Desired != 2 || c.Current != 2 {
 			t.Errorf("Capacity = %+v, %v; want the serving size 2 read", c, err)
 		}
-		if !strings.Contains(f.log.String(), "level=WARN") || !strings.Contains(f.log.String(), "could not settle the warm tier") {
-			t.Errorf("no warning logged:\n%s", f.log.String())
-		}
-		if c, err := f.act.Capacity(ctx, "scg-gpu"); err != nil || c.Desired != 2 || len(membersIn(f.srv, "STOPPED")) != 1 {
-			t.Errorf("the next read: %+v, %v, stopped %v; want the launch recycled", c, err, membersIn(f.srv, "STOPPED"))
+		if changed, err := f.act.SettleWarm(ctx, "scg-gpu"); err != nil || !changed || len(membersIn(f.srv, "STOPPED")) != 1 {
+			t.Errorf("the next settling: changed %v, %v, stopped %v; want the launch recycled", changed, err, membersIn(f.srv, "STOPPED"))
 		}
 	})
+}
+
+// Capacity, each decision's read, only reads, however far the warm tier is
+// from its size: every call it makes is a Describe*, and what it reports
+// is the serving size (the tier's launches on their way left out). The
+// settling the tier is due is the write path's: SettleWarm makes it with
+// the calls each case names. Each case asks a group of 4 serving for a
+// warm tier of 3, lets a boot pass and then changes the group.
+func TestCapacityOnlyReads(t *testing.T) {
+	const boot = 5 * time.Minute
+	cases := []struct {
+		name string
+		// elsewhere is a size another client sets while the tier's
+		// launches boot; resize one SetDesired sets once the tier has
+		// settled (0: none).
+		elsewhere, resize int
+		// serving is what Capacity reports as Current and Desired.
+		serving int
+		// settles are the mutating actions SettleWarm then makes.
+		settles []string
+	}{
+		{"the tier's launches serve, not yet recycled", 0, 0, 4, []string{"RemoveInstances"}},
+		{"a scale-out started the stopped members", 0, 6, 6, []string{"ModifyScalingGroup"}},
+		{"a scale-in stopped more than the tier keeps", 0, 2, 2, []string{"RemoveInstances"}},
+		// The scale-in stopped 2 of the 3 launches: one more is launched.
+		{"the size was set elsewhere while the tier's launches boot", 5, 0, 5, []string{"ModifyScalingGroup"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, volcengine.Options{})
+			clock := actuatortest.NewClock(f.now)
+			f.srv.BootDelay, f.srv.BootClock = boot, clock.Now
+			f.srv.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 20, Desired: 4, ScalingMode: volcenginetest.ScalingModeRecycle,
+				InstanceIDs: []string{"i-1", "i-2", "i-3", "i-4"}})
+			ctx := context.Background()
+			if err := f.act.SetWarm(ctx, "scg-gpu", 3, "plan"); err != nil {
+				t.Fatal(err)
+			}
+			if tc.elsewhere > 0 {
+				other, err := volcengine.New(testConfig(f.srv), volcengine.Options{Logger: slog.New(slog.NewTextHandler(f.log, nil))})
+				if err == nil {
+					err = other.SetDesired(ctx, "scg-gpu", tc.elsewhere, "a scheduled policy")
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			clock.Advance(boot)
+			if tc.resize > 0 {
+				_, err := f.act.SettleWarm(ctx, "scg-gpu")
+				if err == nil {
+					err = f.act.SetDesired(ctx, "scg-gpu", tc.resize, "plan")
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			before := len(f.srv.Calls(""))
+			c, err := f.act.Capacity(ctx, "scg-gpu")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.act.ReadyInstances(ctx, "scg-gpu")
+			for _, call := range f.srv.Calls("")[before:] {
+				if !strings.HasPrefix(call.Action, "Describe") {
+					t.Errorf("the read called %s %v: a read must not change the group", call.Action, call.Params)
+				}
+			}
+			if c.Current != tc.serving || c.Desired != tc.serving {
+				t.Errorf("Capacity = %+v, want current and desired %d", c, tc.serving)
+			}
+
+			before = len(f.srv.Calls(""))
+			changed, err := f.act.SettleWarm(ctx, "scg-gpu")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var writes []string
+			for _, call := range f.srv.Calls("")[before:] {
+				if !strings.HasPrefix(call.Action, "Describe") && !slices.Contains(writes, call.Action) {
+					writes = append(writes, call.Action)
+				}
+			}
+			if !slices.Equal(writes, tc.settles) || changed != (len(tc.settles) > 0) {
+				t.Errorf("SettleWarm made %v (changed %v), want %v", writes, changed, tc.settles)
+			}
+			if n := len(membersIn(f.srv, "STOPPED")); tc.settles[0] == "RemoveInstances" && n != 3 {
+				t.Errorf("%d stopped after the settling, want the warm tier's 3", n)
+			}
+		})
+	}
 }
