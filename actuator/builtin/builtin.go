@@ -62,8 +62,11 @@ type Set struct {
 	// Registry holds the factories of Options' back-ends.
 	Registry *actuator.Registry
 	// Built is the first actuator Build made of each back-end, by name:
-	// the KEDA scaler to serve and the releaser of the release hook.
+	// the KEDA scaler to serve.
 	Built map[string]actuator.Actuator
+	// pools is the actuator Build last made of each pool, by pool name:
+	// what the release hook releases each pool's instances through.
+	pools map[string]actuator.Actuator
 	// Safety is the template of every pool's actuator.Safe: the audit
 	// log, the metrics, the logger and the redactor.
 	Safety     actuator.SafetyOptions
@@ -103,7 +106,7 @@ func New(file *poolspec.File, deps Deps) (*Set, error) {
 		volcengine.ECSName: volcengine.NewECSFactory(getenv, log),
 		kubescale.Name:     kubescale.NewFactory(getenv, log, deps.Redactor),
 	}
-	s := &Set{Registry: actuator.NewRegistry(), Built: map[string]actuator.Actuator{}, closeAudit: closeAudit,
+	s := &Set{Registry: actuator.NewRegistry(), Built: map[string]actuator.Actuator{}, pools: map[string]actuator.Actuator{}, closeAudit: closeAudit,
 		Safety: actuator.SafetyOptions{Audit: audit, Metrics: metrics, Logger: log, Redactor: deps.Redactor}}
 	for name, options := range Options() {
 		if err := s.Registry.Register(name, factories[name], options); err != nil {
@@ -115,7 +118,7 @@ func New(file *poolspec.File, deps Deps) (*Set, error) {
 }
 
 // Build creates a pool's back-end (service.Deps.Backend), remembering the
-// first of each back-end in Built.
+// first of each back-end in Built and each pool's for its releases.
 func (s *Set) Build(ctx context.Context, pool actuator.PoolConfig) (actuator.Actuator, error) {
 	inner, err := s.Registry.New(ctx, pool.Backend, pool)
 	if err != nil {
@@ -124,6 +127,7 @@ func (s *Set) Build(ctx context.Context, pool actuator.PoolConfig) (actuator.Act
 	if _, ok := s.Built[pool.Backend]; !ok {
 		s.Built[pool.Backend] = inner
 	}
+	s.pools[pool.Name] = inner
 	return inner, nil
 }
 

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"maps"
 	"net/http"
 
 	"github.com/prewarm/prewarm/actuator"
@@ -12,32 +13,47 @@ import (
 // ReleaseHook builds POST /api/v1/release for the pools of file, through
 // the back-ends Build made (call it after the service has built every
 // pool's). hc carries the caller's part (Token, Logger, and with election
-// Route, RetryAfter and Forward); the Set fills the rest. Releases go
-// through the first pool's back-end, or the first volcengine pool's when
-// there is one, inside an actuator.Safe of the Set's template; volcengine
-// pools also get the membership check, which names the instance's pool,
-// and the members of pools with release_mode recycle are recycled in
-// their groups (volcengine.RecycleMembers) instead of stopped.
-// Its pools are those of file: a reload does not change them.
+// Route, RetryAfter and Forward); the Set fills the rest. Each pool's
+// instances are released through that pool's own back-end, inside an
+// actuator.Safe of the Set's template (hc.ReleaserFor): a volcengine-ecs
+// pool's through its ECS pool, a volcengine pool's through its group's
+// Actuator, recycling the members of a group with release_mode recycle
+// in it (volcengine.Releases); an instance whose pool is not told goes
+// through the first pool's. Where file has volcengine or volcengine-ecs
+// pools, the membership check (volcengine.Releases.Locate) names the
+// instance's pool, each group asked through its own pool's back-end.
+// Its pools and back-ends are those of file as built: a reload does not
+// change them.
 func (s *Set) ReleaseHook(file *poolspec.File, hc releasehook.Config) (http.Handler, error) {
 	var pools []actuator.PoolConfig
-	var releaser actuator.Actuator
 	for _, p := range file.Pools {
 		pools = append(pools, p.Actuator())
 		hc.Pools = append(hc.Pools, p.Name)
-		if releaser == nil || (p.Backend == volcengine.Name && releaser.Name() != volcengine.Name) {
-			releaser = s.Built[p.Backend]
+	}
+	built := maps.Clone(s.pools)
+	rel, err := volcengine.NewReleases(pools, func(pool string) actuator.Actuator { return built[pool] })
+	if err != nil {
+		return nil, err
+	}
+	releasers := map[string]releasehook.Releaser{}
+	for _, p := range pools {
+		b := rel.For(p.Name)
+		if b == nil {
+			b = built[p.Name]
 		}
+		if b == nil {
+			continue
+		}
+		opts := s.Safety
+		opts.Pools = []actuator.PoolConfig{p}
+		releasers[p.Name] = actuator.NewSafe(b, opts)
 	}
-	v, isVolcengine := s.Built[volcengine.Name].(*volcengine.Actuator)
-	if isVolcengine && releaser == actuator.Actuator(v) {
-		releaser = volcengine.RecycleMembers(v, pools)
+	if len(pools) > 0 {
+		hc.Releaser = releasers[pools[0].Name]
 	}
-	opts := s.Safety
-	opts.Pools = pools
-	hc.Releaser = actuator.NewSafe(releaser, opts)
-	if isVolcengine {
-		hc.Locate = volcengine.PoolOfInstance(v, pools)
+	hc.ReleaserFor = func(pool string) releasehook.Releaser { return releasers[pool] }
+	if rel.Len() > 0 {
+		hc.Locate = rel.Locate
 		hc.Notes = volcengine.NoteRecorder
 	}
 	return releasehook.New(hc)

@@ -46,8 +46,14 @@ type Route func(pool string) (mine bool, owner string)
 // Config configures the handler.
 type Config struct {
 	// Releaser releases instances; usually an actuator.Safe around a
-	// back-end. Required.
+	// back-end. Required: the releaser of an instance whose pool is not
+	// told, or that ReleaserFor has none for.
 	Releaser Releaser
+	// ReleaserFor, when set, gives the releaser of a pool's instances
+	// (the pool's own back-end, in an actuator.Safe): an instance is
+	// released through ReleaserFor of the pool Locate (or the request)
+	// names, and through Releaser where that is nil.
+	ReleaserFor func(pool string) Releaser
 	// Token is the bearer token callers must present. Required: an empty
 	// token would let anyone stop GPUs.
 	Token string
@@ -392,7 +398,7 @@ func (h *Handler) release(ctx context.Context, req Request) (int, Reply) {
 	if h.cfg.Notes != nil {
 		ctx, notes = h.cfg.Notes(ctx)
 	}
-	if err := h.cfg.Releaser.Release(ctx, req.InstanceID, req.Reason); err != nil {
+	if err := h.releaser(pool).Release(ctx, req.InstanceID, req.Reason); err != nil {
 		rep.Outcome, rep.Error = "error", err.Error()
 		h.log.Warn("release failed", "instance", req.InstanceID, "kind", req.Kind, "err", err)
 		return statusFor(err), rep
@@ -401,6 +407,17 @@ func (h *Handler) release(ctx context.Context, req Request) (int, Reply) {
 	h.log.Info("instance released", "instance", req.InstanceID, "kind", req.Kind, "pool", pool,
 		"host", req.Host, "gpu", req.GPU, "reason", req.Reason, "note", rep.Note)
 	return http.StatusOK, rep
+}
+
+// releaser is the releaser of pool's instances: ReleaserFor's, else
+// Releaser.
+func (h *Handler) releaser(pool string) Releaser {
+	if h.cfg.ReleaserFor != nil && pool != "" {
+		if r := h.cfg.ReleaserFor(pool); r != nil {
+			return r
+		}
+	}
+	return h.cfg.Releaser
 }
 
 // locate names the instance's pool: the membership check's answer when there is

@@ -460,3 +460,31 @@ func TestStandbyForwardsToTheOwner(t *testing.T) {
 		})
 	}
 }
+
+// With ReleaserFor, an instance is released through the releaser of the
+// pool it was located in; a pool ReleaserFor has none for, or an
+// instance whose pool is not told, goes through Releaser.
+func TestReleaserForPicksThePoolsReleaser(t *testing.T) {
+	var got []string
+	record := func(who string) releasehook.Releaser {
+		return releaserFunc(func(_ context.Context, id, _ string) error { got = append(got, who+":"+id); return nil })
+	}
+	byPool := map[string]releasehook.Releaser{"ecs-a": record("ecs-a"), "ecs-b": record("ecs-b")}
+	h, err := releasehook.New(releasehook.Config{Token: token, Releaser: record("fallback"), Pools: []string{"ecs-a", "ecs-b", "dry"},
+		ReleaserFor: func(pool string) releasehook.Releaser { return byPool[pool] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ body, want string }{
+		{`{"instance_id":"i-b1","pool":"ecs-b"}`, "ecs-b:i-b1"},
+		{`{"instance_id":"i-a1","pool":"ecs-a"}`, "ecs-a:i-a1"},
+		{`{"instance_id":"i-d1","pool":"dry"}`, "fallback:i-d1"},
+		{`{"instance_id":"i-x1"}`, "fallback:i-x1"},
+	}
+	for _, tc := range cases {
+		got = nil
+		if code, rep := post(t, h, http.MethodPost, "Bearer "+token, tc.body); code != http.StatusOK || len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: %d %+v, released %v; want %s", tc.body, code, rep, got, tc.want)
+		}
+	}
+}

@@ -205,63 +205,56 @@ func (r *renamed) PublishSchedule(ctx context.Context, pool string, steps planne
 	return r.Actuator.PublishSchedule(ctx, r.id(pool), steps)
 }
 
-// RefuseOutsidePools returns an error unless instanceID belongs to one of
-// the volcengine pools (PoolOfInstance): 'forecaster release --config'
-// releases only instances of the configured pools. source names the
-// configuration in the error.
-func RefuseOutsidePools(ctx context.Context, a *Actuator, pools []actuator.PoolConfig, instanceID, source string) error {
-	pool, err := PoolOfInstance(a, pools)(ctx, instanceID)
-	if err != nil {
-		return err
-	}
-	if pool == "" {
-		return fmt.Errorf("instance %s is not in a volcengine pool of %s; refusing to release it", instanceID, source)
-	}
-	return nil
+// PoolOfInstance returns the release hook's pool lookup for the volcengine
+// pools of a configuration, every group asked through a: see poolLookup.
+// Its signature is releasehook.Locate's. Releases asks each group through
+// its own pool's Actuator instead.
+func PoolOfInstance(a *Actuator, pools []actuator.PoolConfig) func(ctx context.Context, instanceID string) (string, error) {
+	return poolLookup(pools, func(string) *Actuator { return a })
 }
 
-// PoolOfInstance returns the release hook's pool lookup for the volcengine
-// pools of a configuration: an instance belongs to the first pool that
-// lists it in its instances option (an ECS pool: its instance_ids), or
-// whose scaling group it is a member of (DescribeScalingInstances through
-// a); "" when none. Pools of other back-ends are ignored. Its signature
-// is releasehook.Locate's.
-func PoolOfInstance(a *Actuator, pools []actuator.PoolConfig) func(ctx context.Context, instanceID string) (string, error) {
-	type member struct{ pool, group string }
+// poolLookup returns the pool lookup of the volcengine and volcengine-ecs
+// pools among pools: an instance belongs to the first pool that lists it
+// in its instances option (an ECS pool: its instance_ids), or whose
+// scaling group it is a member of (DescribeScalingInstances through
+// act(pool), the Actuator that reaches the pool's group); "" when none.
+// Pools of other back-ends are ignored.
+func poolLookup(pools []actuator.PoolConfig, act func(pool string) *Actuator) func(ctx context.Context, instanceID string) (string, error) {
+	type member struct {
+		pool, group string
+		a           *Actuator
+	}
 	listed := map[string]string{}
 	var groups []member
+	list := func(ids []string, pool string) {
+		for _, id := range ids {
+			if _, ok := listed[id]; !ok {
+				listed[id] = pool
+			}
+		}
+	}
 	for _, p := range pools {
-		if p.Backend == ECSName {
+		switch p.Backend {
+		case ECSName:
 			// An ECS pool is its instance_ids: each of them is its member.
 			opts, _ := ECSPoolOptions.Decode(p) // the pool spec has reported any problem
-			for _, id := range opts.List(OptInstanceIDs) {
-				if _, ok := listed[id]; !ok {
-					listed[id] = p.Name
-				}
+			list(opts.List(OptInstanceIDs), p.Name)
+		case Name:
+			opts, _ := PoolOptions.Decode(p) // the pool spec has reported any problem
+			list(opts.List(OptInstances), p.Name)
+			g := opts.String(OptScalingGroup)
+			if g == "" {
+				g = p.Name
 			}
-			continue
+			groups = append(groups, member{pool: p.Name, group: g, a: act(p.Name)})
 		}
-		if p.Backend != Name {
-			continue
-		}
-		opts, _ := PoolOptions.Decode(p) // the pool spec has reported any problem
-		for _, id := range opts.List(OptInstances) {
-			if _, ok := listed[id]; !ok {
-				listed[id] = p.Name
-			}
-		}
-		g := opts.String(OptScalingGroup)
-		if g == "" {
-			g = p.Name
-		}
-		groups = append(groups, member{pool: p.Name, group: g})
 	}
 	return func(ctx context.Context, instanceID string) (string, error) {
 		if pool, ok := listed[instanceID]; ok {
 			return pool, nil
 		}
 		for _, m := range groups {
-			in, err := a.InScalingGroup(ctx, m.group, instanceID)
+			in, err := m.a.InScalingGroup(ctx, m.group, instanceID)
 			if err != nil {
 				return "", fmt.Errorf("checking whether %s is in scaling group %s: %w", instanceID, m.group, err)
 			}

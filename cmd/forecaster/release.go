@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,18 +20,20 @@ import (
 // runRelease implements 'forecaster release': stop one instance through the
 // cloud API, e.g. from a training job's last line. Credentials come from
 // VOLCENGINE_* or --credentials; with --config it refuses instances outside
-// the configured pools.
+// the configured volcengine and volcengine-ecs pools and releases each
+// through its own pool's back-end.
 func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("release", "--instance ID [FLAGS]",
 		"Release (stop) one instance through the cloud API. On Volcengine this is ECS StopInstances\n"+
 			"with StoppedMode=StopCharging, falling back to KeepCharging (and saying so) where the\n"+
 			"instance type refuses it. Credentials come from VOLCENGINE_ACCESS_KEY, VOLCENGINE_SECRET_KEY,\n"+
 			"VOLCENGINE_REGION (or --credentials); VOLCENGINE_ENDPOINT or --volcengine-endpoint overrides\n"+
-			"the endpoint. With --config, instances outside the configured pools are refused.", stderr)
+			"the endpoint. With --config, instances outside the configured pools are refused, and each is\n"+
+			"released through its pool's back-end and connection (an ECS pool's, a scaling group's).", stderr)
 	instance := fs.String("instance", "", "instance ID to release, e.g. i-3tiefmkskq3vj0 (required)")
 	provider := fs.String("provider", volcengine.Name, "cloud provider (only volcengine)")
-	configPath := fs.String("config", "", "the forecaster's configuration (docs/forecaster.yaml); when set, only instances of its volcengine pools may be released")
-	poolName := fs.String("pool", "", "with --config: only instances of this volcengine pool may be released, through its settings")
+	configPath := fs.String("config", "", "the forecaster's configuration (docs/forecaster.yaml); when set, only instances of its volcengine and volcengine-ecs pools may be released, each through its pool's settings")
+	poolName := fs.String("pool", "", "with --config: only instances of this volcengine or volcengine-ecs pool may be released, through its settings")
 	endpoint := fs.String("volcengine-endpoint", "", "OpenAPI endpoint, overriding VOLCENGINE_ENDPOINT (http:// for a plain-HTTP test server)")
 	credentials := fs.String("credentials", "", "credentials file (KEY=VALUE or JSON); the environment wins over it")
 	region := fs.String("region", "", "region, overriding VOLCENGINE_REGION")
@@ -54,24 +57,20 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageErrorf("--pool goes with --config")
 	}
 
-	cfg, pools, err := releaseConfig(*credentials, *configPath, *poolName, *region, *endpoint)
+	pools, err := releasePools(*configPath, *poolName)
 	if err != nil {
 		return err
 	}
-	redactor := redact.New(cfg.AccessKey, cfg.SecretKey.Reveal())
+	redactor := redact.New()
 	logger := slog.New(slog.NewTextHandler(redactor.Writer(stderr), &slog.HandlerOptions{Level: logLevel.Level}))
-	act, err := volcengine.New(cfg, volcengine.Options{Logger: logger})
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	if *configPath != "" {
-		if err := volcengine.RefuseOutsidePools(ctx, act, pools, *instance, *configPath); err != nil {
-			return redactor.Error(err)
-		}
+	set := volcengine.ReleaseSettings{Credentials: *credentials, Region: *region, Endpoint: *endpoint}
+	releaser, pools, err := releaserOf(ctx, *instance, *configPath, pools, set, redactor, logger)
+	if err != nil {
+		return redactor.Error(err)
 	}
-	safe := actuator.NewSafe(volcengine.RecycleMembers(act, pools), actuator.SafetyOptions{
+	safe := actuator.NewSafe(releaser, actuator.SafetyOptions{
 		Pools:    pools,
 		Logger:   logger,
 		Redactor: redactor,
@@ -86,23 +85,41 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// releaseConfig gathers the Volcengine connection settings and, when
-// configPath is set, the pools of the forecaster's configuration (the one
-// pool spec; with poolName, that pool only). Precedence, highest first: the
-// --region and --volcengine-endpoint flags, the first volcengine pool of
-// the config (its region, endpoint and credentials file), the environment,
-// the --credentials file (volcengine.ReleaseConfig).
-func releaseConfig(credentials, configPath, poolName, region, endpoint string) (volcengine.Config, []actuator.PoolConfig, error) {
-	cfg, err := volcengine.LoadConfig(credentials, os.Getenv)
-	if err != nil {
-		return cfg, nil, err
+// releaserOf is the back-end that releases instanceID, and the pool it
+// belongs to (none without a configuration), adding the keys of the
+// credentials it connects with to redactor. Without a configuration
+// (configPath ""), it is the volcengine back-end the environment and the
+// flags describe (volcengine.ReleaseConfig); with one, it is the
+// back-end of the pool the instance belongs to among pools, a
+// volcengine-ecs pool's or a scaling group's, each connected as its own
+// options say with the flags over them (volcengine.BuildReleases), and an
+// instance in none of them is refused.
+func releaserOf(ctx context.Context, instanceID, configPath string, pools []actuator.PoolConfig, set volcengine.ReleaseSettings,
+	redactor *redact.Redactor, logger *slog.Logger) (actuator.Actuator, []actuator.PoolConfig, error) {
+	if configPath == "" {
+		base, err := volcengine.LoadConfig(set.Credentials, os.Getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg, err := volcengine.ReleaseConfig(base, set)
+		redactor.Add(cfg.AccessKey, cfg.SecretKey.Reveal())
+		if err != nil {
+			return nil, nil, err
+		}
+		act, err := volcengine.New(cfg, volcengine.Options{Logger: logger})
+		return act, nil, err
 	}
-	pools, err := releasePools(configPath, poolName)
+	rel, keys, err := volcengine.BuildReleases(ctx, pools, set, os.Getenv, logger)
+	redactor.Add(keys...)
 	if err != nil {
-		return cfg, pools, err
+		return nil, nil, err
 	}
-	cfg, err = volcengine.ReleaseConfig(cfg, pools, volcengine.ReleaseSettings{Credentials: credentials, Region: region, Endpoint: endpoint}, os.Getenv)
-	return cfg, pools, err
+	pool, err := rel.PoolOf(ctx, instanceID, configPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	i := slices.IndexFunc(pools, func(p actuator.PoolConfig) bool { return p.Name == pool })
+	return rel.For(pool), pools[i : i+1], nil
 }
 
 // releasePools are the pools of the configuration at configPath (none

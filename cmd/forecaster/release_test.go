@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -210,5 +211,73 @@ func TestReleaseRecyclesAMember(t *testing.T) {
 	}
 	if g, _ := srv.Group("scg-gpu"); g.Desired != 1 {
 		t.Errorf("the group asks for %d, want 1 after recycling a member", g.Desired)
+	}
+}
+
+// 'forecaster release --config' releases an instance through its own
+// pool's back-end and connection: in a configuration of ECS pools only
+// and in one of both kinds, an ECS pool's instance is stopped by that
+// pool in its region (the second pool's options name another region and
+// endpoint than the environment's), a group's member where the group is,
+// and an instance of no pool, or of another pool than --pool, is refused.
+func TestReleaseCommandReleasesThroughEachPool(t *testing.T) {
+	east := releaseEnv(t)
+	west := volcenginetest.New()
+	t.Cleanup(west.Close)
+	west.Region = "cn-shanghai"
+	for _, srv := range []*volcenginetest.Server{east, west} {
+		for _, id := range []string{"i-e1", "i-e2", "i-w1", "i-stranger"} {
+			srv.AddInstance(volcenginetest.Instance{ID: id})
+		}
+	}
+	east.AddGroup(volcenginetest.Group{ID: "scg-gpu", Max: 4, Desired: 1, InstanceIDs: []string{"i-g1"}})
+	const ecsEast = "  - {name: ecs-east, backend: volcengine-ecs, max: 2, rps_per_instance: 1, options: {instance_ids: \"i-e1,i-e2\"}}\n"
+	ecsWest := fmt.Sprintf("  - {name: ecs-west, backend: volcengine-ecs, max: 1, rps_per_instance: 1, options: {instance_ids: i-w1, region: %s, endpoint: %q}}\n",
+		west.Region, west.URL)
+	const group = "  - {name: scg-gpu, backend: volcengine, max: 4, rps_per_instance: 1}\n"
+	cases := []struct {
+		name, pools, instance string
+		args                  []string
+		// wantAt is the stand-in that stops the instance (nil: refused,
+		// exit 1 with wantErr).
+		wantAt  *volcenginetest.Server
+		wantErr string
+	}{
+		{"ECS pools only: the second pool's instance", ecsEast + ecsWest, "i-w1", nil, west, ""},
+		{"ECS pools only: the first pool's instance", ecsEast + ecsWest, "i-e2", nil, east, ""},
+		{"ECS pools only: an instance of neither", ecsEast + ecsWest, "i-stranger", nil, nil, "not in a volcengine pool"},
+		{"ECS pools only: --pool names the other pool", ecsEast + ecsWest, "i-e1", []string{"--pool", "ecs-west"}, nil, "not in a volcengine pool"},
+		{"mixed: the ECS pool's instance", group + ecsWest, "i-w1", nil, west, ""},
+		{"mixed: the group's member", ecsWest + group, "i-g1", nil, east, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "pools.yaml")
+			if err := os.WriteFile(cfg, []byte("pools:\n"+tc.pools), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			stops := func(srv *volcenginetest.Server) int {
+				n := 0
+				for _, c := range srv.Calls("StopInstances") {
+					if c.Params.Get("InstanceIds.1") == tc.instance && c.SignatureErr == nil && c.Region == srv.Region {
+						n++
+					}
+				}
+				return n
+			}
+			before := map[*volcenginetest.Server]int{east: stops(east), west: stops(west)}
+			code, stdout, stderr := runReleaseCLI(t, append([]string{"--instance", tc.instance, "--config", cfg}, tc.args...)...)
+			switch {
+			case tc.wantAt == nil && (code != 1 || !strings.Contains(stderr, tc.wantErr)):
+				t.Errorf("exit %d, stderr: %s; want 1 with %q", code, stderr, tc.wantErr)
+			case tc.wantAt != nil && (code != 0 || !strings.Contains(stdout, "released "+tc.instance)):
+				t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			for _, srv := range []*volcenginetest.Server{east, west} {
+				if got, want := stops(srv)-before[srv], map[bool]int{true: 1}[srv == tc.wantAt]; got != want {
+					t.Errorf("the stand-in of region %s got %d StopInstances for %s, want %d", srv.Region, got, tc.instance, want)
+				}
+			}
+		})
 	}
 }
