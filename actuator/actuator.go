@@ -48,6 +48,21 @@ type WarmPooler interface {
 	SetWarm(ctx context.Context, pool string, warm int, reason string) error
 }
 
+// Tiers are the capacity tiers a back-end runs beside on demand: Warm, a
+// warm tier of stopped instances (WarmPooler); Spot, a spot mix
+// (SpotMixer).
+type Tiers struct {
+	Warm, Spot bool
+}
+
+// TiersOf reports the tiers a built back-end runs, by the interfaces it
+// implements.
+func TiersOf(a Actuator) Tiers {
+	_, warm := a.(WarmPooler)
+	_, spot := a.(SpotMixer)
+	return Tiers{Warm: warm, Spot: spot}
+}
+
 // WarmSettler is implemented by WarmPoolers whose warm tier takes more
 // than one call to reach the size SetWarm asked for (volcengine: launches
 // that must boot before they are stopped), and that a scale-out drains

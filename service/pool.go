@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -117,7 +118,7 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTiers(ps, plan, inner); err != nil {
+	if err := checkTiers(ps, plan, actuator.TiersOf(inner)); err != nil {
 		return nil, err
 	}
 	p := &pool{spec: ps, plan: plan, tuner: tuner, act: act, follow: follow, inner: inner, mode: ps.Mode}
@@ -133,16 +134,38 @@ func (s *Service) newPool(ctx context.Context, ps poolspec.Pool) (*pool, error) 
 	return p, nil
 }
 
+// CheckTiers refuses the pools of file whose back-ends cannot run the
+// tiers their configuration asks for, every one, as serve refuses each
+// when it starts and when a reload asks for it (checkTiers); have says
+// which tiers a pool's back-end runs. 'forecaster serve --check-config'
+// passes the tiers the back-ends declare (builtin.Tiers), so that it
+// refuses what serve would without building a back-end or calling a
+// cloud API.
+func CheckTiers(file *poolspec.File, have func(actuator.PoolConfig) actuator.Tiers) error {
+	var errs []error
+	for _, ps := range file.Pools {
+		plan, err := ps.Planner()
+		if err == nil {
+			err = checkTiers(ps, plan, have(ps.Actuator()))
+		} else {
+			err = fmt.Errorf("pool %q: %w", ps.Name, err)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
 // checkTiers refuses a pool whose back-end cannot run the tiers its
-// configuration asks for: a warm tier (warm_start) needs a WarmPooler, a
-// spot tier (spot.share above 0) a SpotMixer. Each message names the key
-// and the back-end.
-func checkTiers(ps poolspec.Pool, plan planner.Config, inner actuator.Actuator) error {
-	if _, ok := inner.(actuator.WarmPooler); plan.Fleet.WarmTier() && !ok {
+// configuration asks for: a warm tier (warm_start) needs one that keeps a
+// warm tier (a WarmPooler), a spot tier (spot.share above 0) one that
+// runs a spot mix (a SpotMixer); have is what the back-end runs. Each
+// message names the pool, the key and the back-end.
+func checkTiers(ps poolspec.Pool, plan planner.Config, have actuator.Tiers) error {
+	if plan.Fleet.WarmTier() && !have.Warm {
 		return fmt.Errorf("pool %q: warm_start %v needs a back-end that keeps a warm tier (simulated, dryrun, kubescale with options.warm_placeholder, volcengine with a group in ScalingMode recycle, volcengine-ecs); backend %s keeps none, so every start would be a cold boot of boot_delay %v: remove warm_start",
 			ps.Name, plan.Fleet.WarmStart, ps.Backend, plan.Fleet.BootDelay)
 	}
-	if _, ok := inner.(actuator.SpotMixer); plan.Fleet.Spot.Tier() && !ok {
+	if plan.Fleet.Spot.Tier() && !have.Spot {
 		return fmt.Errorf("pool %q: spot.share %v needs a back-end that runs a spot mix (simulated, dryrun, volcengine); backend %s runs none, so the whole pool would run on demand: remove the spot block or set spot.share to 0",
 			ps.Name, plan.Fleet.Spot.Share, ps.Backend)
 	}
@@ -218,7 +241,7 @@ func (s *Service) rebuild(ctx context.Context, was, ps poolspec.Pool, inner actu
 		}
 		inner = np.inner
 	}
-	if err := checkTiers(ps, plan, inner); err != nil {
+	if err := checkTiers(ps, plan, actuator.TiersOf(inner)); err != nil {
 		return nil, err
 	}
 	return np, nil

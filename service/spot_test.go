@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/actuatortest"
 	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/planner"
 	"github.com/prewarm/prewarm/poolspec"
@@ -238,4 +239,59 @@ func TestSpotTierNeedsASpotMixer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// CheckTiers, what --check-config runs, refuses exactly what the service
+// refuses when it starts (New), with the same message, given the tiers of
+// the back-end the service would build; a pool it refuses names the pool
+// and the key, and every refused pool is reported.
+func TestCheckTiersIsTheServiceRefusal(t *testing.T) {
+	r := newRig(t, 2, nil)
+	fake := actuatortest.New("fake").AddPool(testPool, 2, 1, 50) // runs no tier
+	cases := []struct {
+		name   string
+		mutate func(*poolspec.Pool)
+		want   string // "" for accepted
+	}{
+		{"a warm tier", func(p *poolspec.Pool) { p.Fleet.WarmStart = time.Minute }, `pool "gpu": warm_start 1m0s needs a back-end that keeps a warm tier`},
+		{"a spot tier", func(p *poolspec.Pool) {
+			p.Fleet.Spot = planner.Spot{Share: 0.5, Fallback: planner.SpotFallbackOnDemand}
+		}, `pool "gpu": spot.share 0.5 needs a back-end that runs a spot mix`},
+		{"a spot block without a tier", func(p *poolspec.Pool) {
+			p.Fleet.Spot = planner.Spot{BaseOnDemand: 2, Fallback: planner.SpotFallbackOnDemand}
+		}, ""},
+		{"no tier", nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			file := poolspec.DefaultFile()
+			file.Pools = []poolspec.Pool{testSpec(testPool, tc.mutate)}
+			checked := CheckTiers(&file, func(actuator.PoolConfig) actuator.Tiers { return actuator.TiersOf(fake) })
+			_, started := New(context.Background(), &file, Deps{Store: r.store, Backend: fakeBackend(fake), Logger: quietLogger()})
+			switch {
+			case tc.want == "" && (checked != nil || started != nil):
+				t.Errorf("CheckTiers = %v, the service %v; want both to accept", checked, started)
+			case tc.want != "" && (checked == nil || !strings.HasPrefix(checked.Error(), tc.want)):
+				t.Errorf("CheckTiers = %v, want %q", checked, tc.want)
+			case tc.want != "" && fmt.Sprint(checked) != fmt.Sprint(started):
+				t.Errorf("CheckTiers: %v\nthe service: %v\nwant the same refusal", checked, started)
+			}
+		})
+	}
+	t.Run("every refused pool", func(t *testing.T) {
+		file := poolspec.DefaultFile()
+		file.Pools = []poolspec.Pool{
+			testSpec("a", func(p *poolspec.Pool) { p.Fleet.WarmStart = time.Minute }),
+			testSpec("b", nil),
+			testSpec("c", func(p *poolspec.Pool) { p.Fleet.Spot = planner.Spot{Share: 1, Fallback: planner.SpotFallbackNone} }),
+		}
+		err := CheckTiers(&file, func(actuator.PoolConfig) actuator.Tiers { return actuator.Tiers{} })
+		joined, ok := err.(interface{ Unwrap() []error })
+		if !ok || len(joined.Unwrap()) != 2 {
+			t.Fatalf("CheckTiers = %v, want the refusals of pools a and c", err)
+		}
+		if got := CheckTiers(&file, func(actuator.PoolConfig) actuator.Tiers { return actuator.Tiers{Warm: true, Spot: true} }); got != nil {
+			t.Errorf("with both tiers: %v, want none", got)
+		}
+	})
 }

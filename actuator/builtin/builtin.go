@@ -42,6 +42,27 @@ func Options() poolspec.Backends {
 	}
 }
 
+// Tiers are the capacity tiers pool's back-end runs (a warm tier, a spot
+// mix), as the back-end declares them from its name and options, without
+// building it: what 'forecaster serve --check-config' checks a pool's
+// warm_start and spot: block against (service.CheckTiers), where serve
+// checks the back-end it built (actuator.TiersOf). The two agree for every
+// back-end of Options (TestTiersAgreeWithTheBuiltBackEnds). What only the
+// cloud knows (a volcengine group's ScalingMode) is refused when the tier
+// is set.
+func Tiers(pool actuator.PoolConfig) actuator.Tiers {
+	switch pool.Backend {
+	case dryrun.Name, simulated.Name, volcengine.Name:
+		return actuator.Tiers{Warm: true, Spot: true}
+	case volcengine.ECSName:
+		return actuator.Tiers{Warm: true}
+	case kubescale.Name:
+		opts, _ := kubescale.PoolOptions.Decode(pool) // the pool spec has reported any problem
+		return actuator.Tiers{Warm: opts.Set(kubescale.OptWarmPlaceholder)}
+	}
+	return actuator.Tiers{}
+}
+
 // Deps are what the back-ends are built with.
 type Deps struct {
 	// Registerer takes the actuators' metrics.

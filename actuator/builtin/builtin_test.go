@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/prewarm/prewarm/actuator"
+	"github.com/prewarm/prewarm/actuator/dryrun"
+	"github.com/prewarm/prewarm/actuator/keda"
+	"github.com/prewarm/prewarm/actuator/kubescale"
+	"github.com/prewarm/prewarm/actuator/simulated"
 	"github.com/prewarm/prewarm/actuator/volcengine"
 	"github.com/prewarm/prewarm/poolspec"
 )
@@ -133,5 +139,61 @@ func TestBuildUnknownBackend(t *testing.T) {
 	p := pool("x", "nosuch", 0)
 	if _, err := s.Build(context.Background(), p.Actuator()); err == nil || len(s.Built) != 0 {
 		t.Errorf("Build of an unknown back-end: err = %v, Built = %v; want an error and nothing built", err, s.Built)
+	}
+}
+
+// The tiers each back-end declares (Tiers, what --check-config checks a
+// pool against) are those of the back-end New's registry builds for the
+// same pool (actuator.TiersOf, what serve checks), for every back-end
+// Options lists; kubescale keeps a warm tier only with
+// options.warm_placeholder.
+func TestTiersAgreeWithTheBuiltBackEnds(t *testing.T) {
+	k8s := map[string]string{"api_server": "https://127.0.0.1:6443", "namespace": "gpu", "token_file": "", "ca_file": ""}
+	withPlaceholder := map[string]string{"warm_placeholder": "gpu-warm"}
+	for k, v := range k8s {
+		withPlaceholder[k] = v
+	}
+	cases := []struct {
+		backend string
+		options map[string]string
+		max     int
+		want    actuator.Tiers
+	}{
+		{dryrun.Name, nil, 4, actuator.Tiers{Warm: true, Spot: true}},
+		{simulated.Name, nil, 4, actuator.Tiers{Warm: true, Spot: true}},
+		{keda.Name, nil, 4, actuator.Tiers{}},
+		{kubescale.Name, k8s, 4, actuator.Tiers{}},
+		{kubescale.Name, withPlaceholder, 4, actuator.Tiers{Warm: true}},
+		{volcengine.Name, nil, 4, actuator.Tiers{Warm: true, Spot: true}},
+		{volcengine.Name, map[string]string{volcengine.OptScalingGroup: "scg-other"}, 4, actuator.Tiers{Warm: true, Spot: true}},
+		{volcengine.ECSName, map[string]string{volcengine.OptInstanceIDs: "i-a,i-b"}, 2, actuator.Tiers{Warm: true}},
+	}
+	env := map[string]string{volcengine.EnvAccessKey: "AKLTtest", volcengine.EnvSecretKey: "test-secret-key", volcengine.EnvRegion: "cn-beijing"}
+	covered := map[string]bool{}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s %v", tc.backend, tc.options), func(t *testing.T) {
+			p := pool("p", tc.backend, time.Minute)
+			p.Fleet.MaxInstances, p.Options = tc.max, tc.options
+			file := &poolspec.File{Pools: []poolspec.Pool{p}}
+			s, err := New(file, Deps{Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), Getenv: func(k string) string { return env[k] }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			built, err := s.Build(context.Background(), p.Actuator())
+			if err != nil {
+				t.Fatal(err)
+			}
+			declared, have := Tiers(p.Actuator()), actuator.TiersOf(built)
+			if declared != tc.want || have != tc.want {
+				t.Errorf("declared %+v, built %T runs %+v; want both %+v", declared, built, have, tc.want)
+			}
+		})
+		covered[tc.backend] = true
+	}
+	for name := range Options() {
+		if !covered[name] {
+			t.Errorf("back-end %s has no case: its declared tiers are not checked against its build", name)
+		}
 	}
 }

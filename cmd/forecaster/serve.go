@@ -97,11 +97,25 @@ func loadConfig(path string) (*poolspec.File, error) {
 	return file, err
 }
 
-// checkConfig implements --check-config.
+// checkConfig implements --check-config: the file as loadConfig reads
+// it, then the tiers each pool asks of its back-end as serve checks them
+// (service.CheckTiers, against the tiers each back-end declares), without
+// building a back-end or calling a cloud API. Its problems exit 2.
 func checkConfig(path string, stdout io.Writer) error {
 	file, err := loadConfig(path)
 	if err != nil {
 		return err
+	}
+	if err := service.CheckTiers(file, builtin.Tiers); err != nil {
+		all := []error{err}
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			all = joined.Unwrap()
+		}
+		each := make([]error, len(all)) // one line a pool, each naming the file
+		for i, e := range all {
+			each[i] = fmt.Errorf("%s: %w", path, e)
+		}
+		return &exitError{code: 2, err: fmt.Errorf("invalid configuration:\n%w", errors.Join(each...))}
 	}
 	fmt.Fprintf(stdout, "%s: valid: %s\n", path, file.Summary())
 	return nil
