@@ -68,6 +68,10 @@ type Instance struct {
 	// interruptAt is when a spot instance will be interrupted (zero:
 	// never).
 	interruptAt time.Time
+	// standIn marks an on-demand instance launched while the zone was
+	// out of the spot its mix asked for: it moves back to spot when spot
+	// returns (returnToSpot).
+	standIn bool
 }
 
 // Usage is what a pool has consumed so far: the billed instance-time of
@@ -148,6 +152,10 @@ type pool struct {
 	stopped  []time.Time
 	warming  []Instance
 	settleAt time.Time
+	// returning holds the spot instances booting to take over from the
+	// on-demand stand-ins of a stock-out: each joins the pool once ready
+	// and a stand-in leaves (returnToSpot).
+	returning []Instance
 }
 
 // readyCache is a pool's ready and booting counts as of at, valid while
@@ -224,6 +232,7 @@ func (f *Fleet) stockOut(p *pool, at time.Time) {
 			p.remove(k)
 		}
 	}
+	p.cancelReturns(len(p.returning), at)
 	f.scheduleStockOut(p, at)
 	f.reconcile(p, later(at, p.asOf))
 }
@@ -529,6 +538,10 @@ func (f *Fleet) advance(p *pool, now time.Time) {
 		case eventSettle:
 			p.settleAt = time.Time{}
 			f.settle(p, at)
+		case eventReturned:
+			in := p.returning[k]
+			p.returning = slices.Delete(p.returning, k, k+1)
+			f.takeOver(p, in, at)
 		}
 	}
 }
@@ -544,6 +557,7 @@ const (
 	eventRestock
 	eventWarmed
 	eventSettle
+	eventReturned
 )
 
 // nextEvent returns the earliest event due by now (eventNone when none):
@@ -572,11 +586,16 @@ func (p *pool) nextEvent(now time.Time) (eventKind, time.Time, int) {
 	if !p.nextStockOut.IsZero() {
 		consider(eventStockOut, p.nextStockOut, -1)
 	}
-	if len(p.instances) < p.desired && p.stockedOutUntil.After(p.asOf) {
-		consider(eventRestock, p.stockedOutUntil, -1) // launches that waited for spot
+	if p.stockedOutUntil.After(p.asOf) {
+		// Launches that waited for spot, and on-demand instances that
+		// stood in for it, move to spot when it returns.
+		consider(eventRestock, p.stockedOutUntil, -1)
 	}
 	for i, in := range p.warming {
 		consider(eventWarmed, in.ReadyAt, i)
+	}
+	for i, in := range p.returning {
+		consider(eventReturned, in.ReadyAt, i)
 	}
 	if !p.settleAt.IsZero() {
 		consider(eventSettle, p.settleAt, -1)
@@ -623,17 +642,98 @@ func (f *Fleet) reconcile(p *pool, now time.Time) {
 		f.launch(p, now, now.Add(f.startTime(f.opts.BootDelay)))
 	}
 	for len(p.instances) > p.desired {
-		k := p.victim(now)
-		in := p.instances[k]
-		p.remove(k)
-		p.unschedule(in)
-		if f.opts.Drain > 0 && !now.Before(in.ReadyAt) {
-			in.interruptAt = time.Time{} // a draining instance is on its way out
-			p.draining = append(p.draining, drain{Instance: in, until: now.Add(f.opts.Drain)})
-			continue
-		}
-		p.retire(in, now)
+		f.removeInstance(p, p.victim(now), now)
 	}
+	f.returnToSpot(p, now)
+}
+
+// removeInstance takes the k-th instance out of the pool at now: a ready
+// one drains for Options.Drain, then retires; a booting one retires at
+// once.
+func (f *Fleet) removeInstance(p *pool, k int, now time.Time) {
+	in := p.instances[k]
+	p.remove(k)
+	p.unschedule(in)
+	if f.opts.Drain > 0 && !now.Before(in.ReadyAt) {
+		in.interruptAt = time.Time{} // a draining instance is on its way out
+		p.draining = append(p.draining, drain{Instance: in, until: now.Add(f.opts.Drain)})
+		return
+	}
+	p.retire(in, now)
+}
+
+// returnToSpot moves the on-demand instances that stood in for spot
+// during a stock-out back to spot once the zone has spot again, as
+// SkyServe's dynamic on-demand fallback and Anyscale's on-demand-to-spot
+// fallback do: for each, while the mix asks for more spot, a spot
+// instance boots and the stand-in leaves when it is ready (takeOver), so
+// the pool never runs short. Without the move a steady fleet would stay
+// on demand after its first stock-out. Spot instances booting for this
+// beyond what is left to move stop.
+func (f *Fleet) returnToSpot(p *pool, now time.Time) {
+	if !p.spot.Tier() || now.Before(p.stockedOutUntil) {
+		p.cancelReturns(len(p.returning), now)
+		return
+	}
+	spots, standIns := p.kinds()
+	n := max(min(p.spot.OnSpot(p.desired)-spots, standIns), 0)
+	p.cancelReturns(len(p.returning)-n, now)
+	for len(p.returning) < n {
+		in := f.newInstance(p, now, now.Add(f.startTime(f.opts.BootDelay)))
+		in.Spot = true
+		p.returning = append(p.returning, in)
+		p.start(in)
+	}
+}
+
+// cancelReturns stops the n newest spot instances booting to take over
+// from stand-ins.
+func (p *pool) cancelReturns(n int, at time.Time) {
+	for ; n > 0 && len(p.returning) > 0; n-- {
+		k := len(p.returning) - 1
+		p.stop(p.returning[k], at)
+		p.returning = p.returning[:k]
+	}
+}
+
+// takeOver adds in, a spot instance booted to return the pool to spot,
+// to the pool at at, when it is ready, and removes the newest stand-in (a
+// booting one first); with no stand-in left or the mix's spot met, in
+// stops.
+func (f *Fleet) takeOver(p *pool, in Instance, at time.Time) {
+	spots, standIns := p.kinds()
+	if standIns == 0 || spots >= p.spot.OnSpot(p.desired) {
+		p.stop(in, at)
+		return
+	}
+	leaving := -1
+	for k := len(p.instances) - 1; k >= 0; k-- {
+		x := p.instances[k]
+		if x.standIn && (leaving < 0 || (at.Before(x.ReadyAt) && !at.Before(p.instances[leaving].ReadyAt))) {
+			leaving = k
+		}
+	}
+	if rate := f.opts.InterruptionsPerHour; rate > 0 {
+		in.interruptAt = at.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(time.Hour)))
+		p.interrupts++
+	}
+	f.removeInstance(p, leaving, at)
+	p.instances = append(p.instances, in)
+	p.ready.ok = false
+}
+
+// kinds counts the pool's booting and ready instances on spot, and the
+// on-demand ones standing in for spot.
+func (p *pool) kinds() (spots, standIns int) {
+	for _, in := range p.instances {
+		switch {
+		case in.Spot:
+			spots++
+		case in.standIn:
+			standIns++
+		}
+	}
+	return spots, standIns
 }
 
 // retire stops a removed instance at at: into the warm pool when it had
@@ -686,13 +786,19 @@ func (f *Fleet) settle(p *pool, at time.Time) {
 	}
 }
 
-// victim picks the instance a scale-in removes.
+// victim picks the instance a scale-in removes, newest first among
+// equals: a booting one (it serves nobody yet), then one of the kind
+// above its share of the desired size (planner.Spot.OnSpot), on demand
+// when both are, since it costs more; so a scale-in keeps the mix.
 func (p *pool) victim(now time.Time) int {
+	spots, _ := p.kinds()
+	want := p.spot.OnSpot(p.desired)
+	spotFirst := spots > want && len(p.instances)-spots <= p.desired-want
 	rank := func(in Instance) int {
 		switch {
 		case now.Before(in.ReadyAt):
 			return 0 // booting: serves nobody yet
-		case in.Spot:
+		case in.Spot == spotFirst:
 			return 1
 		}
 		return 2
@@ -712,11 +818,14 @@ func (p *pool) victim(now time.Time) int {
 func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 	in := f.newInstance(p, at, readyAt)
 	if p.spot.Tier() {
-		if p.spotShort() && !at.Before(p.stockedOutUntil) {
+		switch short := p.spotShort(); {
+		case short && !at.Before(p.stockedOutUntil):
 			in.Spot = true
 			if rate := f.opts.InterruptionsPerHour; rate > 0 {
 				in.interruptAt = readyAt.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(time.Hour)))
 			}
+		case short:
+			in.standIn = true
 		}
 	}
 	p.instances = append(p.instances, in)

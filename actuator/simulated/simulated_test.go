@@ -197,7 +197,7 @@ func TestFleetBootSpread(t *testing.T) {
 }
 
 // Spot instances above the on-demand base are interrupted at their rate
-// and replaced at once by the group; scale-in removes spot ones first.
+// and replaced at once by the group; a scale-in keeps the mix.
 func TestFleetSpotInterruptions(t *testing.T) {
 	clock := actuatortest.NewClock(t0)
 	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 10 * time.Minute, OnDemandBase: 2, SpotShare: 0.5,
@@ -229,10 +229,14 @@ func TestFleetSpotInterruptions(t *testing.T) {
 	if err := f.SetDesired(ctx, "gpu", 6, "down"); err != nil {
 		t.Fatal(err)
 	}
+	spots = 0
 	for _, in := range f.Instances("gpu") {
-		if in.Spot && !clock.Now().Before(in.ReadyAt) {
-			t.Errorf("ready spot instance %s kept while on-demand ones were removed", in.ID)
+		if in.Spot {
+			spots++
 		}
+	}
+	if spots != 2 { // half of the 4 above the base
+		t.Errorf("%d spot instances of 6 after the scale-in, want the mix's 2", spots)
 	}
 }
 
@@ -263,8 +267,10 @@ func TestSnapshotIsCountsAndUsageAtOnce(t *testing.T) {
 }
 
 // A zone-wide spot stock-out interrupts every spot instance at once; the
-// group replaces them on demand within the same tick, launches on demand
-// while the stock-out lasts, and spot again after it.
+// group replaces them on demand within the same tick and launches on
+// demand while the stock-out lasts. When spot returns, the on-demand
+// stand-ins move back to spot without the pool running short, and
+// launches are spot again.
 func TestFleetSpotStockOut(t *testing.T) {
 	clock := actuatortest.NewClock(t0)
 	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 5 * time.Minute, SpotShare: 0.5,
@@ -304,14 +310,22 @@ func TestFleetSpotStockOut(t *testing.T) {
 	if s, _ := spotsOf(); s != 0 {
 		t.Errorf("%d spot instances launched during the stock-out, want none", s)
 	}
-	clock.Advance(45 * time.Minute)
+	for minute := range 45 {
+		clock.Advance(time.Minute)
+		if c := f.Counts("gpu"); c.Ready != 14 && minute >= 4 { // the 4 launched boot for 5 minutes
+			t.Fatalf("%s: %d ready, want 14 throughout the return to spot", clock.Now(), c.Ready)
+		}
+	}
 	if f.Usage("gpu").StockOuts != 1 {
 		t.Fatalf("%d stock-outs within the hour; this seed draws one", f.Usage("gpu").StockOuts)
+	}
+	if s, all := spotsOf(); s != 7 || all != 14 {
+		t.Errorf("%d spot instances of %d a boot after spot returned, want the mix's 7 of 14", s, all)
 	}
 	if err := f.SetDesired(ctx, "gpu", 18, "after"); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := spotsOf(); s != 4 {
-		t.Errorf("%d spot instances after the stock-out ended and 4 more were launched, want those 4", s)
+	if s, _ := spotsOf(); s != 9 {
+		t.Errorf("%d spot instances after 4 more were launched, want the mix's 9", s)
 	}
 }

@@ -26,8 +26,9 @@ func spotCount(f *simulated.Fleet, pool string) int {
 
 // SetSpot changes a pool's mix at run time: the launches after it follow
 // the new share of the instances above the new on-demand base (the
-// instances running keep their kind), other pools keep theirs, and a mix
-// out of range is refused.
+// instances running keep their kind), a scale-in removes from the kind
+// above its share, other pools keep theirs, and a mix out of range is
+// refused.
 func TestSetSpotChangesTheMix(t *testing.T) {
 	ctx := context.Background()
 	clock := actuatortest.NewClock(t0)
@@ -42,13 +43,13 @@ func TestSetSpotChangesTheMix(t *testing.T) {
 		wantError bool
 	}{
 		{"on demand by default", nil, 6, 0, false},
-		{"a share above a base", &planner.Spot{Share: 0.5, BaseOnDemand: 2}, 12, 5, false}, // round(0.5 × 10)
-		{"scale-in removes ready spot first", nil, 8, 1, false},
-		{"all above the base: the launches", &planner.Spot{Share: 1, BaseOnDemand: 4}, 14, 7, false}, // 1 kept + 6 new
-		{"no tier: launches on demand", &planner.Spot{}, 20, 7, false},
-		{"share above 1 refused", &planner.Spot{Share: 1.2}, 20, 7, true},
-		{"negative base refused", &planner.Spot{Share: 0.5, BaseOnDemand: -1}, 20, 7, true},
-		{"unknown fallback refused", &planner.Spot{Share: 0.5, Fallback: "maybe"}, 20, 7, true},
+		{"a share above a base", &planner.Spot{Share: 0.5, BaseOnDemand: 2}, 12, 5, false},           // round(0.5 × 10)
+		{"scale-in keeps the mix", nil, 8, 3, false},                                                 // round(0.5 × 6)
+		{"all above the base: the launches", &planner.Spot{Share: 1, BaseOnDemand: 4}, 14, 9, false}, // 3 kept + 6 new
+		{"no tier: launches on demand", &planner.Spot{}, 20, 9, false},
+		{"share above 1 refused", &planner.Spot{Share: 1.2}, 20, 9, true},
+		{"negative base refused", &planner.Spot{Share: 0.5, BaseOnDemand: -1}, 20, 9, true},
+		{"unknown fallback refused", &planner.Spot{Share: 0.5, Fallback: "maybe"}, 20, 9, true},
 	}
 	for _, st := range steps {
 		if st.spot != nil {
@@ -116,4 +117,46 @@ func TestSetSpotFallbackDuringAStockOut(t *testing.T) {
 		t.Errorf("fallback none: desired %d, want %d kept while short", c.Desired, desired)
 	}
 	t.Logf("%d stock-outs; fallback none short %d of %d minutes", stockOuts, short, 14*24*60)
+}
+
+// A steady fleet that loses its spot instances in a stock-out moves back
+// to spot once spot returns: over two weeks of stock-outs it is short
+// only while the on-demand replacements of a stock-out boot (the move
+// back never leaves it short), and nearly all of its billed time is on
+// spot, where without the move it would be on demand from the first
+// stock-out on.
+func TestStandInsReturnToSpot(t *testing.T) {
+	ctx := context.Background()
+	clock := actuatortest.NewClock(t0)
+	f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 10 * time.Minute, StockOutsPerWeek: 3,
+		StockOutFor: 2 * time.Hour, Rand: rand.New(rand.NewPCG(11, 0))})
+	f.AddPool("gpu", 0, 0, 20)
+	must(t, f.SetSpot(ctx, "gpu", planner.Spot{Share: 1}, "test"))
+	must(t, f.SetDesired(ctx, "gpu", 10, "up"))
+	clock.Advance(10 * time.Minute)
+	short := 0
+	for range 14 * 24 * 60 {
+		clock.Advance(time.Minute)
+		c := f.Counts("gpu")
+		if c.Ready+c.Booting != 10 {
+			t.Fatalf("%s: %d instances, want 10 at all times", clock.Now(), c.Ready+c.Booting)
+		}
+		if c.Ready < 10 {
+			short++
+		}
+	}
+	u := f.Usage("gpu")
+	if u.StockOuts < 2 {
+		t.Fatalf("%d stock-outs in two weeks at three a week; this seed draws more", u.StockOuts)
+	}
+	if short > 10*u.StockOuts {
+		t.Errorf("%d minutes short, want at most a 10-minute boot for each of %d stock-outs", short, u.StockOuts)
+	}
+	// Out of stock about 3 × 2 h a week (4%), plus a boot's overlap each time.
+	if share := u.Spot.Hours() / (u.Spot + u.OnDemand).Hours(); share < 0.9 {
+		t.Errorf("%.1f%% of the billed time on spot after %d stock-outs, want at least 90%%", 100*share, u.StockOuts)
+	}
+	if n := spotCount(f, "gpu"); n != 10 {
+		t.Errorf("%d of 10 on spot at the end, want all", n)
+	}
 }
