@@ -85,6 +85,22 @@ type SpotMixer interface {
 	SetSpot(ctx context.Context, pool string, spot planner.Spot, reason string) error
 }
 
+// SpotSettler is implemented by SpotMixers whose pool keeps the on-demand
+// instances that stood in for spot during a stock-out (the on-demand
+// fallback) once spot is back, unless told to move them (volcengine: a
+// scaling group's CompensateWithOnDemand launches them and nothing
+// replaces them later). SettleSpot moves the pool one step towards the
+// mix SetSpot set and reports whether it changed the pool. Safe.Resize,
+// which the service calls at every decision of an active pool, calls it
+// where the pool already holds the size asked for and a spot mix was
+// applied (Safe.SetSpot), so that the stand-ins are moved on the write
+// path: the back-end's Capacity only reads. A back-end changes nothing
+// unless the mix has a spot tier with the on-demand fallback, or it
+// finishes a move begun before the mix changed.
+type SpotSettler interface {
+	SettleSpot(ctx context.Context, pool string) (changed bool, err error)
+}
+
 // Actuator applies capacity to one kind of fleet. A pool is the back-end's
 // unit of scaling: a scaling group ID, a Deployment, a set of instances.
 type Actuator interface {

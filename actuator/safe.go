@@ -413,7 +413,10 @@ type Result struct {
 
 // Resize is SetDesired returning what it did: the sizes, the rule that
 // limited the request, and the outcome. A rate-limited change returns its
-// Result with an error wrapping ErrRateLimited.
+// Result with an error wrapping ErrRateLimited. Where the pool already
+// holds the size asked for (OutcomeNoop), a SpotSettler back-end moves
+// the pool's on-demand stand-ins back to spot (settleSpot); its failure is
+// returned with the no-op's Result.
 func (s *Safe) Resize(ctx context.Context, pool string, desired int, reason string) (Result, error) {
 	rec := AuditRecord{Op: OpSetDesired, Pool: pool, Requested: intPtr(desired), Reason: reason}
 	if desired < 0 || desired > s.opts.MaxSaneDesired {
@@ -464,7 +467,7 @@ func (s *Safe) Resize(ctx context.Context, pool string, desired int, reason stri
 		s.succeed(p.breaker, pool)
 		s.finish(&rec, OutcomeNoop, nil)
 		s.log.Debug("pool already at desired size", "pool", pool, "desired", res.To)
-		return res, nil
+		return res, s.settleSpot(ctx, p)
 	}
 
 	if err := s.audit.unavailable(); err != nil {
@@ -725,6 +728,30 @@ func (s *Safe) SetSpot(ctx context.Context, pool string, spot planner.Spot, reas
 		call:    func(ctx context.Context) error { return sm.SetSpot(ctx, pool, spot, reason) },
 		done:    func(p *poolState) { p.spot, p.spotSet = spot, true },
 		what:    fmt.Sprintf("running %v of the instances above %d on spot", spot.Share, spot.BaseOnDemand),
+	})
+}
+
+// settleSpot keeps the spot mix of a pool that holds the size asked for
+// (Resize found nothing to change), p.mu held: a SpotSettler moves the
+// on-demand instances that stood in for spot back to spot (SettleSpot)
+// once a spot mix was applied (SetSpot); the back-end does so where that
+// mix has a spot tier with the on-demand fallback, and finishes a move it
+// began before the mix changed. Nothing is called for a pool never given
+// a spot mix. Like the tiers' settling (settleTier): through the pool's
+// circuit breaker with retries, audited as a set_spot settling only when
+// it changed the pool or failed, a failure being the resize's error.
+func (s *Safe) settleSpot(ctx context.Context, p *poolState) error {
+	ss, ok := s.inner.(SpotSettler)
+	if !ok || !p.spotSet {
+		return nil
+	}
+	spot, pool := p.spot, p.cfg.Name
+	rec := AuditRecord{Op: OpSetSpot, Pool: pool, Reason: fmt.Sprintf("spot.share %v, spot.base_on_demand %d, spot.fallback %s: moving on-demand stand-ins back to spot",
+		spot.Share, spot.BaseOnDemand, spot.Fallback)}
+	return s.settleTier(ctx, &rec, p, tierCall{
+		settle: func(ctx context.Context) (bool, error) { return ss.SettleSpot(ctx, pool) },
+		done:   func(*poolState) {},
+		what:   fmt.Sprintf("running %v of the instances above %d on spot", spot.Share, spot.BaseOnDemand),
 	})
 }
 

@@ -35,8 +35,10 @@ const maxPages = 100
 // tier (SetWarm), the launches on their way to it count in neither Current
 // nor Desired: they are not the serving size SetDesired asked for (unless
 // the group's desired size was set elsewhere since, which the next
-// SettleWarm notes). Capacity only reads: the warm tier is settled on the
-// write path (SetWarm, SettleWarm).
+// SettleWarm notes); nor do the members of a probe for spot (SettleSpot)
+// beyond the serving size. Capacity only reads: the warm tier is settled,
+// and stand-ins moved back to spot, on the write path (SetWarm,
+// SettleWarm, SettleSpot).
 func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity, error) {
 	if err := checkID("scaling group ID", pool); err != nil {
 		return actuator.Capacity{}, err
@@ -73,19 +75,20 @@ func (a *Actuator) Capacity(ctx context.Context, pool string) (actuator.Capacity
 	return c, nil
 }
 
-// filling is how many of group g's members (as just read) are the warm
-// tier's launches on their way: those SetWarm's tier holds, none without
-// a tier or when the group's desired size is no longer the one this
+// filling is how many of group g's members (as just read) are beyond
+// the serving size SetDesired asked for: the warm tier's launches on their
+// way (those SetWarm's tier holds) and a probe's for spot (SettleSpot's),
+// none of either when the group's desired size is no longer the one this
 // Actuator sent (it was set elsewhere). It changes nothing.
 func (a *Actuator) filling(pool string, g *autoscaling.ScalingGroupForDescribeScalingGroupsOutput) int {
 	gs := a.group(pool)
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	t := gs.warm
-	if t == nil || t.filling <= 0 || int(volcengine.Int32Value(g.DesireInstanceNumber)) != t.sent {
-		return 0
+	n := probeExtra(gs, g)
+	if t := gs.warm; t != nil && t.filling > 0 && int(volcengine.Int32Value(g.DesireInstanceNumber)) == t.sent {
+		n += t.filling
 	}
-	return t.filling
+	return n
 }
 
 // modifyGroup is the one ModifyScalingGroup call: it sets the group's
@@ -146,8 +149,8 @@ func (a *Actuator) describeGroup(ctx context.Context, id string) (*autoscaling.S
 // SetDesired sets the group's DesireInstanceNumber with ModifyScalingGroup,
 // and its InstancesDistribution when the plan's spot tier (SetSpot) or
 // Options.Distribution gives one (mixOf). The warm tier's launches on
-// their way (SetWarm) are added to the size sent, and give way where the
-// two would pass the group's max.
+// their way (SetWarm) and a probe's for spot (SettleSpot) are added to the
+// size sent, and give way where the sum would pass the group's max.
 // The API has no reason field nor ClientToken; the reason goes to the log
 // (and Safe's audit log). Setting the same value twice is harmless.
 func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, reason string) error {
@@ -160,10 +163,15 @@ func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, rea
 	gs := a.group(pool)
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	send, t := desired, gs.warm
+	send, t, pr := desired, gs.warm, gs.back.probe
 	if t != nil && t.filling > 0 {
 		send = min(desired+t.filling, max(desired, t.max))
 		t.filling = send - desired
+	}
+	if pr != nil {
+		held := send
+		send = min(held+pr.extra, max(held, pr.max))
+		pr.extra = send - held
 	}
 	requestID, err := a.modifyGroup(ctx, pool, volcengine.Int32(int32(send)), a.mixFor(gs))
 	if err != nil {
@@ -171,6 +179,9 @@ func (a *Actuator) SetDesired(ctx context.Context, pool string, desired int, rea
 	}
 	if t != nil {
 		t.sent = send
+	}
+	if pr != nil {
+		pr.base, pr.sent = desired, send
 	}
 	a.log.InfoContext(ctx, "scaling group desired capacity set", "pool", pool, "desired", desired,
 		"reason", reason, "request_id", requestID)

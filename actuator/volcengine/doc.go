@@ -7,9 +7,11 @@
 // PublishSchedule mirrors the planned steps as Scheduled scaling policies
 // named with a "prewarm-" prefix (and touches no other policy), Activities
 // reads DescribeScalingActivities for audit. SetSpot sets the group's
-// InstancesDistribution from the plan's spot tier; SetWarm keeps the
-// stopped members of a group in ScalingMode recycle at the plan's warm
-// tier, settled further at each Capacity read. Release stops one ECS instance
+// InstancesDistribution from the plan's spot tier, and SettleSpot moves the
+// on-demand members that stood in for spot during a stock-out back to spot
+// once it returns; SetWarm keeps the stopped members of a group in
+// ScalingMode recycle at the plan's warm tier, settled further by
+// SettleWarm. Capacity only reads. Release stops one ECS instance
 // with StopInstances and StoppedMode=StopCharging, falling back to
 // KeepCharging, loudly, where the instance refuses; Start brings instances
 // back.

@@ -44,6 +44,10 @@ const (
 	// OptReleaseMode says how a release stops a member of the pool's
 	// scaling group: ReleaseStop or ReleaseRecycle (RecycleMembers).
 	OptReleaseMode = "release_mode"
+	// OptSpotReturnAfter is Options.SpotReturnAfter: how long the move of
+	// on-demand stand-ins back to spot (SettleSpot) waits after a probe
+	// that found the zone still out of spot.
+	OptSpotReturnAfter = "spot_return_after"
 )
 
 // The values of OptReleaseMode.
@@ -74,6 +78,8 @@ var PoolOptions = actuator.OptionSet{
 	{Name: OptCompensateWithOnDemand, Kind: actuator.KindString, OneOf: []string{"true", "false"}, Help: "launch on demand when spot is out of stock (CompensateWithOnDemand)"},
 	{Name: OptReleaseMode, Kind: actuator.KindString, OneOf: []string{ReleaseStop, ReleaseRecycle}, Default: ReleaseStop,
 		Help: "how a release stops a member of the group: stop (StopInstances, StopCharging) or recycle (RemoveInstances, RemoveMode=recycle: kept stopped in the group, started first at its next scale-out)"},
+	{Name: OptSpotReturnAfter, Kind: actuator.KindDuration, Default: DefaultSpotReturnAfter.String(), Min: "1m", Max: "24h",
+		Help: "with a spot block and fallback on_demand: how long to wait before probing for spot again after a probe found the zone still out of stock (and how long a probe's launches may take to serve)"},
 }
 
 // distributionOf reads the spot-mix options; nil when none is set, which
@@ -147,7 +153,8 @@ func NewFactory(getenv func(string) string, logger *slog.Logger) actuator.Factor
 		if err != nil {
 			return nil, err
 		}
-		a, err := New(cfg, Options{Logger: logger, PolicyPrefix: opts.String(OptPolicyPrefix), Distribution: distributionOf(opts)})
+		a, err := New(cfg, Options{Logger: logger, PolicyPrefix: opts.String(OptPolicyPrefix), Distribution: distributionOf(opts),
+			SpotReturnAfter: opts.Duration(OptSpotReturnAfter)})
 		if err != nil {
 			return nil, err
 		}
@@ -168,6 +175,7 @@ var (
 	_ actuator.WarmPooler  = (*renamed)(nil)
 	_ actuator.WarmSettler = (*renamed)(nil)
 	_ actuator.SpotMixer   = (*renamed)(nil)
+	_ actuator.SpotSettler = (*renamed)(nil)
 )
 
 func (r *renamed) id(pool string) string {
@@ -199,6 +207,10 @@ func (r *renamed) SettleWarm(ctx context.Context, pool string) (bool, error) {
 
 func (r *renamed) SetSpot(ctx context.Context, pool string, spot planner.Spot, reason string) error {
 	return r.Actuator.SetSpot(ctx, r.id(pool), spot, reason)
+}
+
+func (r *renamed) SettleSpot(ctx context.Context, pool string) (bool, error) {
+	return r.Actuator.SettleSpot(ctx, r.id(pool))
 }
 
 func (r *renamed) PublishSchedule(ctx context.Context, pool string, steps planner.Schedule) error {

@@ -58,7 +58,17 @@ type Options struct {
 	// group with its size while the plan has no spot tier (nil: the
 	// group's own stays); with one, SetSpot's mix wins (see mixOf).
 	Distribution *Distribution
+	// SpotReturnAfter is how long SettleSpot waits before it probes for
+	// spot again after a probe found the zone still out of stock, and how
+	// long a probe's launches may take to serve before it is given up
+	// (options.spot_return_after). Default DefaultSpotReturnAfter.
+	SpotReturnAfter time.Duration
 }
+
+// DefaultSpotReturnAfter is Options.SpotReturnAfter's default: a probe for
+// spot costs a boot of the instances it launches, so a long stock-out
+// costs one such boot every half hour rather than one a decision.
+const DefaultSpotReturnAfter = 30 * time.Minute
 
 // Distribution is a scaling group's spot mix (the API's
 // InstancesDistribution); a nil field is left as the group has it.
@@ -94,7 +104,7 @@ type Actuator struct {
 
 // groupState is what the Actuator keeps of one scaling group. Its mu
 // serialises the changes to the group (so one group's calls never wait
-// on another's) and guards warm and spot.
+// on another's) and guards warm, spot and back.
 type groupState struct {
 	mu sync.Mutex
 	// warm is the warm tier SetWarm keeps (nil: none).
@@ -102,6 +112,8 @@ type groupState struct {
 	// spot is the spot mix SetSpot set from the plan (nil: none); every
 	// resize sends it again.
 	spot *Distribution
+	// back is SettleSpot's move of on-demand stand-ins back to spot.
+	back spotReturn
 }
 
 // group returns what the Actuator keeps of scaling group id, made on
@@ -138,6 +150,9 @@ func New(cfg Config, opts Options) (*Actuator, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.SpotReturnAfter <= 0 {
+		opts.SpotReturnAfter = DefaultSpotReturnAfter
 	}
 	sess, err := newSession(cfg, opts.HTTPClient)
 	if err != nil {

@@ -59,9 +59,11 @@ type warmTier struct {
 // launches still on their way. What cannot be done at once (the boots)
 // is finished by SettleWarm, which Safe.SetWarm calls at each decision
 // that repeats the size, and which also refills the warm tier after a
-// scale-out has started some of it. A group in another ScalingMode keeps
-// no stopped members: SetWarm refuses any warm size but 0 with an error
-// naming the mode.
+// scale-out has started some of it. While a probe for spot (SettleSpot)
+// scales the group, SetWarm only records the size: the settling waits for
+// the probe's end. A group in another ScalingMode keeps no stopped
+// members: SetWarm refuses any warm size but 0 with an error naming the
+// mode.
 func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason string) error {
 	if err := checkID("scaling group ID", pool); err != nil {
 		return err
@@ -91,6 +93,11 @@ func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason st
 		gs.warm = t
 	}
 	t.target = warm
+	if gs.back.probe != nil {
+		// A probe for spot (SettleSpot) is scaling the group: the tier is
+		// settled once it has ended.
+		return nil
+	}
 	if _, err := a.settleWarm(ctx, pool, g, t); err != nil {
 		return fmt.Errorf("scaling group %s: keeping %d members stopped: %w", pool, warm, err)
 	}
@@ -103,8 +110,9 @@ func (a *Actuator) SetWarm(ctx context.Context, pool string, warm int, reason st
 // tier one step towards the size SetWarm last asked for, as SetWarm does
 // (settleWarm): it recycles the launches that now serve, refills what a
 // scale-out started and releases a surplus. It reports whether it changed
-// the group; without a tier (no SetWarm, or one refused) it reads and
-// changes nothing. Errors name the group and the size kept.
+// the group; without a tier (no SetWarm, or one refused), or while a
+// probe for spot (SettleSpot) scales the group, it reads and changes
+// nothing. Errors name the group and the size kept.
 func (a *Actuator) SettleWarm(ctx context.Context, pool string) (changed bool, err error) {
 	if err := checkID("scaling group ID", pool); err != nil {
 		return false, err
@@ -113,8 +121,8 @@ func (a *Actuator) SettleWarm(ctx context.Context, pool string) (changed bool, e
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	t := gs.warm
-	if t == nil {
-		return false, nil
+	if t == nil || gs.back.probe != nil {
+		return false, nil // no tier, or a probe for spot scales the group
 	}
 	g, err := a.describeGroup(ctx, pool)
 	if err != nil {

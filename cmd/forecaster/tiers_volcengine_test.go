@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +46,12 @@ const (
 //  3. after a spot stock-out, with fallback on_demand, gets its desired
 //     size served again within one decision interval by on-demand members
 //     that replace the spot ones; with fallback none the group stays short
-//     by the reclaimed members (which shows that check can fail).
+//     by the reclaimed members (which shows that check can fail);
+//  4. with fallback on_demand, once spot is back (it returns while the
+//     on-demand stand-ins boot), moves them back to spot within a few
+//     decision intervals: the group runs the reported tiers at the
+//     desired size again, its warm tier kept, and serves no fewer than
+//     the desired size meanwhile.
 func TestServeRunsTheVolcengineTiers(t *testing.T) {
 	forecaster, _ := binaries(t) // skips with -short
 	cases := []struct {
@@ -95,7 +101,7 @@ pools:
 			p := start(t, forecaster, env, "serve", "--config", cfg, "--store", "embedded:"+dbPath,
 				"--state", filepath.Join(dir, "state.db"), "--listen", addr)
 			var st service.PoolStatus
-			var f tierFleet
+			var f volcenginetest.Tally
 			defer func() {
 				if t.Failed() {
 					t.Logf("last status: desired %d, warm %d, ready %d, tiers %+v, outcome %s, error %q, reason %q\ngroup: %+v\nserve's log:\n%s",
@@ -119,8 +125,8 @@ pools:
 			// reports, once the launches for it have booted and been
 			// recycled, and at the decisions after.
 			settled := func() bool {
-				st, f = tierStatus(t, addr), countTierFleet(vg)
-				return st.Warm > 0 && f.stopped == st.Warm && f.desired == st.Desired && f.serving == st.Desired && f.running == st.Desired
+				st, f = tierStatus(t, addr), vg.Tally(tierGroup)
+				return st.Warm > 0 && f.Stopped == st.Warm && f.Desired == st.Desired && f.Serving == st.Desired && f.Running == st.Desired
 			}
 			waitFor(t, 5*tierInterval, "the group to keep the reported warm size stopped beside the desired size", settled)
 			t.Logf("warm tier settled %v after the first decision: desired %d (tiers %+v), group %+v",
@@ -130,9 +136,9 @@ pools:
 				t.Errorf("status: warm %d, desired %d, tiers %+v, spot %+v; want tiers.warm = warm, the running tiers adding up to desired with some on spot, spot %+v",
 					st.Warm, st.Desired, st.Tiers, st.Spot, spot)
 			}
-			if onDemand := st.Tiers.Reserved + st.Tiers.OnDemand; tc.members == nil && (f.onDemand != onDemand || f.spot != st.Tiers.Spot) {
+			if onDemand := st.Tiers.Reserved + st.Tiers.OnDemand; tc.members == nil && (f.OnDemand != onDemand || f.Spot != st.Tiers.Spot) {
 				t.Errorf("the group that started empty runs %d on demand and %d on spot, want the tiers' %d and %d (tiers %+v, members %+v)",
-					f.onDemand, f.spot, onDemand, st.Tiers.Spot, st.Tiers, vg.Members(tierGroup))
+					f.OnDemand, f.Spot, onDemand, st.Tiers.Spot, st.Tiers, vg.Members(tierGroup))
 			}
 			settledAt := st.At
 			waitFor(t, 3*tierInterval, "two more decisions", func() bool {
@@ -142,7 +148,7 @@ pools:
 				}
 				return st.At.Sub(settledAt) >= tierInterval+tierInterval/2
 			})
-			if f.spot == 0 {
+			if f.Spot == 0 {
 				t.Fatalf("no member runs on spot before the stock-out (group %+v): nothing to take away", f)
 			}
 
@@ -150,22 +156,52 @@ pools:
 			before := f
 			lost := vg.StockOut(tierGroup)
 			outAt := time.Now()
-			if len(lost) != before.spot {
-				t.Fatalf("the stock-out reclaimed %v, want the %d running spot members", lost, before.spot)
+			if len(lost) != before.Spot {
+				t.Fatalf("the stock-out reclaimed %v, want the %d running spot members", lost, before.Spot)
 			}
 			if tc.restored {
+				// The group answers at once on demand; spot returns while
+				// those stand-ins boot, before any probe for it could find
+				// the zone still out of stock (and wait out
+				// options.spot_return_after).
+				if f = vg.Tally(tierGroup); f.Spot != 0 || f.OnDemand != before.OnDemand+len(lost) || f.Running != st.Desired {
+					t.Errorf("at the stock-out: group %+v, want %d running, the %d on demand before and %d on demand replacing the spot ones",
+						f, st.Desired, before.OnDemand, len(lost))
+				}
+				vg.SpotReturns(tierGroup)
+				var low sync.Mutex
+				leastServing := st.Desired
+				vg.OnCall(func(volcenginetest.Call) {
+					n := vg.Tally(tierGroup).Serving
+					low.Lock()
+					defer low.Unlock()
+					if time.Since(outAt) > vg.BootDelay+vg.BootDelay/2 { // the stand-ins serve
+						leastServing = min(leastServing, n)
+					}
+				})
 				waitFor(t, tierInterval, "the desired size to serve again on demand", func() bool {
-					f = countTierFleet(vg)
-					return f.serving == st.Desired && f.running == st.Desired && f.spot == 0
+					f = vg.Tally(tierGroup)
+					return f.Serving >= st.Desired
 				})
 				t.Logf("the group served its %d again %v after the stock-out took %d spot members",
 					st.Desired, time.Since(outAt).Round(time.Millisecond), len(lost))
-				if f.onDemand != before.onDemand+len(lost) {
-					t.Errorf("%d on-demand members run after the stock-out, want the %d before and %d replacing the spot ones", f.onDemand, before.onDemand, len(lost))
+				// 4. The stand-ins move back to spot: the group runs the
+				// reported tiers again, its desired size the service's.
+				onDemand := st.Tiers.Reserved + st.Tiers.OnDemand
+				waitFor(t, 5*tierInterval, "the stand-ins to move back to spot", func() bool {
+					f = vg.Tally(tierGroup)
+					return f.Desired == st.Desired && f.Running == st.Desired && f.Serving == st.Desired &&
+						f.Spot == st.Tiers.Spot && f.OnDemand == onDemand && f.Stopped == st.Warm
+				})
+				t.Logf("back on spot %v after the stock-out: group %+v", time.Since(outAt).Round(time.Millisecond), f)
+				low.Lock()
+				if leastServing < st.Desired {
+					t.Errorf("the serving count dropped to %d while the stand-ins moved back to spot, want at least %d", leastServing, st.Desired)
 				}
+				low.Unlock()
 			} else {
 				time.Sleep(tierInterval)
-				if f = countTierFleet(vg); f.serving != st.Desired-len(lost) || f.running != st.Desired-len(lost) {
+				if f = vg.Tally(tierGroup); f.Serving != st.Desired-len(lost) || f.Running != st.Desired-len(lost) {
 					t.Errorf("one interval after the stock-out without an on-demand fallback: group %+v, want %d running and serving, short by the %d reclaimed",
 						f, st.Desired-len(lost), len(lost))
 				}
@@ -178,8 +214,8 @@ pools:
 				wantReady -= len(lost)
 			}
 			waitFor(t, 3*tierInterval, fmt.Sprintf("a decision that sees %d serving and keeps the warm tier", wantReady), func() bool {
-				st, f = tierStatus(t, addr), countTierFleet(vg)
-				return st.At.After(outAt.Add(vg.BootDelay)) && st.Ready == wantReady && f.stopped == st.Warm
+				st, f = tierStatus(t, addr), vg.Tally(tierGroup)
+				return st.At.After(outAt.Add(vg.BootDelay)) && st.Ready == wantReady && f.Stopped == st.Warm
 			})
 			if st.Error != "" || strings.Contains(p.output(), "level=ERROR") {
 				t.Errorf("the service reported errors: %q", st.Error)
@@ -226,32 +262,4 @@ func tierStatus(t *testing.T, addr string) service.PoolStatus {
 		t.Fatal(err)
 	}
 	return st
-}
-
-// tierFleet is the stand-in's group as the test counts it: its desired
-// size, its members stopped (StoppedInstanceCount), running (not
-// stopped), serving (InService), and running on spot and on demand.
-type tierFleet struct {
-	desired, stopped, running, serving, spot, onDemand int
-}
-
-func countTierFleet(vg *volcenginetest.Server) tierFleet {
-	g, _ := vg.Group(tierGroup)
-	f := tierFleet{desired: g.Desired}
-	for _, m := range vg.Members(tierGroup) {
-		switch {
-		case m.Status == "STOPPED":
-			f.stopped++
-			continue
-		case m.Spot:
-			f.spot++
-		default:
-			f.onDemand++
-		}
-		f.running++
-		if vg.Lifecycle(m.ID) == "InService" {
-			f.serving++
-		}
-	}
-	return f
 }

@@ -16,7 +16,9 @@
 // calls. Its groups scale in their ScalingMode (recycle keeps scaled-in
 // members stopped and starts them first) and with their spot mix, and tests
 // take spot away with StockOut and Interrupt (whose notice a group with
-// SpotInstanceRemedy answers with a replacement before the member goes).
+// SpotInstanceRemedy answers with a replacement before the member goes)
+// and give it back with SpotReturns; DescribeInstances reports whether
+// each instance runs on spot (SpotStrategy), as the real API does.
 // Faults (error envelopes, throttling, 5xx, garbage, delays) are queued
 // per action with Fail and served before the model answers.
 package volcenginetest

@@ -262,3 +262,39 @@ func (s *Server) Lifecycle(id string) string {
 	s.reap()
 	return s.lifecycle(id)
 }
+
+// Tally is a group's members as tests count them, read at one instant:
+// its desired size, its members stopped (StoppedInstanceCount), running
+// (not stopped), serving (InService), and running on spot and on demand.
+type Tally struct {
+	Desired, Stopped, Running, Serving, Spot, OnDemand int
+}
+
+// Tally counts the group's members (the zero Tally for an unknown group).
+func (s *Server) Tally(group string) Tally {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reap()
+	g, ok := s.groups[group]
+	if !ok {
+		return Tally{}
+	}
+	t := Tally{Desired: g.Desired}
+	for _, id := range g.InstanceIDs {
+		in := s.instances[id]
+		switch {
+		case s.lifecycle(id) == "Stopped":
+			t.Stopped++
+			continue
+		case in != nil && in.Spot:
+			t.Spot++
+		default:
+			t.OnDemand++
+		}
+		t.Running++
+		if s.lifecycle(id) == "InService" {
+			t.Serving++
+		}
+	}
+	return t
+}

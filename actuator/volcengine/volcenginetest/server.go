@@ -108,6 +108,14 @@ type Distribution struct {
 	SpotInstanceRemedy, CompensateWithOnDemand                bool
 }
 
+// The values of an ECS instance's SpotStrategy (DescribeInstances) the
+// model reports: a spot instance bid at the market price (what a group's
+// spot launch gets in the model), and an on-demand one.
+const (
+	SpotStrategyAsPriceGo = "SpotAsPriceGo"
+	SpotStrategyNone      = "NoSpot"
+)
+
 // Policy is a scaling policy of the model.
 type Policy struct {
 	ID, GroupID, Name string
@@ -137,6 +145,8 @@ type Instance struct {
 	ReadyAt time.Time
 	// Spot marks a member the group launched on spot capacity (its
 	// InstancesDistribution asked for it and the zone had stock).
+	// DescribeInstances reports it as the instance's SpotStrategy:
+	// SpotStrategyAsPriceGo, or SpotStrategyNone on demand.
 	Spot bool
 	// CreatedAt is when the group launched it (DescribeScalingInstances'
 	// CreatedTime).
@@ -1129,7 +1139,10 @@ func (s *Server) ecsStatus(in *Instance) string {
 // describeInstances models ECS DescribeInstances: the instances InstanceIds
 // names (all, by ID, when none), unknown IDs left out as the API does,
 // MaxResults a page (capped by PageSizeLimit, so callers must page) and
-// NextToken the opaque offset of the next page.
+// NextToken the opaque offset of the next page. Each instance's
+// SpotStrategy says whether it runs on spot (SpotStrategyAsPriceGo, what
+// a group's spot launch gets) or on demand (SpotStrategyNone), the field
+// the real API reports; its InstanceChargeType is PostPaid either way.
 func (s *Server) describeInstances(p url.Values) (any, *apiFailure) {
 	ids := list(p, "InstanceIds")
 	if len(ids) == 0 {
@@ -1163,7 +1176,10 @@ func (s *Server) describeInstances(p url.Values) (any, *apiFailure) {
 	to := min(from+size, len(found))
 	out := []map[string]any{}
 	for _, in := range found[from:to] {
-		m := map[string]any{"InstanceId": in.ID, "Status": s.ecsStatus(in)}
+		m := map[string]any{"InstanceId": in.ID, "Status": s.ecsStatus(in), "InstanceChargeType": "PostPaid", "SpotStrategy": SpotStrategyNone}
+		if in.Spot {
+			m["SpotStrategy"] = SpotStrategyAsPriceGo
+		}
 		if in.Status == "STOPPED" {
 			m["StoppedMode"] = in.StoppedMode
 		}
