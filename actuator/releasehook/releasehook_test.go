@@ -174,9 +174,13 @@ func TestIdleEventReachesCloudAPI(t *testing.T) {
 	pools := []actuator.PoolConfig{{Name: "scg-gpu", Backend: "volcengine", Limits: planner.Limits{MaxInstances: 8}, Options: map[string]string{"instances": "i-localdisk"}}}
 	safe := actuator.NewSafe(act, actuator.SafetyOptions{Pools: pools, Logger: logger, Audit: io.Discard,
 		Redactor: redact.New(volcenginetest.DefaultSecretKey, token)})
+	releases, err := volcengine.NewReleases(pools, func(string) actuator.Actuator { return act })
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err := releasehook.New(releasehook.Config{
 		Releaser: safe, Token: token, Logger: logger,
-		Locate: releasehook.Locate(volcengine.PoolOfInstance(act, pools)),
+		Locate: releasehook.Locate(releases.Locate),
 		Notes:  volcengine.NoteRecorder,
 	})
 	if err != nil {

@@ -217,14 +217,6 @@ func (r *renamed) PublishSchedule(ctx context.Context, pool string, steps planne
 	return r.Actuator.PublishSchedule(ctx, r.id(pool), steps)
 }
 
-// PoolOfInstance returns the release hook's pool lookup for the volcengine
-// pools of a configuration, every group asked through a: see poolLookup.
-// Its signature is releasehook.Locate's. Releases asks each group through
-// its own pool's Actuator instead.
-func PoolOfInstance(a *Actuator, pools []actuator.PoolConfig) func(ctx context.Context, instanceID string) (string, error) {
-	return poolLookup(pools, func(string) *Actuator { return a })
-}
-
 // poolLookup returns the pool lookup of the volcengine and volcengine-ecs
 // pools among pools: an instance belongs to the first pool that lists it
 // in its instances option (an ECS pool: its instance_ids), or whose
