@@ -131,6 +131,10 @@ type Spot struct {
 	// StockOutFor the fleet launches on demand (0: never).
 	StockOutsPerWeek float64
 	StockOutFor      time.Duration
+	// Zones is how many zones spot comes from, each running out on its
+	// own: a stock-out empties one, and its spot instances are replaced in
+	// another zone in stock, else on demand (0 or 1: one zone).
+	Zones int
 	// Seed makes the interruptions and boot times reproducible.
 	Seed uint64
 }
@@ -240,6 +244,9 @@ func (c Config) validate(t Trace) error {
 	}
 	if !(c.Spot.StockOutsPerWeek >= 0 && c.Spot.StockOutsPerWeek <= MaxSpotStockOuts) || c.Spot.StockOutFor < 0 {
 		bad("--spot-stockouts %v must be in [0, %v] and --spot-stockout-for %v not negative", c.Spot.StockOutsPerWeek, MaxSpotStockOuts, c.Spot.StockOutFor)
+	}
+	if c.Spot.Zones < 0 || c.Spot.Zones > MaxSpotZones {
+		bad("--spot-zones %d must be in [1, %d]", c.Spot.Zones, MaxSpotZones)
 	}
 	f := c.Forecast
 	if f.Step <= 0 || f.Step%t.Step != 0 {

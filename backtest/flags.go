@@ -3,6 +3,7 @@ package backtest
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -138,13 +139,15 @@ func gridUsage(err error) error {
 }
 
 // RegisterSpot adds the spot flags (--spot-share, --spot-interruptions,
-// --spot-stockouts, --spot-stockout-for, --spot-price at price, --seed)
+// --spot-stockouts, --spot-stockout-for, --spot-zones, --spot-price at
+// price, --seed)
 // to fs, as backtest and eval policy both take them.
 func (o *Options) RegisterSpot(fs *pflag.FlagSet, price float64) {
 	fs.Float64Var(&o.SpotShare, "spot-share", 0, "share of instances above the reserved baseline run on spot, in [0, 1]")
 	fs.Float64Var(&o.SpotRate, "spot-interruptions", DefaultSpotInterruptions, "interruptions per spot instance-hour, 0 to "+poolspec.HelpNumber(MaxSpotInterruptions))
 	fs.Float64Var(&o.SpotStockOuts, "spot-stockouts", 0, "zone-wide spot stock-outs a week, 0 to "+poolspec.HelpNumber(MaxSpotStockOuts)+
-		": every spot instance is interrupted at once and replaced on demand, and new ones launch on demand for --spot-stockout-for")
+		": every spot instance in the zone is interrupted at once and replaced in another zone with spot, else on demand, and new ones launch there for --spot-stockout-for")
+	fs.IntVar(&o.SpotZones, "spot-zones", 1, "zones (or instance types) spot comes from, each running out on its own, 1 to "+strconv.Itoa(MaxSpotZones))
 	fs.DurationVar(&o.SpotStockOutFor, "spot-stockout-for", DefaultSpotStockOutFor, "how long a spot stock-out lasts, 0 to "+poolspec.HelpSpan(maxDay))
 	fs.Float64Var(&o.SpotPrice, "spot-price", price, "spot price per instance-hour, 0 to "+poolspec.HelpNumber(planner.MaxPrice))
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed for spot interruptions and boot times")

@@ -26,6 +26,8 @@ const (
 	// MaxSpotStockOuts is the most zone-wide spot stock-outs a week
 	// --spot-stockouts takes: one an hour.
 	MaxSpotStockOuts = 168.0
+	// MaxSpotZones bounds --spot-zones.
+	MaxSpotZones = 16
 	// DefaultSpotStockOutFor is --spot-stockout-for's default: how long a
 	// stock-out keeps spot launches off.
 	DefaultSpotStockOutFor = time.Hour
@@ -69,6 +71,7 @@ type Options struct {
 	SpotPrice             float64
 	SpotStockOuts         float64
 	SpotStockOutFor       time.Duration
+	SpotZones             int
 	Seed                  uint64
 }
 
@@ -160,7 +163,7 @@ func (o Options) Apply(cfg *Config) error {
 // Spot is the spot market the spot flags describe.
 func (o Options) Spot() Spot {
 	return Spot{Share: o.SpotShare, InterruptionsPerHour: o.SpotRate, StockOutsPerWeek: o.SpotStockOuts,
-		StockOutFor: o.SpotStockOutFor, Seed: o.Seed}
+		StockOutFor: o.SpotStockOutFor, Zones: o.SpotZones, Seed: o.Seed}
 }
 
 // CheckSpotFlags refuses the spot flags (RegisterSpot) out of range.
@@ -171,7 +174,10 @@ func (o Options) CheckSpotFlags() error {
 	if err := poolspec.CheckFloat("--spot-stockouts", o.SpotStockOuts, 0, MaxSpotStockOuts, false); err != nil {
 		return err
 	}
-	return poolspec.CheckStep("--spot-stockout-for", o.SpotStockOutFor, 0, maxDay, false)
+	if err := poolspec.CheckStep("--spot-stockout-for", o.SpotStockOutFor, 0, maxDay, false); err != nil {
+		return err
+	}
+	return poolspec.CheckInt("--spot-zones", o.SpotZones, 1, MaxSpotZones)
 }
 
 func parseScoreTime(flag, v string) (time.Time, error) {

@@ -18,7 +18,7 @@ import (
 // validOptions are the backtest command's defaults.
 func validOptions() Options {
 	return Options{Policies: Policies(), Aggregate: "mean", Timeout: time.Minute, WarmUp: 24 * time.Hour,
-		SLOTargets: []float64{0.99}, SpotRate: 0.05, SpotPrice: 1, Seed: 1}
+		SLOTargets: []float64{0.99}, SpotRate: 0.05, SpotPrice: 1, SpotZones: 1, Seed: 1}
 }
 
 // Options out of range are refused as FlagErrors naming the flag.
@@ -36,6 +36,8 @@ func TestOptionsCheck(t *testing.T) {
 		{func(o *Options) { o.MetricsLag = 2 * time.Hour }, "--metrics-lag 2h0m0s: must be in [0s, 1h0m0s]"},
 		{func(o *Options) { o.SpotShare = 2 }, "--spot-share 2: must be in [0, 1]"},
 		{func(o *Options) { o.SpotRate = 100 }, "--spot-interruptions 100: must be in [0, 60]"},
+		{func(o *Options) { o.SpotZones = 0 }, "--spot-zones 0: must be in [1, 16]"},
+		{func(o *Options) { o.SpotZones = 17 }, "--spot-zones 17: must be in [1, 16]"},
 		{func(o *Options) { o.Policies = []string{"static", "foo"} }, `--policies: unknown policy "foo"`},
 	} {
 		o := validOptions()

@@ -184,7 +184,7 @@ func (c Config) simOptions(start time.Time, initial int, stream uint64) fleetsim
 	return fleetsim.Options{Planner: c.Planner, Start: start, Tick: c.Tick, Initial: initial,
 		QueueTimeout: c.QueueTimeout, MetricsLag: c.MetricsLag, BootSpread: c.BootSpread, Drain: max(c.Drain, 0),
 		SpotShare: c.Spot.Share, SpotInterruptionsPerHour: c.Spot.InterruptionsPerHour,
-		SpotStockOutsPerWeek: c.Spot.StockOutsPerWeek, SpotStockOutFor: c.Spot.StockOutFor, Seed: c.Spot.Seed, Stream: stream}
+		SpotStockOutsPerWeek: c.Spot.StockOutsPerWeek, SpotStockOutFor: c.Spot.StockOutFor, SpotZones: c.Spot.Zones, Seed: c.Spot.Seed, Stream: stream}
 }
 
 // scored reports whether the tick starting at at counts in the figures.

@@ -43,7 +43,10 @@ type Options struct {
 	// for SpotStockOutFor new instances launch on demand (simulated).
 	SpotStockOutsPerWeek float64
 	SpotStockOutFor      time.Duration
-	Seed, Stream         uint64
+	// SpotZones is how many zones the fleet takes spot from, each running
+	// out on its own (simulated.Options.SpotZones; 0 or 1: one).
+	SpotZones    int
+	Seed, Stream uint64
 }
 
 // WithDefaults returns o with its zero durations set: a queue timeout of
@@ -133,7 +136,7 @@ func New(opts Options) (*Sim, error) {
 	s.fleet = simulated.New(simulated.Options{Now: now, BootDelay: c.Fleet.BootDelay, BootSpread: opts.BootSpread,
 		Drain: max(opts.Drain, 0), OnDemandBase: c.Prices.ReservedInstances, SpotShare: opts.SpotShare,
 		InterruptionsPerHour: opts.SpotInterruptionsPerHour, StockOutsPerWeek: opts.SpotStockOutsPerWeek, StockOutFor: opts.SpotStockOutFor,
-		WarmStart: c.Fleet.WarmStart, Rand: rand.New(rand.NewPCG(opts.Seed, opts.Stream))})
+		SpotZones: opts.SpotZones, WarmStart: c.Fleet.WarmStart, Rand: rand.New(rand.NewPCG(opts.Seed, opts.Stream))})
 	s.fleet.AddPool(pool, opts.Initial, c.Fleet.MinInstances, c.Fleet.MaxInstances)
 	s.safe = newSafe(s.fleet, opts, now)
 	s.queue = &fluidQueue{}

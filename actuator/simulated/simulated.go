@@ -40,12 +40,18 @@ type Options struct {
 	SpotShare    float64
 	// InterruptionsPerHour is each ready spot instance's interruption rate.
 	InterruptionsPerHour float64
-	// StockOutsPerWeek is how often, on average, the zone runs out of spot
-	// capacity: every spot instance of a pool is interrupted at once, and
-	// for StockOutFor the group launches on demand instead (as with
-	// CompensateWithOnDemand), spot again after. 0: never.
+	// StockOutsPerWeek is how often, on average, a zone runs out of spot
+	// capacity: every spot instance of a pool in that zone is interrupted
+	// at once, and for StockOutFor the group launches spot in its other
+	// zones, or on demand when none has spot (as with
+	// CompensateWithOnDemand), spot there again after. 0: never.
 	StockOutsPerWeek float64
 	StockOutFor      time.Duration
+	// SpotZones is how many zones (or instance types) a pool takes spot
+	// from, each running out on its own: launches go to the zone in stock
+	// with the fewest spot instances. 0 or 1: one, whose stock-out leaves
+	// no spot at all.
+	SpotZones int
 	// WarmStart is how long a stopped instance of the pool's warm pool
 	// (SetWarm) takes to serve once started: its disk keeps the image
 	// and the weights, so it is a fraction of BootDelay. A launch starts
@@ -68,6 +74,8 @@ type Instance struct {
 	// interruptAt is when a spot instance will be interrupted (zero:
 	// never).
 	interruptAt time.Time
+	// Zone is a spot instance's zone, in [0, Options.SpotZones).
+	Zone int
 	// standIn marks an on-demand instance launched while the zone was
 	// out of the spot its mix asked for: it moves back to spot when spot
 	// returns (returnToSpot).
@@ -84,8 +92,8 @@ type Usage struct {
 	// WarmStarts counts the launches that started a stopped instance.
 	WarmStarts    int
 	Interruptions int
-	// StockOuts counts the zone's spot stock-outs (their interruptions are
-	// in Interruptions).
+	// StockOuts counts the spot stock-outs of the pool's zones (their
+	// interruptions are in Interruptions).
 	StockOuts int
 }
 
@@ -134,9 +142,11 @@ type pool struct {
 	interrupts int
 	// spot is the pool's spot mix (Options' at start, SetSpot's after).
 	spot planner.Spot
-	// nextStockOut is when the zone next runs out of spot (zero: never);
-	// no spot launches before stockedOutUntil.
-	nextStockOut, stockedOutUntil time.Time
+	// nextStockOut is when a zone next runs out of spot (zero: never);
+	// outUntil[z] is when zone z has spot again (none launches there
+	// before).
+	nextStockOut time.Time
+	outUntil     []time.Time
 	// asOf is when the pool was last reconciled; a scheduled step found
 	// due later takes effect at its own time, but never before asOf.
 	asOf time.Time
@@ -199,7 +209,8 @@ func (f *Fleet) AddPool(name string, ready, min, max int) {
 	defer f.mu.Unlock()
 	now := f.opts.Now()
 	p := &pool{name: name, min: min, max: max, desired: ready, asOf: now, origin: now,
-		spot: planner.Spot{Share: f.opts.SpotShare, BaseOnDemand: f.opts.OnDemandBase}.Normal()}
+		spot:     planner.Spot{Share: f.opts.SpotShare, BaseOnDemand: f.opts.OnDemandBase}.Normal(),
+		outUntil: make([]time.Time, f.zones())}
 	f.scheduleStockOut(p, now)
 	for range ready {
 		f.launch(p, now, now)
@@ -219,22 +230,72 @@ func (f *Fleet) scheduleStockOut(p *pool, from time.Time) {
 	p.nextStockOut = from.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(week)))
 }
 
-// stockOut interrupts every spot instance of the pool at at and keeps
-// spot launches off for StockOutFor: the group replaces them on demand.
+// stockOut empties one zone of spot at at: it interrupts the pool's spot
+// instances there and keeps spot launches out of it for StockOutFor; the
+// group replaces them in another zone in stock, else on demand. With
+// one zone no draw picks it, so runs with one keep their draws.
 func (f *Fleet) stockOut(p *pool, at time.Time) {
-	p.stockedOutUntil = at.Add(f.opts.StockOutFor)
+	zone := 0
+	if len(p.outUntil) > 1 {
+		zone = f.rng.IntN(len(p.outUntil))
+	}
+	p.outUntil[zone] = at.Add(f.opts.StockOutFor)
 	p.used.StockOuts++
 	for k := len(p.instances) - 1; k >= 0; k-- {
-		if in := p.instances[k]; in.Spot {
+		if in := p.instances[k]; in.Spot && in.Zone == zone {
 			p.unschedule(in)
 			p.stop(in, at)
 			p.used.Interruptions++
 			p.remove(k)
 		}
 	}
-	p.cancelReturns(len(p.returning), at)
+	p.returning = slices.DeleteFunc(p.returning, func(in Instance) bool {
+		if in.Zone == zone {
+			p.stop(in, at)
+			return true
+		}
+		return false
+	})
 	f.scheduleStockOut(p, at)
 	f.reconcile(p, later(at, p.asOf))
+}
+
+// zones is how many zones each pool takes spot from: Options.SpotZones,
+// at least one.
+func (f *Fleet) zones() int {
+	if f.opts.SpotZones > 1 {
+		return f.opts.SpotZones
+	}
+	return 1
+}
+
+// spotZone is the zone in stock at now with the fewest spot instances
+// (booting, ready or on their way back to spot), -1 when every zone is
+// out.
+func (p *pool) spotZone(now time.Time) int {
+	best, fewest := -1, 0
+	for z, until := range p.outUntil {
+		if now.Before(until) {
+			continue
+		}
+		n := 0
+		if len(p.outUntil) > 1 {
+			for _, in := range p.instances {
+				if in.Spot && in.Zone == z {
+					n++
+				}
+			}
+			for _, in := range p.returning {
+				if in.Zone == z {
+					n++
+				}
+			}
+		}
+		if best < 0 || n < fewest {
+			best, fewest = z, n
+		}
+	}
+	return best
 }
 
 // Name returns "simulated".
@@ -586,10 +647,12 @@ func (p *pool) nextEvent(now time.Time) (eventKind, time.Time, int) {
 	if !p.nextStockOut.IsZero() {
 		consider(eventStockOut, p.nextStockOut, -1)
 	}
-	if p.stockedOutUntil.After(p.asOf) {
-		// Launches that waited for spot, and on-demand instances that
-		// stood in for it, move to spot when it returns.
-		consider(eventRestock, p.stockedOutUntil, -1)
+	for _, until := range p.outUntil {
+		if until.After(p.asOf) {
+			// Launches that waited for spot, and on-demand instances
+			// that stood in for it, move to spot when it returns.
+			consider(eventRestock, until, -1)
+		}
 	}
 	for i, in := range p.warming {
 		consider(eventWarmed, in.ReadyAt, i)
@@ -671,7 +734,7 @@ func (f *Fleet) removeInstance(p *pool, k int, now time.Time) {
 // on demand after its first stock-out. Spot instances booting for this
 // beyond what is left to move stop.
 func (f *Fleet) returnToSpot(p *pool, now time.Time) {
-	if !p.spot.Tier() || now.Before(p.stockedOutUntil) {
+	if !p.spot.Tier() || p.spotZone(now) < 0 {
 		p.cancelReturns(len(p.returning), now)
 		return
 	}
@@ -679,8 +742,12 @@ func (f *Fleet) returnToSpot(p *pool, now time.Time) {
 	n := max(min(p.spot.OnSpot(p.desired)-spots, standIns), 0)
 	p.cancelReturns(len(p.returning)-n, now)
 	for len(p.returning) < n {
+		zone := p.spotZone(now)
+		if zone < 0 {
+			break
+		}
 		in := f.newInstance(p, now, now.Add(f.startTime(f.opts.BootDelay)))
-		in.Spot = true
+		in.Spot, in.Zone = true, zone
 		p.returning = append(p.returning, in)
 		p.start(in)
 	}
@@ -818,9 +885,9 @@ func (p *pool) victim(now time.Time) int {
 func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 	in := f.newInstance(p, at, readyAt)
 	if p.spot.Tier() {
-		switch short := p.spotShort(); {
-		case short && !at.Before(p.stockedOutUntil):
-			in.Spot = true
+		switch short, zone := p.spotShort(), p.spotZone(at); {
+		case short && zone >= 0:
+			in.Spot, in.Zone = true, zone
 			if rate := f.opts.InterruptionsPerHour; rate > 0 {
 				in.interruptAt = readyAt.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(time.Hour)))
 			}
@@ -849,7 +916,7 @@ func (p *pool) spotShort() bool {
 // to return: it is out of stock at now, the mix asks for more spot and
 // lost spot capacity is not replaced on demand.
 func (p *pool) waitsForSpot(now time.Time) bool {
-	return !p.spot.OnDemandFallback() && now.Before(p.stockedOutUntil) && p.spotShort()
+	return !p.spot.OnDemandFallback() && p.spotZone(now) < 0 && p.spotShort()
 }
 
 // newInstance names a new instance of p, launched at at and ready at

@@ -160,3 +160,45 @@ func TestStandInsReturnToSpot(t *testing.T) {
 		t.Errorf("%d of 10 on spot at the end, want all", n)
 	}
 }
+
+// With spot in two zones, a stock-out empties one of them: its spot
+// instances are replaced on spot in the other at once, with no
+// on-demand stand-in, and launches go to the zone with fewer spot
+// instances; with one zone the same stock-out leaves the pool on demand.
+func TestStockOutMovesSpotToAnotherZone(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		zones           int
+		wantSpotAfter   int
+		wantInterrupted int
+	}{
+		{zones: 2, wantSpotAfter: 10, wantInterrupted: 5},
+		{zones: 1, wantSpotAfter: 0, wantInterrupted: 10},
+	} {
+		clock := actuatortest.NewClock(t0)
+		f := simulated.New(simulated.Options{Now: clock.Now, BootDelay: 5 * time.Minute, SpotShare: 1,
+			StockOutsPerWeek: 7, StockOutFor: 2 * time.Hour, SpotZones: tc.zones, Rand: rand.New(rand.NewPCG(9, 0))})
+		f.AddPool("gpu", 0, 0, 40)
+		must(t, f.SetDesired(ctx, "gpu", 10, "up"))
+		perZone := map[int]int{}
+		for _, in := range f.Instances("gpu") {
+			perZone[in.Zone]++
+		}
+		if tc.zones == 2 && (perZone[0] != 5 || perZone[1] != 5) {
+			t.Fatalf("%d zones: spot per zone %v, want 5 and 5", tc.zones, perZone)
+		}
+		for minutes := 0; f.Usage("gpu").StockOuts == 0; minutes++ {
+			if minutes > 14*24*60 {
+				t.Fatalf("%d zones: no stock-out in two weeks at seven a week", tc.zones)
+			}
+			clock.Advance(time.Minute)
+		}
+		if got := f.Usage("gpu").Interruptions; got != tc.wantInterrupted {
+			t.Errorf("%d zones: %d interrupted at the stock-out, want %d", tc.zones, got, tc.wantInterrupted)
+		}
+		if got := spotCount(f, "gpu"); got != tc.wantSpotAfter || len(f.Instances("gpu")) != 10 {
+			t.Errorf("%d zones: %d on spot of %d right after the stock-out, want %d of 10",
+				tc.zones, got, len(f.Instances("gpu")), tc.wantSpotAfter)
+		}
+	}
+}

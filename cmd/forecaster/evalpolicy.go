@@ -119,7 +119,7 @@ func runEvalPolicy(ctx context.Context, args []string, stdout, stderr io.Writer)
 // spotFlagsGiven reports whether the command line gave a spot flag: the
 // suite runs all on demand otherwise.
 func spotFlagsGiven(fs *pflag.FlagSet) bool {
-	for _, name := range []string{"spot-share", "spot-interruptions", "spot-stockouts", "spot-stockout-for", "spot-price", "seed"} {
+	for _, name := range []string{"spot-share", "spot-interruptions", "spot-stockouts", "spot-stockout-for", "spot-zones", "spot-price", "seed"} {
 		if f := fs.Lookup(name); f != nil && f.Changed {
 			return true
 		}
