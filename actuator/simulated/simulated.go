@@ -773,15 +773,19 @@ func (f *Fleet) takeOver(p *pool, in Instance, at time.Time) {
 		p.stop(in, at)
 		return
 	}
-	leaving := -1
+	leaving := -1 // the newest booting stand-in, else the newest
 	for k := len(p.instances) - 1; k >= 0; k-- {
-		x := p.instances[k]
-		if x.standIn && (leaving < 0 || (at.Before(x.ReadyAt) && !at.Before(p.instances[leaving].ReadyAt))) {
-			leaving = k
+		if x := p.instances[k]; x.standIn {
+			if at.Before(x.ReadyAt) {
+				leaving = k
+				break
+			}
+			if leaving < 0 {
+				leaving = k
+			}
 		}
 	}
-	if rate := f.opts.InterruptionsPerHour; rate > 0 {
-		in.interruptAt = at.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(time.Hour)))
+	if in.interruptAt = f.interruption(at); !in.interruptAt.IsZero() {
 		p.interrupts++
 	}
 	f.removeInstance(p, leaving, at)
@@ -858,9 +862,12 @@ func (f *Fleet) settle(p *pool, at time.Time) {
 // above its share of the desired size (planner.Spot.OnSpot), on demand
 // when both are, since it costs more; so a scale-in keeps the mix.
 func (p *pool) victim(now time.Time) int {
-	spots, _ := p.kinds()
-	want := p.spot.OnSpot(p.desired)
-	spotFirst := spots > want && len(p.instances)-spots <= p.desired-want
+	spotFirst := false
+	if p.spot.Tier() { // without one every instance is on demand
+		spots, _ := p.kinds()
+		want := p.spot.OnSpot(p.desired)
+		spotFirst = spots > want && len(p.instances)-spots <= p.desired-want
+	}
 	rank := func(in Instance) int {
 		switch {
 		case now.Before(in.ReadyAt):
@@ -888,9 +895,7 @@ func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 		switch short, zone := p.spotShort(), p.spotZone(at); {
 		case short && zone >= 0:
 			in.Spot, in.Zone = true, zone
-			if rate := f.opts.InterruptionsPerHour; rate > 0 {
-				in.interruptAt = readyAt.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(time.Hour)))
-			}
+			in.interruptAt = f.interruption(readyAt)
 		case short:
 			in.standIn = true
 		}
@@ -900,15 +905,20 @@ func (f *Fleet) launch(p *pool, at, readyAt time.Time) {
 	p.start(in)
 }
 
+// interruption draws when a spot instance ready at readyAt is
+// interrupted, at Options.InterruptionsPerHour (zero: never).
+func (f *Fleet) interruption(readyAt time.Time) time.Time {
+	rate := f.opts.InterruptionsPerHour
+	if rate <= 0 {
+		return time.Time{}
+	}
+	return readyAt.Add(time.Duration(f.rng.ExpFloat64() / rate * float64(time.Hour)))
+}
+
 // spotShort reports whether the pool runs fewer spot instances than its
 // mix asks of its desired size (planner.Spot.OnSpot).
 func (p *pool) spotShort() bool {
-	spots := 0
-	for _, x := range p.instances {
-		if x.Spot {
-			spots++
-		}
-	}
+	spots, _ := p.kinds()
 	return spots < p.spot.OnSpot(p.desired)
 }
 
