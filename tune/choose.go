@@ -417,8 +417,7 @@ func (t *Tuner) trackLive(now time.Time) {
 	w := recentScore(t.liveRecent, hourOf(now), hours)
 	limit := t.opts.GuardBurn * t.budget()
 	// A burn needs enough requests to be told from noise: ten misses'
-	// worth of the budget. Before the candidates are scored they all
-	// follow the same warm-up.
+	// worth of the budget; and candidates with a scored day to compare.
 	if t.tuneFrom == 0 || dayOf(now) < t.tuneFrom || now.Before(t.guardedAt.Add(t.guardCooldown())) || w.Arrived*t.budget() < 10 ||
 		w.missShare() <= limit || hour.missShare() <= limit {
 		return

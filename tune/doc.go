@@ -11,7 +11,9 @@
 // the live policy, on the pool's own observed demand, each on a simulated
 // twin of the pool (package fleetsim, the simulator the backtest runs) fed
 // the same observations the live controller sees. Each twin's cost and
-// requests served late are kept per day. Once a day the tuner adopts the
+// requests served late are kept per day, from the first whole day of the
+// twins (the forecast's warm-up included: the reactive and flat candidates
+// differ from it from the first minute). Once a day the tuner adopts the
 // cheapest candidate whose last Window days left at least Margin of the
 // miss budget unspent (when none did, the cheapest that did with its worst
 // day or days left out, else the cheapest whose misses beyond the

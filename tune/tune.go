@@ -174,7 +174,7 @@ type Tuner struct {
 	why    string
 	// tunedDay is the day the last daily choice was made; started is
 	// when the twins began; tuneFrom the first day the candidates are
-	// scored on (0: not yet: the live controller is warming up).
+	// scored on (0: the twins have not started).
 	tunedDay, tuneFrom int64
 	started            time.Time
 	// liveRecent is the live estimate per hour; lastEst the estimate at
@@ -314,11 +314,6 @@ func (t *Tuner) Adopt(r control.Refit, history []float64) control.Refit {
 	if t.opts.Enabled {
 		t.pending = append(t.pending, pendingRefit{r, history})
 	}
-	if !r.WarmingUp && t.tuneFrom == 0 && !r.At.IsZero() {
-		// The candidates differ once the plans do: score them from the
-		// next whole day on.
-		t.tuneFrom = dayOf(r.At) + 1
-	}
 	return r
 }
 
@@ -414,6 +409,15 @@ func (t *Tuner) start(from time.Time, obs planner.Observation) {
 	t.started = from
 	if t.tunedDay == 0 {
 		t.tunedDay = dayOf(from)
+	}
+	if t.tuneFrom == 0 {
+		// Score from the first whole day of the twins, the forecast's
+		// warm-up included: the reactive and flat candidates differ from
+		// the hybrid from the first minute, and a pool whose model
+		// warms up for days should not wait that long for its first
+		// choice. The forecast candidates, which hold the same warm-up
+		// peak, carry its cost until it leaves the window.
+		t.tuneFrom = dayOf(from) + 1
 	}
 	initial := t.base.Bounded(t.base.InstancesFor(obs.DemandRPS))
 	for i, c := range t.cands {

@@ -275,6 +275,42 @@ func TestTunerLeavesTheHybridOnSpikes(t *testing.T) {
 	checkChoice(t, ch)
 }
 
+// The candidates are scored from the first whole day of the twins, while
+// the forecast still warms up: a pool whose model needs five days of
+// history makes its first choice after MinHistory of scored days, not
+// MinHistory after the warm-up.
+func TestFirstChoiceDoesNotWaitForTheWarmUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays nine days; skipped with -short")
+	}
+	plan := testPlan()
+	plan.Gating.MinSeasons = 5 // five daily seasons of history before the model plans
+	ctl, err := control.New(plan, fastSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu, err := New(ctl, Options{Enabled: true, MinHistory: 7 * 24 * time.Hour, Sim: fleetsim.Options{Tick: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, tu, minutes(datasets.SpikySynthetic(), 9))
+	warmUntil := start.Add(5 * 24 * time.Hour)
+	r.run(t, 9*24*60, func(k tick) {
+		if k.At.Before(warmUntil) && !tu.Live().WarmingUp() && r.refits > 1 {
+			t.Fatalf("the model stopped warming up at %v; want after %v", k.At, warmUntil)
+		}
+	})
+	ch := tu.Choice(r.now())
+	if ch.Why == "default until the candidates have a history" {
+		t.Fatalf("after nine days, five of them warming up, the tuner has made no choice")
+	}
+	for _, s := range ch.Candidates {
+		if s.Days < 7 {
+			t.Errorf("candidate %s is scored on %d days after nine; want ≥ 7 (from the first whole day)", s.Name, s.Days)
+		}
+	}
+}
+
 // A level shift (demand doubles for good) trips the guard within hours,
 // not at the next daily choice; a single hour at 1.3× inside a good day
 // does not.
