@@ -65,6 +65,10 @@ type Options struct {
 	Enabled bool `yaml:"enabled" yamlinverse:"off"`
 }
 
+// whyBeforeFirstChoice is the reason the hybrid is in force until the
+// candidates have the history to be chosen.
+const whyBeforeFirstChoice = "default until the candidates have a history"
+
 // Default returns the tuner's defaults: tuning on, every other option
 // at its default (WithDefaults).
 func Default() Options { return Options{Enabled: true}.WithDefaults() }
@@ -203,7 +207,7 @@ func New(live *control.Controller, opts Options) (*Tuner, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Tuner{opts: opts, live: live, base: live.PlannerConfig(), chosen: Hybrid, why: "default until the candidates have a history"}
+	t := &Tuner{opts: opts, live: live, base: live.PlannerConfig(), chosen: Hybrid, why: whyBeforeFirstChoice}
 	if t.base.Fleet.MeanServiceTime() <= 0 {
 		return nil, fmt.Errorf("tune: the pool needs rps_per_instance or service_time to replay its candidates")
 	}

@@ -301,7 +301,7 @@ func TestFirstChoiceDoesNotWaitForTheWarmUp(t *testing.T) {
 		}
 	})
 	ch := tu.Choice(r.now())
-	if ch.Why == "default until the candidates have a history" {
+	if ch.Why == whyBeforeFirstChoice {
 		t.Fatalf("after nine days, five of them warming up, the tuner has made no choice")
 	}
 	for _, s := range ch.Candidates {
