@@ -98,6 +98,10 @@ type Config struct {
 	// whole trace, walk-forward, so tuning on one half and scoring the
 	// other is honest.
 	ScoreFrom, ScoreUntil time.Time
+	// countsOnly leaves out the wait and latency distributions (the
+	// Result's P99s stay 0) for a run of which only the cost and the SLO
+	// attainment are read: a frontier's trial.
+	countsOnly bool
 	// Progress, when set, is told how far a run has come: stage "refits"
 	// or "replays", and done of total. It is called from the workers, so
 	// it must be safe for concurrent use; nil: nothing is told.

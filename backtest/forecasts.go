@@ -57,33 +57,75 @@ func newForecaster(cfg Config, t Trace) (*forecaster, error) {
 	return f, nil
 }
 
-// run computes every refit's forecasts and plans, each from only the
-// buckets before its own time. The hybrid policy adopts them in time
-// order, which gates them (control.Controller.Adopt). They run in
-// parallel; with the daily model choice, the days do, and within a day the
-// refits run in order, each re-running the model its predecessor chose
+// start computes every refit's forecasts and plans in the background,
+// each from only the buckets before its own time, and returns at once.
+// The hybrid policy adopts them in time order, which gates them
+// (control.Controller.Adopt). They run in parallel, the earliest first;
+// with the daily model choice, the days do, and within a day the refits
+// run in order, each re-running the model its predecessor chose
 // (control.Controller.ForecastReusing), as a pool does in serve.
-func (f *forecaster) run(ctx context.Context) ([]control.Refit, error) {
+func (f *forecaster) start(ctx context.Context) *refitStream {
 	n := (len(f.buckets) + f.perRefit - 1) / f.perRefit
-	refits := make([]control.Refit, n)
+	s := &refitStream{refits: make([]control.Refit, n), made: make([]chan struct{}, n), done: make(chan struct{})}
+	for j := range s.made {
+		s.made[j] = make(chan struct{})
+	}
 	days := f.days(n)
 	progress := f.cfg.progress(StageRefits)
-	var done atomic.Int64
-	err := forEach(ctx, len(days), func(d int) error {
-		var prev control.Selection
-		for j := days[d][0]; j < days[d][1]; j++ {
-			var err error
-			if refits[j], err = f.refitAt(j, prev); err != nil {
-				return err
+	var made atomic.Int64
+	go func() {
+		defer close(s.done)
+		s.err = forEach(ctx, len(days), func(d int) error {
+			var prev control.Selection
+			for j := days[d][0]; j < days[d][1]; j++ {
+				var err error
+				if s.refits[j], err = f.refitAt(j, prev); err != nil {
+					return err
+				}
+				close(s.made[j])
+				prev = s.refits[j].Selection()
+				if progress != nil {
+					progress(int(made.Add(1)), n)
+				}
 			}
-			prev = refits[j].Selection()
-			if progress != nil {
-				progress(int(done.Add(1)), n)
-			}
+			return nil
+		})
+	}()
+	return s
+}
+
+// refitStream is a trace's walk-forward refits while they are made in
+// the background: the replays that read them run meanwhile, each waiting
+// only for the refit it needs next, so that the refits and the replays
+// share the cores rather than every replay waiting for the last refit.
+type refitStream struct {
+	refits []control.Refit
+	made   []chan struct{} // made[j] is closed once refits[j] is made
+	done   chan struct{}   // closed once the making ended
+	err    error           // why it ended early; read after done
+}
+
+// get returns refit j once it is made; false when the making ended
+// without it (wait tells why).
+func (s *refitStream) get(j int) (control.Refit, bool) {
+	select {
+	case <-s.made[j]:
+		return s.refits[j], true
+	case <-s.done:
+		select {
+		case <-s.made[j]:
+			return s.refits[j], true
+		default:
+			return control.Refit{}, false
 		}
-		return nil
-	})
-	return refits, err
+	}
+}
+
+// wait waits until every refit is made, or the making ended early, and
+// returns why it did.
+func (s *refitStream) wait() error {
+	<-s.done
+	return s.err
 }
 
 // days splits the n refits into runs of the same control.SelectionDay,

@@ -25,10 +25,11 @@ func TestRefitsMatchOneAfterTheOther(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.run(context.Background())
-	if err != nil {
+	made := f.start(context.Background())
+	if err := made.wait(); err != nil {
 		t.Fatal(err)
 	}
+	got := made.refits
 	ctl, err := control.New(cfg.Planner, cfg.Forecast.Settings)
 	if err != nil {
 		t.Fatal(err)
@@ -77,5 +78,36 @@ func TestRefitDays(t *testing.T) {
 		if got := f.days(12); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("daily %v: %v, want %v", tc.daily, got, tc.want)
 		}
+	}
+}
+
+// The refits are made while the replays run; when their making ends
+// early, a replay waiting for a refit is let go at once, without it, and
+// the run reports why the making ended.
+func TestRefitsEndedEarlyLetTheReplaysGo(t *testing.T) {
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	s := datasets.DefaultSynthetic().Generate(start, time.Minute, 9*24*60)
+	tr := Trace{Name: s.Name, Start: s.Start, Step: s.Step, RPS: s.Values}
+	cfg := barConfig(tr, 20).withDefaults(tr)
+	f, err := newForecaster(cfg, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	made := f.start(ctx)
+	last := len(made.refits) - 1
+	if last < 1 {
+		t.Fatalf("%d refits, want several", len(made.refits))
+	}
+	if _, ok := made.get(last); ok {
+		t.Errorf("the last refit was made although the making was cancelled first")
+	}
+	if err := made.wait(); !errors.Is(err, context.Canceled) {
+		t.Errorf("wait = %v, want context.Canceled", err)
+	}
+	b := &bench{trace: tr, cfg: cfg, plans: plans{start: tr.Start, every: cfg.Forecast.RefitEvery, refits: made, source: f}}
+	if err := b.replay(context.Background(), nil, cfg); !errors.Is(err, context.Canceled) {
+		t.Errorf("replay = %v, want the refits' context.Canceled", err)
 	}
 }

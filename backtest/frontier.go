@@ -70,8 +70,8 @@ func RunFrontier(ctx context.Context, t Trace, cfg Config, targets []float64, po
 	others := slices.DeleteFunc(slices.Clone(policies), func(p string) bool { return p == PolicyFlat })
 	reportTasks, report := b.runTasks(ctx, others, b.cfg)
 	trialTasks, sweep := b.frontierTasks(ctx, targets)
-	if err := runTasks(ctx, append(reportTasks, trialTasks...), b.cfg.progress(StageReplays)); err != nil {
-		return Report{}, Frontier{}, fmt.Errorf("backtest: %w", err)
+	if err := b.replay(ctx, append(reportTasks, trialTasks...), b.cfg); err != nil {
+		return Report{}, Frontier{}, err
 	}
 	rep := report()
 	f, flat := sweep(rep)
@@ -112,6 +112,9 @@ func (b *bench) frontierTasks(ctx context.Context, targets []float64) ([]task, f
 		for _, k := range jb.settings {
 			k.set(&c)
 		}
+		// A trial is read for its cost and SLO attainment alone; the
+		// flat search's runs give the report its flat result, P99s included.
+		c.countsOnly = jb.policy != PolicyFlat
 		if jb.policy == PolicyHybrid {
 			// The knobs are the controller's; the tuner would choose over
 			// them. The report's hybrid is the tuned one.

@@ -44,14 +44,24 @@ type policy interface {
 type plans struct {
 	start  time.Time
 	every  time.Duration
-	refits []control.Refit
+	refits *refitStream // nil: the policies replayed need no forecast
 	source *forecaster
 }
 
 // index returns the number of the latest refit made at or before now.
 func (p plans) index(now time.Time) (int, bool) {
 	j := int(now.Sub(p.start) / p.every)
-	return j, j >= 0 && j < len(p.refits)
+	return j, p.refits != nil && j >= 0 && j < len(p.refits.refits)
+}
+
+// made waits until every refit is made and returns why the making ended
+// early, if it did: the replays that read the refits are only valid when
+// it did not.
+func (p plans) made() error {
+	if p.refits == nil {
+		return nil
+	}
+	return p.refits.wait()
 }
 
 type staticPolicy struct {
@@ -114,7 +124,11 @@ func (p *planPolicy) decide(now time.Time, obs planner.Observation, ok bool, cur
 func adoptDue(ctl *control.Controller, pl plans, adopted *int, now time.Time) {
 	if j, ok := pl.index(now); ok {
 		for ; *adopted <= j; *adopted++ {
-			ctl.Adopt(pl.refits[*adopted], pl.source.history(*adopted))
+			r, ok := pl.refits.get(*adopted)
+			if !ok {
+				return // the making ended early: plans.made says why
+			}
+			ctl.Adopt(r, pl.source.history(*adopted))
 		}
 	}
 }
@@ -137,7 +151,11 @@ type hybridPolicy struct {
 func (h *hybridPolicy) decide(now time.Time, obs planner.Observation, ok bool, current int) planner.Step {
 	if j, ok := h.plans.index(now); ok {
 		for ; h.adopted <= j; h.adopted++ {
-			h.tuner.Adopt(h.plans.refits[h.adopted], h.plans.source.history(h.adopted))
+			r, ok := h.plans.refits.get(h.adopted)
+			if !ok {
+				break // the making ended early: plans.made says why
+			}
+			h.tuner.Adopt(r, h.plans.source.history(h.adopted))
 		}
 	}
 	var st planner.Step

@@ -91,10 +91,7 @@ func prepare(ctx context.Context, t Trace, cfg Config, forecasts bool) (*bench, 
 		if err != nil {
 			return nil, fmt.Errorf("backtest: %w", err)
 		}
-		if b.plans.refits, err = f.run(ctx); err != nil {
-			return nil, fmt.Errorf("backtest: %w", err)
-		}
-		b.plans.source = f
+		b.plans.refits, b.plans.source = f.start(ctx), f
 	}
 	return b, nil
 }
@@ -103,10 +100,24 @@ func prepare(ctx context.Context, t Trace, cfg Config, forecasts bool) (*bench, 
 // differs only in planner settings).
 func (b *bench) run(ctx context.Context, policies []string, cfg Config) (Report, error) {
 	tasks, report := b.runTasks(ctx, policies, cfg)
-	if err := runTasks(ctx, tasks, cfg.progress(StageReplays)); err != nil {
-		return Report{}, fmt.Errorf("backtest: %w", err)
+	if err := b.replay(ctx, tasks, cfg); err != nil {
+		return Report{}, err
 	}
 	return report(), nil
+}
+
+// replay runs the replays of tasks while the refits are made, and
+// returns the refits' error first: a replay that lacked its refits is not
+// valid.
+func (b *bench) replay(ctx context.Context, tasks []task, cfg Config) error {
+	err := runTasks(ctx, tasks, cfg.progress(StageReplays))
+	if made := b.plans.made(); made != nil {
+		return fmt.Errorf("backtest: %w", made)
+	}
+	if err != nil {
+		return fmt.Errorf("backtest: %w", err)
+	}
+	return nil
 }
 
 // runTasks returns the replays run makes, one task a policy, and the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -272,5 +273,47 @@ func TestFrontierPicksTheCheapestThatReaches(t *testing.T) {
 	}
 	if reactive != len(reactiveGrid()) {
 		t.Errorf("%d reactive trials, want the grid's %d", reactive, len(reactiveGrid()))
+	}
+}
+
+// A frontier's trial skips the wait and latency distributions, which only
+// its P99s read: its cost and SLO attainment are exactly those of the same
+// setting replayed in full.
+func TestFrontierTrialsCountAsFullRuns(t *testing.T) {
+	tr := squareWave(5, 10, 45)
+	cfg := testConfig()
+	frep, f, err := RunFrontier(context.Background(), tr, cfg, []float64{0.99}, PolicyReactive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staticCost := frep.static.Cost // the trials are priced against it
+	checked := 0
+	for _, knobs := range reactiveGrid()[:4] {
+		c := cfg
+		settings := map[string]string{}
+		for _, k := range knobs {
+			k.set(&c)
+			settings[k.name] = k.value
+		}
+		rep, err := Run(context.Background(), tr, c, PolicyReactive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := result(t, rep, PolicyReactive)
+		if full.P99WaitS == 0 && full.P99LatencyS == 0 {
+			t.Fatalf("%v: the full run has no P99s to leave out", settings)
+		}
+		for _, trial := range f.Trials {
+			if trial.Policy != PolicyReactive || !maps.Equal(trial.Settings, settings) {
+				continue
+			}
+			checked++
+			if want := full.Cost / staticCost; trial.CostVsStatic != want || trial.SLOAttainment != full.SLOAttainment {
+				t.Errorf("%v: trial %v of static at %v, full run %v at %v", settings, trial.CostVsStatic, trial.SLOAttainment, want, full.SLOAttainment)
+			}
+		}
+	}
+	if checked != 4 {
+		t.Errorf("%d trials matched, want 4", checked)
 	}
 }

@@ -138,7 +138,7 @@ func simulate(ctx context.Context, t Trace, cfg Config, name string, stream uint
 		}
 		raw := t.RPS[i/perStep]
 		scored := cfg.scored(at)
-		tk := sim.Serve(raw, scored)
+		tk := sim.Serve(raw, scored && !cfg.countsOnly)
 		if scored {
 			sc.add(tk, tick, c.Prices)
 			if !at.Before(warm) {

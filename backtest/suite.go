@@ -296,7 +296,11 @@ func (sb *suiteBench) hybrid(ctx context.Context, opts tune.Options, second bool
 	if err != nil {
 		return Result{}, err
 	}
-	return simulate(ctx, sb.b.trace, cfg, PolicyHybrid, 2, p)
+	r, err := simulate(ctx, sb.b.trace, cfg, PolicyHybrid, 2, p)
+	if made := sb.b.plans.made(); made != nil {
+		return Result{}, fmt.Errorf("backtest: %w", made)
+	}
+	return r, err
 }
 
 // withHybrid is the case's entry with the hybrid's run on the second

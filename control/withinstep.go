@@ -177,6 +177,9 @@ type ratios struct {
 	// below[b] is the mass of the bins before b.
 	below []float64
 	total float64
+	// edge1 is zEdge(1), the first bin's upper edge, which cdf reads at
+	// every call: kept here so that it is computed once a pool.
+	edge1 float64
 }
 
 // pool sums the histograms of the slots around slot s (spread either
@@ -200,7 +203,7 @@ func (w *withinStep) pool(s, spread int) (ratios, bool) {
 
 // poolOf sums histograms (nil ones hold nothing).
 func poolOf(hs [][]float32) (ratios, bool) {
-	r := ratios{bins: make([]float64, zBins)}
+	r := ratios{bins: make([]float64, zBins), edge1: zEdge(1)}
 	for _, h := range hs {
 		if h == nil {
 			continue
@@ -227,14 +230,14 @@ func (r ratios) cdf(x float64) float64 {
 	switch {
 	case x <= 0 || math.IsNaN(x):
 		return 0
-	case x >= zEdge(zBins):
+	case x >= zHigh: // zEdge(zBins), exactly
 		return 1
 	}
 	cum := 0.0
 	if x >= 1 {
 		cum += r.point
 	}
-	if e1 := zEdge(1); x < e1 {
+	if e1 := r.edge1; x < e1 {
 		return (cum + r.bins[0]*x/e1) / r.total
 	}
 	pos := math.Log2(x/zLow) * binsPerOctave
@@ -293,18 +296,71 @@ func mixtureQuantile(base float64, errs []float64, r ratios, q float64) float64 
 	if n == 0 {
 		return math.Max(base, 0) * r.quantile(q)
 	}
-	cdf := func(x float64) float64 {
-		s := 0.0
-		for _, e := range errs {
-			if l := base + e; l > 0 {
-				s += r.cdf(x / l)
-			} else {
-				s++
-			}
+	m := newMixture(base, errs, r)
+	return invert(m.cdf, math.Max(base+errs[n-1], 0)*r.top(), q)
+}
+
+// mixture is the distribution mixtureQuantile inverts, with what its cdf
+// needs of each level base + e worked out once: the bisection reads the
+// cdf a few dozen times, each over every level, so the logarithm of a
+// level is taken once rather than at every reading.
+type mixture struct {
+	r ratios
+	// none is how many levels stand for no demand (base + e ≤ 0).
+	none float64
+	// levels are the levels l above 0 and log2 their log2(l)·binsPerOctave.
+	levels, log2 []float64
+	n            float64
+}
+
+func newMixture(base float64, errs []float64, r ratios) mixture {
+	m := mixture{r: r, n: float64(len(errs)), levels: make([]float64, 0, len(errs)), log2: make([]float64, 0, len(errs))}
+	for _, e := range errs {
+		l := base + e
+		if l <= 0 {
+			m.none++
+			continue
 		}
-		return s / float64(n)
+		m.levels = append(m.levels, l)
+		m.log2 = append(m.log2, math.Log2(l)*binsPerOctave)
 	}
-	return invert(cdf, math.Max(base+errs[n-1], 0)*r.top(), q)
+	return m
+}
+
+// cdf is P(demand ≤ x): the mean over the levels l of r.cdf(x/l), the
+// bin of x/l found from log2(x) − log2(l) instead of a logarithm a level.
+func (m mixture) cdf(x float64) float64 {
+	if x <= 0 || math.IsNaN(x) {
+		return m.none / m.n
+	}
+	r := m.r
+	// pos(x/l) = log2(x/l / zLow)·binsPerOctave = log2(x)·bpo − log2(l)·bpo − log2(zLow)·bpo.
+	lx := math.Log2(x)*binsPerOctave - math.Log2(zLow)*binsPerOctave
+	s := m.none
+	for k, l := range m.levels {
+		z := x / l
+		if z >= zHigh {
+			s++
+			continue
+		}
+		cum := 0.0
+		if z >= 1 {
+			cum = r.point
+		}
+		if z < r.edge1 {
+			s += (cum + r.bins[0]*z/r.edge1) / r.total
+			continue
+		}
+		pos := lx - m.log2[k]
+		b := int(pos)
+		if b >= zBins {
+			s++
+			continue
+		}
+		b = max(b, 1) // rounding at the first edge: z ≥ edge1 lies in bin 1 or above
+		s += math.Min((cum+r.below[b]+r.bins[b]*(pos-float64(b)))/r.total, 1)
+	}
+	return s / m.n
 }
 
 // additiveQuantile is the q-quantile of base + e + scale·(u − 1) with e

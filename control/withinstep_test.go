@@ -611,3 +611,31 @@ func TestPoolCacheFollowsTheHistograms(t *testing.T) {
 		t.Errorf("pool read between the steps, then after = %+v; want the uncached %+v", got, want)
 	}
 }
+
+// The mixture's cdf reads each level's bin from logarithms taken once; it
+// agrees with the pool's own cdf of x/l, averaged over the levels, to
+// rounding, across the whole range of ratios, at and between the edges.
+func TestMixtureCDFAgreesWithThePool(t *testing.T) {
+	r := ratiosOf(t, 0.3, 0.7, 1, 1, 1.2, 2.5, 4, 9)
+	errs := []float64{-150, -20, -5, 0, 3, 40, 90}
+	const base = 100
+	m := newMixture(base, errs, r)
+	xs := []float64{0, 1e-3, 3, 6.25, 50, 99.9, 100, 100.1, 140, 333, 1000, 3199, 3200, 5000, 1e9}
+	for b := 0; b <= zBins; b++ { // every edge, scaled by a level
+		xs = append(xs, zEdge(b)*(base+errs[4]))
+	}
+	for _, x := range xs {
+		want := 0.0
+		for _, e := range errs {
+			if l := base + e; l > 0 {
+				want += r.cdf(x / l)
+			} else {
+				want++
+			}
+		}
+		want /= float64(len(errs))
+		if got := m.cdf(x); math.Abs(got-want) > 1e-12 {
+			t.Errorf("cdf(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
