@@ -313,6 +313,8 @@ type mixture struct {
 	n            float64
 }
 
+// newMixture works out the levels base + e of errs (sorted) and their
+// logarithms.
 func newMixture(base float64, errs []float64, r ratios) mixture {
 	m := mixture{r: r, n: float64(len(errs)), levels: make([]float64, 0, len(errs)), log2: make([]float64, 0, len(errs))}
 	for _, e := range errs {

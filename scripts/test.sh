@@ -22,9 +22,10 @@ pkgs=("${@:-./...}")
 
 # The packages whose code runs goroutines that share state: the collector
 # and its buffer, the service, the actuators (Safe's breakers, the KEDA
-# gRPC server), the stores, leader election, and the collector binary's
+# gRPC server), the stores, leader election, the backtest (its refits are
+# made while the replays that read them run), and the collector binary's
 # real-process tests.
-default_race="./collector/... ./service/... ./actuator/... ./store/... ./election/... ./internal/... ./cmd/collector"
+default_race="./collector/... ./service/... ./actuator/... ./store/... ./election/... ./internal/... ./backtest ./cmd/collector"
 if [ "${pkgs[*]}" = "./..." ]; then
   race_pkgs="${RACE_PKGS-$default_race}"
 else
