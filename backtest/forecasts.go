@@ -72,7 +72,7 @@ func (f *forecaster) start(ctx context.Context) *refitStream {
 	}
 	days := f.days(n)
 	progress := f.cfg.progress(StageRefits)
-	var made atomic.Int64
+	var count atomic.Int64
 	go func() {
 		defer close(s.done)
 		s.err = forEach(ctx, len(days), func(d int) error {
@@ -85,7 +85,7 @@ func (f *forecaster) start(ctx context.Context) *refitStream {
 				close(s.made[j])
 				prev = s.refits[j].Selection()
 				if progress != nil {
-					progress(int(made.Add(1)), n)
+					progress(int(count.Add(1)), n)
 				}
 			}
 			return nil

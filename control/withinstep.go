@@ -233,14 +233,29 @@ func (r ratios) cdf(x float64) float64 {
 	case x >= zHigh: // zEdge(zBins), exactly
 		return 1
 	}
-	cum := 0.0
-	if x >= 1 {
-		cum += r.point
+	cum, v, inFirst := r.head(x)
+	if inFirst {
+		return v
 	}
-	if e1 := r.edge1; x < e1 {
-		return (cum + r.bins[0]*x/e1) / r.total
+	return r.inBins(cum, math.Log2(x/zLow)*binsPerOctave)
+}
+
+// head is the part of cdf(z), 0 < z < zHigh, that needs no logarithm:
+// cum is the point mass at 1 when z ≥ 1, and when z lies in the first bin
+// inFirst is true and v is cdf(z).
+func (r *ratios) head(z float64) (cum, v float64, inFirst bool) {
+	if z >= 1 {
+		cum = r.point
 	}
-	pos := math.Log2(x/zLow) * binsPerOctave
+	if z < r.edge1 {
+		return cum, (cum + r.bins[0]*z/r.edge1) / r.total, true
+	}
+	return cum, 0, false
+}
+
+// inBins is cdf(z) for z past the first bin and below zHigh, from cum
+// (head's) and z's position in the bins, pos = log2(z/zLow)·binsPerOctave.
+func (r *ratios) inBins(cum, pos float64) float64 {
 	b := int(pos)
 	if b >= zBins {
 		return 1
@@ -331,11 +346,10 @@ func newMixture(base float64, errs []float64, r ratios) mixture {
 
 // cdf is P(demand ≤ x): the mean over the levels l of r.cdf(x/l), the
 // bin of x/l found from log2(x) − log2(l) instead of a logarithm a level.
-func (m mixture) cdf(x float64) float64 {
+func (m *mixture) cdf(x float64) float64 {
 	if x <= 0 || math.IsNaN(x) {
 		return m.none / m.n
 	}
-	r := m.r
 	// pos(x/l) = log2(x/l / zLow)·binsPerOctave = log2(x)·bpo − log2(l)·bpo − log2(zLow)·bpo.
 	lx := math.Log2(x)*binsPerOctave - math.Log2(zLow)*binsPerOctave
 	s := m.none
@@ -345,22 +359,11 @@ func (m mixture) cdf(x float64) float64 {
 			s++
 			continue
 		}
-		cum := 0.0
-		if z >= 1 {
-			cum = r.point
+		cum, v, inFirst := m.r.head(z)
+		if !inFirst {
+			v = m.r.inBins(cum, lx-m.log2[k])
 		}
-		if z < r.edge1 {
-			s += (cum + r.bins[0]*z/r.edge1) / r.total
-			continue
-		}
-		pos := lx - m.log2[k]
-		b := int(pos)
-		if b >= zBins {
-			s++
-			continue
-		}
-		b = max(b, 1) // rounding at the first edge: z ≥ edge1 lies in bin 1 or above
-		s += math.Min((cum+r.below[b]+r.bins[b]*(pos-float64(b)))/r.total, 1)
+		s += v
 	}
 	return s / m.n
 }
