@@ -491,6 +491,9 @@ func (r *rig) replay(ctx context.Context, demand datasets.Series, from int, w io
 			return nil
 		}
 		if err := writeDemand(ctx, r.db, demand, i, i+1); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while writing: a stop, not a failure
+			}
 			return err
 		}
 		r.clock.set(sim)
