@@ -49,7 +49,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		warmStartSec: gauge("pool_warm_start_seconds", "The warm start the pool plans with (its lead with a warm tier): its warm_start, or its measured warm starts once learn_boot_delay put them in force; 0 without a warm tier."),
 		capacityShort: gauge("pool_capacity_short_seconds",
 			"How long desired instances have exceeded ready ones without a break, at the last decision (0 when they do not)."),
-		policy: gauge("pool_policy", "1 for the kind of candidate policy the tuner follows (hybrid, forecast-only, hybrid-additive, forecast-only-additive, reactive, reactive-surge, flat).", "candidate"),
+		policy: gauge("pool_policy", "1 for the kind of candidate policy the tuner follows (hybrid, forecast-only, hybrid-additive, forecast-only-additive, reactive, reactive-surge, flat, schedule).", "candidate"),
 		burn:   gauge("pool_slo_burn_rate", "The live estimate of the miss budget's burn over the tuner's guard window (1: as fast as the SLO allows)."),
 		saving: gauge("pool_saving_ratio", "1 − the replayed cost of the candidate the tuner follows ÷ the baseline's, the cheaper of a reactive and a flat fleet "+
 			"that met the SLO, both replayed on the pool's demand over tune.window (absent until such a baseline exists; a forecast-only pool applies nothing, so it would save this)."),

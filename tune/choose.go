@@ -187,6 +187,9 @@ func (t *Tuner) standingsTrimmed(now time.Time, trim int) []Standing {
 	if flat != nil {
 		out = append(out, *flat)
 	}
+	if t.sched != nil {
+		out = append(out, stand(t.sched))
+	}
 	// The flat size in force stands on its own too, so that it stays
 	// while it qualifies (the incumbent's rule in choose).
 	if t.chosen == Flat && (flat == nil || flat.Name != flatName(t.flatN)) {
@@ -286,6 +289,7 @@ func (t *Tuner) chosenName() string {
 func (t *Tuner) tune(now time.Time) {
 	if day := dayOf(now); day > t.tunedDay && t.tuneFrom > 0 {
 		t.tunedDay = day
+		t.refitSchedule(now)
 		t.choose(now)
 	}
 }
@@ -394,6 +398,11 @@ func (t *Tuner) adopt(name string, now time.Time, why string) {
 		return
 	}
 	t.chosen, t.flatN = name, 0
+	if name == Schedule && t.sched != nil {
+		t.live.Follow(t.cands[0].ctl)
+		t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: t.sched.size(now)})
+		return
+	}
 	if c := t.find(name); c != nil {
 		t.live.Follow(c.ctl)
 	}

@@ -1,7 +1,8 @@
 // Package tune lets each pool choose, walk-forward, the policy that has
-// lately been the cheapest at its SLO: the hybrid, the hybrid with more
-// headroom, the forecast plan alone, the reactive rules alone (two
-// settings) or a flat fleet.
+// lately been the cheapest at its SLO: the hybrid or the forecast plan
+// alone (each with bursts learned as a share of the level or as a height
+// of their own), the reactive rules alone (nine settings, and with the
+// surge rule), a flat fleet, or a schedule of sizes by hour of the day.
 //
 // No fixed policy wins on every kind of traffic. A forecast pays on
 // smooth daily and weekly rhythms; on traffic whose bursts are shorter
@@ -27,7 +28,9 @@
 // The flat candidate is a grid of fixed fleet sizes, each replayed; the
 // candidate is the smallest size whose window qualifies. A size added at a
 // new peak is charged, for the days before it, what a smaller size that
-// lived through them missed. Everything is
+// lived through them missed. The flat sizes' twins also keep their
+// figures per hour, which the schedule candidate is fitted to each day
+// (schedule.go); its own twin follows each day's fit. Everything is
 // causal: a day's choice reads only the days before it, so the backtest
 // (whose hybrid policy is a Tuner) scores what `forecaster serve` would
 // have done.

@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/prewarm/prewarm/control"
@@ -44,6 +45,11 @@ type CandidateState struct {
 	Since        time.Time
 	Adopted      time.Time
 	Days, Recent []Score
+	// Hourly is a flat size's record per hour over the window, which the
+	// schedule is fitted to; Schedule the schedule candidate's size per
+	// hour of the day.
+	Hourly   []Score
+	Schedule []int
 	// Policy is its controller's policy state (none for a flat size).
 	Policy *control.PolicyState
 }
@@ -62,7 +68,8 @@ func (t *Tuner) State() State {
 		LiveRecent: exportScores(t.liveRecent), LastEst: t.lastEst, GuardedAt: t.guardedAt}
 	for _, c := range t.all() {
 		cs := CandidateState{Name: c.name, Flat: c.flat, Since: c.since, Adopted: c.adopted,
-			Days: exportScores(c.days), Recent: exportScores(c.recent)}
+			Days: exportScores(c.days), Recent: exportScores(c.recent), Hourly: c.hourly.export(),
+			Schedule: slices.Clone(c.schedule)}
 		if c.ctl != nil {
 			p := c.ctl.Policy()
 			cs.Policy = &p
@@ -118,23 +125,48 @@ func (t *Tuner) Restore(st State) error {
 	for _, c := range t.cands {
 		c.ctl.Replan(t.live)
 	}
-	t.flats = nil
+	t.flats, t.sched = nil, nil
 	for _, cs := range st.Candidates {
-		if cs.Flat > 0 {
+		switch {
+		case cs.Flat > 0:
 			t.flats = append(t.flats, &candidate{name: flatName(cs.Flat), flat: cs.Flat, since: cs.Since,
-				days: importScores(cs.Days), recent: importScores(cs.Recent)})
+				days: importScores(cs.Days), recent: importScores(cs.Recent), hourly: importHours(cs.Hourly)})
+		case cs.Name == Schedule && len(cs.Schedule) == hoursPerDay:
+			t.sched = &candidate{name: Schedule, schedule: slices.Clone(cs.Schedule), lead: t.base.Fleet.BootDelay,
+				since: cs.Since, days: importScores(cs.Days), recent: importScores(cs.Recent)}
 		}
 	}
-	if t.find(t.chosen) == nil && t.chosen != Flat {
+	if t.find(t.chosen) == nil && t.chosen != Flat && !(t.chosen == Schedule && t.sched != nil) {
 		t.chosen, t.flatN = Hybrid, 0 // a candidate no longer replayed
 	}
 	if c := t.followed(); c != nil {
 		t.live.Follow(c.ctl)
-		if t.chosen == Flat {
+		switch t.chosen {
+		case Flat:
 			t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: t.flatN})
+		case Schedule: // the schedule's largest until the next decision sets the hour's
+			t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: slices.Max(t.sched.schedule)})
 		}
 	}
 	return nil
+}
+
+// export lists the hours as scores (At: the hour since the epoch).
+func (m *hourMisses) export() []Score {
+	out := make([]Score, len(m.list))
+	for i, h := range m.list {
+		out[i] = Score{At: m.end - int64(len(m.list)-i), Arrived: h.arrived, Late: h.late}
+	}
+	return out
+}
+
+// importHours is the hours that export listed.
+func importHours(l []Score) hourMisses {
+	var m hourMisses
+	for _, s := range l {
+		m.add(s.At, s.Arrived, s.Late, len(l))
+	}
+	return m
 }
 
 func exportScores(l []score) []Score {
@@ -204,8 +236,11 @@ func (st State) check() error {
 		return fmt.Errorf("live scores, flat size %d or peak need %d out of range", st.FlatN, st.PeakNeed)
 	}
 	for _, c := range st.Candidates {
-		if bad(c.Days) || bad(c.Recent) || c.Flat < 0 {
+		if bad(c.Days) || bad(c.Recent) || bad(c.Hourly) || c.Flat < 0 {
 			return fmt.Errorf("candidate %q: scores or flat size out of range", c.Name)
+		}
+		if len(c.Schedule) != 0 && (len(c.Schedule) != hoursPerDay || slices.Min(c.Schedule) < 0) {
+			return fmt.Errorf("candidate %q: want %d sizes of at least 0 a day, have %v", c.Name, hoursPerDay, c.Schedule)
 		}
 	}
 	return nil

@@ -143,13 +143,20 @@ type candidate struct {
 	calibrated bool
 	ctl        *control.Controller // nil for a flat size
 	flat       int                 // the size, for a flat one
-	twin       *fleetsim.Sim
+	// schedule is the schedule candidate's size per hour of the day, and
+	// lead how far ahead it starts the next hour's boots.
+	schedule []int
+	lead     time.Duration
+	twin     *fleetsim.Sim
 	// since is when its twin began; adopted the time of the last refit
 	// its controller adopted.
 	since, adopted time.Time
 	// days are the per-day figures, oldest first, over the window;
 	// recent the per-hour ones over the guard window.
 	days, recent []score
+	// hourly are a flat size's per-hour figures over the window, which
+	// the schedule is fitted to.
+	hourly hourMisses
 }
 
 // score is what a twin spent and served over a day or an hour.
@@ -173,8 +180,9 @@ type Tuner struct {
 	base   planner.Config
 	cands  []*candidate
 	flats  []*candidate
-	chosen string // the candidate in force: a name, or "flat"
-	flatN  int    // the flat size in force when chosen is Flat
+	sched  *candidate // the schedule, from its first fit
+	chosen string     // the candidate in force: a name, or "flat"
+	flatN  int        // the flat size in force when chosen is Flat
 	why    string
 	// tunedDay is the day the last daily choice was made; started is
 	// when the twins began; tuneFrom the first day the candidates are
@@ -327,7 +335,7 @@ func (t *Tuner) followed() *candidate {
 	if !t.opts.Enabled || len(t.cands) == 0 {
 		return nil
 	}
-	if t.chosen == Flat {
+	if t.chosen == Flat || t.chosen == Schedule {
 		return t.cands[0]
 	}
 	return t.find(t.chosen)
@@ -340,6 +348,7 @@ func (t *Tuner) Decide(ctx context.Context, now time.Time, obs planner.Observati
 	if t.opts.Enabled {
 		t.replay(ctx, obs)
 		t.tune(now)
+		t.holdSchedule(now)
 	}
 	st := t.live.Decide(now, obs, current)
 	if t.opts.Enabled {
@@ -374,6 +383,9 @@ func (t *Tuner) replay(ctx context.Context, obs planner.Observation) {
 	for _, c := range t.flats {
 		c.replay(ctx, from, obs.At, obs.DemandRPS, t.opts, t.base.Prices)
 	}
+	if t.sched != nil {
+		t.sched.replay(ctx, from, obs.At, obs.DemandRPS, t.opts, t.base.Prices)
+	}
 	// Every twin has passed the refits made before from.
 	k := 0
 	for k < len(t.pending) && !t.pending[k].refit.At.After(from) {
@@ -403,7 +415,13 @@ func (t *Tuner) replayCandidate(ctx context.Context, i int, from time.Time, obs 
 }
 
 // all lists the candidates and the flat sizes.
-func (t *Tuner) all() []*candidate { return append(slices.Clone(t.cands), t.flats...) }
+func (t *Tuner) all() []*candidate {
+	all := append(slices.Clone(t.cands), t.flats...)
+	if t.sched != nil {
+		all = append(all, t.sched)
+	}
+	return all
+}
 
 // start makes the twins at from, each with the instances the first
 // demand needs ready.
@@ -438,6 +456,9 @@ func (t *Tuner) start(from time.Time, obs planner.Observation) {
 			c.twin = t.newTwin(from, c.flat, uint64(1000+c.flat))
 		}
 	}
+	if c := t.sched; c != nil && c.twin == nil {
+		c.twin = t.newTwin(from, c.size(from), scheduleStream)
+	}
 }
 
 func (t *Tuner) newTwin(from time.Time, initial int, stream uint64) *fleetsim.Sim {
@@ -462,7 +483,7 @@ func (c *candidate) replay(ctx context.Context, from, until time.Time, rps float
 		}
 		counts := c.twin.Counts()
 		current := counts.Desired
-		st := planner.Step{At: at, Desired: c.flat}
+		st := planner.Step{At: at, Desired: c.size(at)}
 		if c.ctl != nil {
 			if seen, ok := c.twin.Latest(); ok {
 				st = c.ctl.Decide(at, seen, current)
@@ -487,6 +508,9 @@ func (c *candidate) add(at time.Time, s score, o Options) {
 	c.days = addScore(c.days, s, int64(o.Window/(24*time.Hour))+1)
 	s.At = hourOf(at)
 	c.recent = addScore(c.recent, s, int64(o.GuardWindow/time.Hour)+1)
+	if c.flat > 0 {
+		c.hourly.add(s.At, s.Arrived, max(s.Late, 0), int(o.Window/time.Hour)+hoursPerDay)
+	}
 }
 
 // addScore adds s to the last entry of list when it is for the same

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -389,6 +390,14 @@ func TestStateRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("restored choice\n%+v\nwant\n%+v", got, want)
 	}
+	if !slices.ContainsFunc(want.Candidates, func(s Standing) bool { return s.Name == Schedule }) {
+		t.Errorf("no schedule among the standings after nine days: %+v", want.Candidates)
+	}
+	// The flat sizes' hours come back too: the next day's schedule is
+	// fitted alike.
+	if a, b := tu.fitSchedule(r.now()), back.fitSchedule(r.now()); a == nil || !slices.Equal(a, b) {
+		t.Errorf("restored schedule fit %v, want %v", b, a)
+	}
 }
 
 // The live controller's state saved alone (a state file without tuning)
@@ -415,6 +424,17 @@ func TestDecodeState(t *testing.T) {
 			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Recent: []Score{{Late: math.Inf(1)}}}}
 		}},
 		{"negative flat size", func(s *State) { s.FlatN = -2 }},
+		{"a schedule of 23 hours", func(s *State) {
+			s.Candidates = []CandidateState{{Name: Schedule, Schedule: make([]int, 23)}}
+		}},
+		{"a negative scheduled size", func(s *State) {
+			sizes := make([]int, 24)
+			sizes[5] = -1
+			s.Candidates = []CandidateState{{Name: Schedule, Schedule: sizes}}
+		}},
+		{"NaN in a flat size's hours", func(s *State) {
+			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{Late: math.NaN()}}}}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
