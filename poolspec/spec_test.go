@@ -414,7 +414,7 @@ func TestTuneEnabledAndItsOlderKey(t *testing.T) {
 		{"both", head + "      enabled: true\n      off: true\n", false, "8: pools[0].tune.off: give one of enabled (line 7) and off, not both"},
 		{"both, older first", head + "      off: true\n      enabled: false\n", false, "8: pools[0].tune.enabled: give one of enabled and off (line 7), not both"},
 		{"older key not a boolean", head + "      off: maybe\n", false, `7: pools[0].tune.off: "maybe" is not true or false`},
-		{"typo", head + "      enable: true\n", false, "7: pools[0].tune.enable: unknown key (known: enabled, guard_burn,"},
+		{"typo", head + "      enable: true\n", false, "7: pools[0].tune.enable: unknown key (known: cost_half_life, enabled, guard_burn,"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := Parse([]byte(tc.yaml), "p.yml", testBackends)

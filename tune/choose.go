@@ -152,7 +152,8 @@ type Standing struct {
 	// size added at a new peak: with the days a smaller one replayed).
 	Days int `json:"days"`
 	// Cost is what its twin cost over those days, in the prices'
-	// currency, and SLO the share of its requests served within the SLO.
+	// currency, recent days weighing more (tune.cost_half_life), and SLO
+	// the share of its requests served within the SLO (tune.half_life).
 	Cost float64 `json:"cost"`
 	SLO  float64 `json:"slo_attainment"`
 	// Qualifies is true when it has the history and left the margin of
@@ -211,11 +212,10 @@ func (t *Tuner) standing(c *candidate, now time.Time, trim int) (s Standing, arr
 	today, days := dayOf(now), int64(t.opts.Window/(24*time.Hour))
 	minDays := int64(t.opts.MinHistory / (24 * time.Hour))
 	halfLife := t.opts.HalfLife.Hours() / 24
-	w, age := c.window(today, days, t.tuneFrom, halfLife, trim)
-	if c.flat > 0 {
-		w, age = t.flatWindow(c, today, days, halfLife, trim)
-	}
-	s = Standing{Name: c.name, Days: int(max(age, 0)), Cost: w.Cost, SLO: 1 - w.missShare()}
+	w, age := t.windowOf(c, today, days, halfLife, trim)
+	// The cost's days weigh by their own half-life (Options.CostHalfLife).
+	cost, _ := t.windowOf(c, today, days, t.opts.CostHalfLife.Hours()/24, trim)
+	s = Standing{Name: c.name, Days: int(max(age, 0)), Cost: cost.Cost, SLO: 1 - w.missShare()}
 	// A fixed rule must leave the margin unspent; a calibrated one may
 	// overrun the budget by Slack, as it corrects itself.
 	bar := (1 - t.opts.Margin) * t.budget()
@@ -226,18 +226,28 @@ func (t *Tuner) standing(c *candidate, now time.Time, trim int) (s Standing, arr
 	return s, w.Arrived
 }
 
+// windowOf is a candidate's window (flatWindow for a flat size).
+func (t *Tuner) windowOf(c *candidate, today, days int64, halfLife float64, trim int) (score, int64) {
+	if c.flat > 0 {
+		return t.flatWindow(c, today, days, halfLife, trim)
+	}
+	return c.window(today, days, t.tuneFrom, halfLife, trim)
+}
+
 // Saving sets the candidate in force against the baseline a team would
 // otherwise run: the cheapest of the rules that use no forecast (every
 // reactive setting and every flat size) that met the SLO over the tuning
 // window, all of them replayed on the pool's own demand over the same
-// days.
+// days. The schedule is not among them: it is refitted every day from
+// the flat sizes' hours by the tuner itself, which a team without it
+// would not do.
 type Saving struct {
 	// Baseline names that rule ("flat 7", "reactive 80%/40%/15%"); empty
 	// while none has met the SLO over tune.min_history.
 	Baseline string `json:"baseline,omitempty"`
 	// Cost and BaselineCost are the candidate in force's and the
 	// baseline's replayed cost over the window, in the prices' currency,
-	// recent days weighing more (tune.half_life); Days is how many days
+	// recent days weighing more (tune.cost_half_life); Days is how many days
 	// the window holds.
 	Cost         float64 `json:"cost"`
 	BaselineCost float64 `json:"baseline_cost"`
@@ -386,7 +396,8 @@ func (t *Tuner) hasHistory(s Standing) bool {
 }
 
 // adopt puts a candidate in force: the live controller follows its
-// twin's controller (or holds the flat size).
+// twin's controller (or holds the flat size, or the schedule's size for
+// the hour).
 func (t *Tuner) adopt(name string, now time.Time, why string) {
 	t.why = fmt.Sprintf("%s: %s", now.UTC().Format("2006-01-02 15:04"), why)
 	if n, ok := strings.CutPrefix(name, Flat+" "); ok {

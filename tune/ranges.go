@@ -18,6 +18,8 @@ func (o Options) CheckRanges(rc planner.RangeChecker) {
 	rc.Float(planner.Range[float64]{Key: "tune.margin", Value: o.Margin, Hi: 0.9})
 	rc.Duration(planner.Range[time.Duration]{Key: "tune.half_life", Value: o.HalfLife, Lo: day, Hi: o.Window, HiKey: "tune.window",
 		NegativeOff: true})
+	rc.Duration(planner.Range[time.Duration]{Key: "tune.cost_half_life", Value: o.CostHalfLife, Lo: time.Hour, Hi: o.Window,
+		HiKey: "tune.window", NegativeOff: true})
 	rc.Int(planner.Range[int]{Key: "tune.trim", Value: o.Trim, Hi: maxTrim})
 	rc.Float(planner.Range[float64]{Key: "tune.slack", Value: o.Slack, Hi: 2})
 	rc.Float(planner.Range[float64]{Key: "tune.hysteresis", Value: o.Hysteresis, Hi: 0.5})

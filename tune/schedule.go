@@ -8,9 +8,9 @@ import (
 	"github.com/prewarm/prewarm/control"
 )
 
-// The schedule candidate is a fleet sized per hour of the UTC day: the
-// schedule a team would write from its own history, fitted again each
-// day. The flat sizes' twins record what each size missed in every hour;
+// The schedule candidate is a fleet sized per hour of the UTC day,
+// fitted again each day to the pool's own history, as a team would write a
+// schedule from it. The flat sizes' twins record what each size missed in every hour;
 // the day's fit holds every hour at a sum of a share of the hour's mean
 // need and a common headroom (a flat fleet is the share 0), the
 // cheapest of that family whose misses over the window stay within the
@@ -33,19 +33,21 @@ const hoursPerDay = 24
 var scheduleShares = []float64{0, 0.5, 1, 1.5, 2, 3}
 
 // size is the fleet a candidate holds at when it holds one: a flat size,
-// or the schedule's size for the hour, the next hour's already when it is
-// larger and due within a boot (lead), so that it is ready when its hour
-// starts.
+// or the largest of the schedule's sizes for the hours from at to a boot
+// (lead) later, so that a larger size is ready when its hour starts.
 func (c *candidate) size(at time.Time) int {
 	if len(c.schedule) != hoursPerDay {
 		return c.flat
 	}
-	n := c.schedule[hourOf(at)%hoursPerDay]
-	if c.lead > 0 {
-		n = max(n, c.schedule[hourOf(at.Add(c.lead))%hoursPerDay])
+	n := 0
+	for h, last := hourOf(at), hourOf(at.Add(max(c.lead, 0))); h <= last && h < hourOf(at)+hoursPerDay; h++ {
+		n = max(n, c.schedule[hourOfDay(h)])
 	}
 	return n
 }
+
+// hourOfDay is the UTC hour of the day of an hour since the epoch.
+func hourOfDay(hour int64) int { return int((hour%hoursPerDay + hoursPerDay) % hoursPerDay) }
 
 // hourMisses is a flat size's requests and misses per hour, the newest
 // last, over the window and a day: what the schedule is fitted to. A twin
@@ -61,10 +63,10 @@ type hourMiss struct{ arrived, late float64 }
 
 // add counts a tick's requests and misses in its hour, keeping keep hours.
 func (m *hourMisses) add(hour int64, arrived, late float64, keep int) {
-	if len(m.list) == 0 || hour-m.end >= int64(keep) {
+	if len(m.list) == 0 || (hour >= m.end && hour-m.end >= int64(keep)) {
 		m.list, m.end = m.list[:0], hour // the first hour, or a gap longer than what is kept
 	}
-	for ; m.end <= hour; m.end++ {
+	for ; m.end <= hour; m.end++ { // at most keep hours: a longer gap started afresh above
 		m.list = append(m.list, hourMiss{})
 	}
 	if over := len(m.list) - keep; over > 0 {
@@ -110,7 +112,7 @@ func (t *Tuner) hourTable(now time.Time) (hourTable, bool) {
 	halfLife := t.opts.HalfLife.Hours() / 24
 	var arrived, weight [hoursPerDay]float64
 	for hour := first * hoursPerDay; hour < today*hoursPerDay; hour++ {
-		w, h := 1.0, hour%hoursPerDay
+		w, h := 1.0, hourOfDay(hour)
 		if halfLife > 0 {
 			w = math.Exp2(-float64(today-1-hour/hoursPerDay) / halfLife)
 		}
@@ -169,6 +171,25 @@ func (tab hourTable) fit(share, headroom float64) (sizes []int, misses float64, 
 	return sizes, misses, instanceHours
 }
 
+// headrooms are the whole headrooms, from 0 up to the largest flat size,
+// at which some hour's size changes for share: the fit is the same
+// between two of them, so trying these finds the smallest that meets the
+// bar as trying every one would.
+func (tab hourTable) headrooms(share float64) []int {
+	top := tab.sizes[len(tab.sizes)-1]
+	out := []int{0}
+	for h := range hoursPerDay {
+		for _, n := range tab.sizes {
+			// the smallest b with ⌈share·need + b⌉ past n (as fit rounds)
+			if b := int(math.Floor(float64(n)-share*tab.need[h]+1e-9)) + 1; b > 0 && b <= top {
+				out = append(out, b)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // fitSchedule is the cheapest schedule of the family whose misses over
 // the window leave Margin of the miss budget unspent, as a fixed rule's
 // must; every hour at the largest flat size when none does. Nil when
@@ -182,7 +203,7 @@ func (t *Tuner) fitSchedule(now time.Time) []int {
 	var best []int
 	bestCost := math.MaxInt
 	for _, share := range scheduleShares {
-		for headroom := 0; headroom <= tab.sizes[len(tab.sizes)-1]; headroom++ {
+		for _, headroom := range tab.headrooms(share) {
 			sizes, misses, cost := tab.fit(share, float64(headroom))
 			if misses <= allowed {
 				if cost < bestCost {
@@ -199,8 +220,7 @@ func (t *Tuner) fitSchedule(now time.Time) []int {
 }
 
 // refitSchedule fits the day's schedule; the first fit starts the
-// schedule candidate, its twin at the flat twins' clock and its days
-// scored from that day on.
+// schedule candidate, its twin at the flat twins' clock.
 func (t *Tuner) refitSchedule(now time.Time) {
 	sizes := t.fitSchedule(now)
 	if sizes == nil {
@@ -210,9 +230,12 @@ func (t *Tuner) refitSchedule(now time.Time) {
 		t.sched.schedule = sizes
 		return
 	}
+	if t.flats[0].twin == nil {
+		return // the twins start again at the next observation (Restore)
+	}
 	clock := t.flats[0].twin.Now()
-	c := &candidate{name: Schedule, schedule: sizes, lead: t.base.Fleet.BootDelay,
-		since: time.Unix(dayOf(clock)*86400, 0).UTC().Add(-time.Nanosecond)} // scored from clock's day
+	// Scored from the next whole day, as a flat size added at a new peak.
+	c := &candidate{name: Schedule, schedule: sizes, lead: t.base.Fleet.BootDelay, since: clock}
 	if c.twin = t.newTwin(clock, c.size(clock), scheduleStream); c.twin != nil {
 		t.sched = c
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/planner"
 )
 
 // StateVersion is the version of State's encoding. A state of another
@@ -160,13 +161,28 @@ func (m *hourMisses) export() []Score {
 	return out
 }
 
-// importHours is the hours that export listed.
+// importHours is the hours that export listed (checkHours checked).
 func importHours(l []Score) hourMisses {
 	var m hourMisses
 	for _, s := range l {
-		m.add(s.At, s.Arrived, s.Late, len(l))
+		m.add(s.At, s.Arrived, s.Late, maxHours)
 	}
 	return m
+}
+
+// maxHours bounds a flat size's hours: the longest window and a day.
+const maxHours = int((MaxWindow + 24*time.Hour) / time.Hour)
+
+// checkHours refuses hours that do not increase, that span more than
+// maxHours, or that lie beyond the years ±100,000 from the epoch.
+func checkHours(l []Score) error {
+	const far = 100_000 * 366 * hoursPerDay
+	for i, s := range l {
+		if s.At < -far || s.At > far || (i > 0 && s.At <= l[i-1].At) || s.At-l[0].At >= int64(maxHours) {
+			return fmt.Errorf("hour %d of its hourly record is out of order or range", s.At)
+		}
+	}
+	return nil
 }
 
 func exportScores(l []score) []Score {
@@ -212,8 +228,9 @@ func DecodeState(data []byte) (st State, fresh bool, err error) {
 	return State{Version: StateVersion, Controller: cs, Chosen: Hybrid}, true, nil
 }
 
-// check refuses scores that are not finite and non-negative, and a
-// controller state out of range.
+// check refuses scores that are not finite and non-negative, flat sizes,
+// schedules and hourly records out of range, and a controller state out
+// of range.
 func (st State) check() error {
 	data, err := st.Controller.Encode()
 	if err == nil {
@@ -239,8 +256,11 @@ func (st State) check() error {
 		if bad(c.Days) || bad(c.Recent) || bad(c.Hourly) || c.Flat < 0 {
 			return fmt.Errorf("candidate %q: scores or flat size out of range", c.Name)
 		}
-		if len(c.Schedule) != 0 && (len(c.Schedule) != hoursPerDay || slices.Min(c.Schedule) < 0) {
-			return fmt.Errorf("candidate %q: want %d sizes of at least 0 a day, have %v", c.Name, hoursPerDay, c.Schedule)
+		if len(c.Schedule) != 0 && (len(c.Schedule) != hoursPerDay || slices.Min(c.Schedule) < 1 || slices.Max(c.Schedule) > planner.MaxFleet) {
+			return fmt.Errorf("candidate %q: want %d sizes of 1 to %d a day, have %v", c.Name, hoursPerDay, planner.MaxFleet, c.Schedule)
+		}
+		if err := checkHours(c.Hourly); err != nil {
+			return fmt.Errorf("candidate %q: %w", c.Name, err)
 		}
 	}
 	return nil

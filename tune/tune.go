@@ -24,6 +24,13 @@ type Options struct {
 	// HalfLife of age, so that a bad week fades (default 4 days; 1 day to
 	// Window; negative: every day alike).
 	HalfLife time.Duration `yaml:"half_life"`
+	// CostHalfLife weighs the window's days in a candidate's cost as
+	// HalfLife does in its misses (default 1 day; 1 hour to Window;
+	// negative: every day alike). It is shorter: misses are rare and need
+	// the window's memory, while cost is measured every minute and drifts,
+	// as a calibrated candidate lowers its own headroom, so its recent days
+	// say most of what it costs now.
+	CostHalfLife time.Duration `yaml:"cost_half_life"`
 	// MinHistory is how long a candidate must have been replayed before
 	// it can be chosen (default 7 days; 1 day to Window).
 	MinHistory time.Duration `yaml:"min_history"`
@@ -92,6 +99,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.HalfLife == 0 {
 		o.HalfLife = 4 * 24 * time.Hour
+	}
+	if o.CostHalfLife == 0 {
+		o.CostHalfLife = 24 * time.Hour
 	}
 	if o.Slack == 0 {
 		o.Slack = 1
@@ -330,7 +340,8 @@ func (t *Tuner) Adopt(r control.Refit, history []float64) control.Refit {
 }
 
 // followed is the twin whose controller the live one plans as: the
-// chosen candidate's, the hybrid's for a flat size, nil without twins.
+// chosen candidate's, the hybrid's for a flat size or the schedule, nil
+// without twins.
 func (t *Tuner) followed() *candidate {
 	if !t.opts.Enabled || len(t.cands) == 0 {
 		return nil
@@ -358,8 +369,11 @@ func (t *Tuner) Decide(ctx context.Context, now time.Time, obs planner.Observati
 }
 
 // Hold is the live controller's Hold: the signals cannot be read, so
-// nothing is replayed either.
+// nothing is replayed either; a schedule in force still turns its hour.
 func (t *Tuner) Hold(now time.Time, current int, why string) planner.Step {
+	if t.opts.Enabled {
+		t.holdSchedule(now) // the schedule's hours turn without metrics too
+	}
 	return t.live.Hold(now, current, why)
 }
 
@@ -414,7 +428,7 @@ func (t *Tuner) replayCandidate(ctx context.Context, i int, from time.Time, obs 
 	c.replay(ctx, from, obs.At, obs.DemandRPS, t.opts, t.base.Prices)
 }
 
-// all lists the candidates and the flat sizes.
+// all lists the candidates, the flat sizes and the schedule.
 func (t *Tuner) all() []*candidate {
 	all := append(slices.Clone(t.cands), t.flats...)
 	if t.sched != nil {

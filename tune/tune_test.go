@@ -175,6 +175,10 @@ func TestOptionsValidateNamesTheKey(t *testing.T) {
 		{"margin NaN", func(o *Options) { o.Margin = math.NaN() }, "margin"},
 		{"half-life of an hour", func(o *Options) { o.HalfLife = time.Hour }, "half_life"},
 		{"no half-life", func(o *Options) { o.HalfLife = -1 }, ""},
+		{"cost half-life of a minute", func(o *Options) { o.CostHalfLife = time.Minute }, "cost_half_life"},
+		{"cost half-life beyond the window", func(o *Options) { o.CostHalfLife = 20 * day }, "cost_half_life"},
+		{"cost half-life of an hour", func(o *Options) { o.CostHalfLife = time.Hour }, ""},
+		{"no cost half-life", func(o *Options) { o.CostHalfLife = -1 }, ""},
 		{"trim", func(o *Options) { o.Trim = 4 }, "trim"},
 		{"slack", func(o *Options) { o.Slack = 3 }, "slack"},
 		{"hysteresis", func(o *Options) { o.Hysteresis = 0.6 }, "hysteresis"},
@@ -435,6 +439,16 @@ func TestDecodeState(t *testing.T) {
 		{"NaN in a flat size's hours", func(s *State) {
 			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{Late: math.NaN()}}}}
 		}},
+		{"a flat size's hours out of order", func(s *State) {
+			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{At: 5}, {At: 4}}}}
+		}},
+		{"a flat size's hour at the end of time", func(s *State) {
+			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{At: math.MaxInt64}}}}
+		}},
+		{"a scheduled size of 0", func(s *State) {
+			sizes := make([]int, 24)
+			s.Candidates = []CandidateState{{Name: Schedule, Schedule: sizes}}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -465,6 +479,9 @@ func FuzzDecodeState(f *testing.F) {
 		{Version: StateVersion, Controller: ctl.State(), Chosen: Hybrid},
 		{Version: StateVersion, Controller: ctl.State(), Chosen: Flat, FlatN: 4,
 			Candidates: []CandidateState{{Name: "flat 4", Flat: 4, Days: []Score{{At: 20000, Cost: 3, Arrived: 100, Late: 1}}}}},
+		{Version: StateVersion, Controller: ctl.State(), Chosen: Schedule, Candidates: []CandidateState{
+			{Name: "flat 4", Flat: 4, Hourly: []Score{{At: 480000, Arrived: 100, Late: 1}, {At: 480002, Arrived: 50}}},
+			{Name: Schedule, Schedule: []int{4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7, 6, 5, 4, 4}}}},
 	} {
 		data, err := st.Encode()
 		if err != nil {
@@ -492,6 +509,9 @@ func FuzzDecodeState(f *testing.F) {
 		if !bytes.Equal(a, again) {
 			t.Error("decoding and encoding again changed the state")
 		}
+		// What DecodeState accepts a tuner restores, or refuses, without
+		// a panic.
+		_ = newTuner(t, Options{}).Restore(st)
 	})
 }
 
