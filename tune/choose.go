@@ -405,13 +405,13 @@ func (t *Tuner) adopt(name string, now time.Time, why string) {
 		fmt.Sscan(n, &size)
 		t.chosen, t.flatN = Flat, size
 		t.live.Follow(t.cands[0].ctl)
-		t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: size})
+		t.holdSize(size)
 		return
 	}
 	t.chosen, t.flatN = name, 0
 	if name == Schedule && t.sched != nil {
 		t.live.Follow(t.cands[0].ctl)
-		t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: t.sched.size(now)})
+		t.holdSize(t.sched.size(now))
 		return
 	}
 	if c := t.find(name); c != nil {
@@ -488,6 +488,12 @@ func (t *Tuner) trackLive(now time.Time) {
 // would leave a wrong pick burning.
 func (t *Tuner) guardCooldown() time.Duration {
 	return max(t.base.Fleet.BootDelay, 5*time.Minute) + 5*time.Minute
+}
+
+// holdSize has the live controller hold n instances, no plan and no
+// reactive rules: a flat size, or the schedule's size for the hour.
+func (t *Tuner) holdSize(n int) {
+	t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: n})
 }
 
 // Choice is the tuner's state for the status page, the API and the

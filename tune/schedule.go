@@ -4,8 +4,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"github.com/prewarm/prewarm/control"
 )
 
 // The schedule candidate is a fleet sized per hour of the UTC day,
@@ -39,8 +37,10 @@ func (c *candidate) size(at time.Time) int {
 	if len(c.schedule) != hoursPerDay {
 		return c.flat
 	}
+	first := hourOf(at)
+	last := min(hourOf(at.Add(max(c.lead, 0))), first+hoursPerDay-1) // a boot of a day or more: every hour
 	n := 0
-	for h, last := hourOf(at), hourOf(at.Add(max(c.lead, 0))); h <= last && h < hourOf(at)+hoursPerDay; h++ {
+	for h := first; h <= last; h++ {
 		n = max(n, c.schedule[hourOfDay(h)])
 	}
 	return n
@@ -251,6 +251,6 @@ func (t *Tuner) holdSchedule(now time.Time) {
 		return
 	}
 	if n := t.sched.size(now); n != t.live.Strategy().Flat {
-		t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: n})
+		t.holdSize(n)
 	}
 }

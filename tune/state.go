@@ -144,9 +144,9 @@ func (t *Tuner) Restore(st State) error {
 		t.live.Follow(c.ctl)
 		switch t.chosen {
 		case Flat:
-			t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: t.flatN})
+			t.holdSize(t.flatN)
 		case Schedule: // the schedule's largest until the next decision sets the hour's
-			t.live.SetStrategy(control.Strategy{NoPlan: true, NoReactive: true, Flat: slices.Max(t.sched.schedule)})
+			t.holdSize(slices.Max(t.sched.schedule))
 		}
 	}
 	return nil
