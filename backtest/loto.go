@@ -149,23 +149,36 @@ func (rep LOTOReport) entries() []SuiteEntry {
 
 // DefaultsGrid is the tuner's settings the leave-one-trace-out protocol
 // compares: the margin of the miss budget a fixed rule must leave, the
-// half-life of a window's days, the slack a calibrated candidate is
-// allowed and the worst days a window leaves out.
+// half-life of a window's days in a candidate's misses, the half-life of
+// its days in its cost (a day, or the misses' own), the slack a
+// calibrated candidate is allowed and the worst days a window leaves out.
 func DefaultsGrid() []DefaultsCandidate {
+	const day = 24 * time.Hour
 	var grid []DefaultsCandidate
 	for _, margin := range []float64{0.1, 0.25, 0.4} {
-		for _, half := range []float64{-1, 4} {
-			for _, slack := range []float64{0.5, 1} {
-				for _, trim := range []int{0, 1} {
-					name := fmt.Sprintf("margin %g, half-life %gd, slack %g, trim %d", margin, half, slack, trim)
-					if half < 0 {
-						name = fmt.Sprintf("margin %g, no half-life, slack %g, trim %d", margin, slack, trim)
+		for _, half := range []time.Duration{-day, 4 * day} {
+			for _, costHalf := range []time.Duration{day, half} {
+				for _, slack := range []float64{0.5, 1} {
+					for _, trim := range []int{0, 1} {
+						grid = append(grid, DefaultsCandidate{
+							Name: defaultsName(margin, half, costHalf, slack, trim),
+							Tune: tune.Options{Enabled: true, Margin: margin, HalfLife: half, CostHalfLife: costHalf,
+								Slack: slack, Trim: trim}})
 					}
-					grid = append(grid, DefaultsCandidate{Name: name, Tune: tune.Options{Enabled: true, Margin: margin,
-						HalfLife: time.Duration(half * 24 * float64(time.Hour)), Slack: slack, Trim: trim}})
 				}
 			}
 		}
 	}
 	return grid
+}
+
+// defaultsName names a setting of DefaultsGrid as its table prints it.
+func defaultsName(margin float64, half, costHalf time.Duration, slack float64, trim int) string {
+	days := func(d time.Duration) string {
+		if d < 0 {
+			return "none"
+		}
+		return fmt.Sprintf("%gd", d.Hours()/24)
+	}
+	return fmt.Sprintf("margin %g, half-life %s, cost's %s, slack %g, trim %d", margin, days(half), days(costHalf), slack, trim)
 }

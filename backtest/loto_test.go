@@ -14,25 +14,26 @@ import (
 // them the tuner's shipped defaults.
 func TestDefaultsGridHasTheShippedDefaults(t *testing.T) {
 	grid := DefaultsGrid()
-	if len(grid) != 24 {
-		t.Errorf("%d settings, want 3 margins × 2 half-lives × 2 slacks × 2 trims = 24", len(grid))
+	if len(grid) != 48 {
+		t.Errorf("%d settings, want 3 margins × 2 half-lives × 2 cost half-lives × 2 slacks × 2 trims = 48", len(grid))
 	}
 	type key struct {
-		margin, slack float64
-		half          time.Duration
-		trim          int
+		margin, slack  float64
+		half, costHalf time.Duration
+		trim           int
 	}
 	keys, names := map[key]bool{}, map[string]bool{}
 	for _, g := range grid {
-		k := key{g.Tune.Margin, g.Tune.Slack, g.Tune.HalfLife, g.Tune.Trim}
+		k := key{g.Tune.Margin, g.Tune.Slack, g.Tune.HalfLife, g.Tune.CostHalfLife, g.Tune.Trim}
 		if keys[k] || names[g.Name] {
 			t.Errorf("setting %q (%+v) repeated", g.Name, k)
 		}
 		keys[k], names[g.Name] = true, true
 	}
 	d := tune.Options{}.WithDefaults()
-	if !keys[key{d.Margin, d.Slack, d.HalfLife, d.Trim}] {
-		t.Errorf("the shipped defaults (margin %v, half-life %v, slack %v, trim %d) are not in the grid", d.Margin, d.HalfLife, d.Slack, d.Trim)
+	if !keys[key{d.Margin, d.Slack, d.HalfLife, d.CostHalfLife, d.Trim}] {
+		t.Errorf("the shipped defaults (margin %v, half-life %v, cost's %v, slack %v, trim %d) are not in the grid",
+			d.Margin, d.HalfLife, d.CostHalfLife, d.Slack, d.Trim)
 	}
 }
 

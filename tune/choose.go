@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prewarm/prewarm/control"
+	"github.com/prewarm/prewarm/planner"
 )
 
 // Flat grid: the fixed sizes replayed, from flatLow of the largest need
@@ -425,9 +426,15 @@ func (t *Tuner) adopt(name string, now time.Time, why string) {
 // last hour too (still burning now), as SRE's multi-window burn-rate
 // alerts ask, so that a bad hour inside a good day does not trip it.
 // The guard then adopts the cheapest candidate that met the SLO over the
-// guard window and in the hour so far, or the one that missed least in
-// the hour when none did: the safer choice is the one that copes now.
-func (t *Tuner) trackLive(now time.Time) {
+// guard window and in the hour so far and whose twin holds what the
+// demand observed now needs (copes), or the one that missed least in the
+// hour when none did: the safer choice is the one that copes now. An
+// hour's record lags a surge that began minutes ago, which a size that
+// covered the hour's first minutes will not meet. While the guard waits
+// to judge its last move, a fixed size it moved to that the demand has
+// outgrown is replaced at once, as the surge will not wait for the
+// judgement either.
+func (t *Tuner) trackLive(now time.Time, obs planner.Observation) {
 	est := t.live.Estimated()
 	d := score{At: hourOf(now), Arrived: est.Arrived - t.lastEst.Arrived, Late: est.Late - t.lastEst.Late}
 	t.lastEst = est
@@ -436,13 +443,17 @@ func (t *Tuner) trackLive(now time.Time) {
 	hour := recentScore(t.liveRecent, hourOf(now), 1)
 	w := recentScore(t.liveRecent, hourOf(now), hours)
 	limit := t.opts.GuardBurn * t.budget()
+	need := t.need(obs)
+	judging := now.Before(t.guardedAt.Add(t.guardCooldown()))
 	// A burn needs enough requests to be told from noise: ten misses'
 	// worth of the budget; and candidates with a scored day to compare.
-	if t.tuneFrom == 0 || dayOf(now) < t.tuneFrom || now.Before(t.guardedAt.Add(t.guardCooldown())) || w.Arrived*t.budget() < 10 ||
-		w.missShare() <= limit || hour.missShare() <= limit {
+	burning := !judging && w.Arrived*t.budget() >= 10 && w.missShare() > limit && hour.missShare() > limit
+	outgrown := judging && (t.chosen == Flat || t.chosen == Schedule) && t.live.Strategy().Flat < need
+	if t.tuneFrom == 0 || dayOf(now) < t.tuneFrom || !(burning || outgrown) {
 		return
 	}
 	best, bestCost, bestMiss, fallback, current := "", math.Inf(1), math.Inf(1), "", math.NaN()
+	holds := map[string]int{}
 	for _, c := range t.all() {
 		if c.since.After(now.Add(-t.opts.GuardWindow)) {
 			continue // too new to judge
@@ -454,10 +465,13 @@ func (t *Tuner) trackLive(now time.Time) {
 		if c.name == t.chosenName() {
 			current = hr.missShare()
 		}
-		if r.missShare() <= t.budget() && hr.missShare() <= t.budget() && r.Cost < bestCost {
+		holds[c.name] = t.holds(c, now)
+		if r.missShare() <= t.budget() && hr.missShare() <= t.budget() && r.Cost < bestCost && holds[c.name] >= need {
 			best, bestCost = c.name, r.Cost
 		}
-		if m := hr.missShare(); m < bestMiss {
+		// The one that missed least this hour (sums of many ticks a hair
+		// apart are alike: the first of them).
+		if m := hr.missShare(); m < bestMiss-1e-9 {
 			fallback, bestMiss = c.name, m
 		}
 	}
@@ -465,7 +479,7 @@ func (t *Tuner) trackLive(now time.Time) {
 	if best == "" {
 		// None held it: move only to one that missed under half as much
 		// as the one in force, or the move buys nothing but churn.
-		if !(bestMiss <= current/2) {
+		if outgrown || !(bestMiss <= current/2) {
 			return
 		}
 		best, held = fallback, fmt.Sprintf("missed least this hour (%s within the SLO)", percent(1-bestMiss))
@@ -473,13 +487,37 @@ func (t *Tuner) trackLive(now time.Time) {
 	if best == "" || best == t.chosenName() {
 		return
 	}
-	span := "over the last " + shortDuration(t.opts.GuardWindow)
-	if since := now.Sub(t.guardedAt); since < t.opts.GuardWindow {
-		span = "in the " + shortDuration(since.Truncate(time.Minute)) + " since its last move"
+	why := fmt.Sprintf("the demand now needs %d, more than the %d in force, before its last move could be judged", need, t.live.Strategy().Flat)
+	if burning {
+		span := "over the last " + shortDuration(t.opts.GuardWindow)
+		if since := now.Sub(t.guardedAt); since < t.opts.GuardWindow {
+			span = "in the " + shortDuration(since.Truncate(time.Minute)) + " since its last move"
+		}
+		why = fmt.Sprintf("the live pool spent the miss budget %.1f× as fast as allowed %s and is still burning", w.missShare()/t.budget(), span)
 	}
-	t.adopt(best, now, fmt.Sprintf("guard: the live pool spent the miss budget %.1f× as fast as allowed %s and is still burning; %s %s",
-		w.missShare()/t.budget(), span, best, held))
+	t.adopt(best, now, fmt.Sprintf("guard: %s; %s %s and holds %d", why, best, held, holds[best]))
 	t.liveRecent, t.guardedAt = nil, now // the burn is answered: judge the new choice afresh
+}
+
+// need is what the demand of obs needs, or the largest flat size when it
+// needs more: the most the twins vouch for (0 without a demand).
+func (t *Tuner) need(obs planner.Observation) int {
+	if math.IsNaN(obs.DemandRPS) {
+		return 0
+	}
+	return min(t.base.Bounded(t.base.InstancesFor(obs.DemandRPS)), t.peakNeed)
+}
+
+// holds is how many instances a candidate's twin holds now, booting or
+// ready (0 before its twin starts).
+func (t *Tuner) holds(c *candidate, now time.Time) int {
+	switch {
+	case c.twin == nil:
+		return 0
+	case c.ctl == nil:
+		return c.size(now)
+	}
+	return c.twin.Counts().Desired
 }
 
 // guardCooldown is how long the guard lets a choice it made run before it

@@ -23,7 +23,10 @@
 // the live miss estimate: when the budget burns faster than GuardBurn
 // times its allowed rate over GuardWindow and in the current hour (SRE's
 // multi-window burn-rate alert), the tuner moves at once to the cheapest
-// candidate that held the SLO over that window and the hour so far.
+// candidate that held the SLO over that window and the hour so far and
+// whose twin holds what the demand observed now needs: the hour's record
+// lags a surge that began minutes ago. While it waits a boot to judge
+// that move, a fixed size the demand has outgrown is replaced at once.
 //
 // The flat candidate is a grid of fixed fleet sizes, each replayed; the
 // candidate is the smallest size whose window qualifies. A size added at a

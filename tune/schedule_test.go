@@ -209,7 +209,7 @@ func TestHourMissesKeepTheLastHours(t *testing.T) {
 	if _, ok := m.at(104); ok || len(m.list) != 1 {
 		t.Errorf("after a long gap the hours are %+v, want hour 200 alone", m.list)
 	}
-	back := importHours(m.export())
+	back := importHours(m.exportLate(), exportArrived([]*candidate{{hourly: m}}))
 	if h, ok := back.at(200); !ok || h.arrived != 3 || back.end != m.end {
 		t.Errorf("export and import: %+v, want hour 200 with 3 requests", back)
 	}

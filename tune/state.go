@@ -34,9 +34,12 @@ type State struct {
 	Started    time.Time
 	PeakNeed   int
 	Candidates []CandidateState
-	LiveRecent []Score
-	LastEst    control.Estimate
-	GuardedAt  time.Time
+	// HourlyArrived is the requests of each hour the flat sizes replayed:
+	// the pool's own demand, the same for every size, so kept once.
+	HourlyArrived HourSeries
+	LiveRecent    []Score
+	LastEst       control.Estimate
+	GuardedAt     time.Time
 }
 
 // CandidateState is one candidate's record.
@@ -46,11 +49,12 @@ type CandidateState struct {
 	Since        time.Time
 	Adopted      time.Time
 	Days, Recent []Score
-	// Hourly is a flat size's record per hour over the window, which the
-	// schedule is fitted to; Schedule the schedule candidate's size per
-	// hour of the day.
-	Hourly   []Score
-	Schedule []int
+	// HourlyLate is a flat size's requests late in each hour of the
+	// window (with State.HourlyArrived, the record the schedule is
+	// fitted to); Schedule the schedule candidate's size per hour of the
+	// day.
+	HourlyLate HourSeries
+	Schedule   []int
 	// Policy is its controller's policy state (none for a flat size).
 	Policy *control.PolicyState
 }
@@ -62,14 +66,31 @@ type Score struct {
 	Cost, Arrived, Late float64
 }
 
+// HourSeries is one figure for each of consecutive hours: Values[i] is
+// the figure of hour From+i since the epoch. It keeps a flat size's
+// hours in about a third of the bytes a Score an hour takes.
+type HourSeries struct {
+	From   int64
+	Values []float64
+}
+
+// at is the figure of an hour, 0 when the series does not hold it.
+func (s HourSeries) at(hour int64) float64 {
+	if i := hour - s.From; i >= 0 && i < int64(len(s.Values)) {
+		return s.Values[i]
+	}
+	return 0
+}
+
 // State returns a copy of what the tuner remembers.
 func (t *Tuner) State() State {
 	st := State{Version: StateVersion, Controller: t.live.State(), Chosen: t.chosen, FlatN: t.flatN, Why: t.why,
 		TunedDay: t.tunedDay, TuneFrom: t.tuneFrom, Started: t.started, PeakNeed: t.peakNeed,
-		LiveRecent: exportScores(t.liveRecent), LastEst: t.lastEst, GuardedAt: t.guardedAt}
+		LiveRecent: exportScores(t.liveRecent), LastEst: t.lastEst, GuardedAt: t.guardedAt,
+		HourlyArrived: exportArrived(t.flats)}
 	for _, c := range t.all() {
 		cs := CandidateState{Name: c.name, Flat: c.flat, Since: c.since, Adopted: c.adopted,
-			Days: exportScores(c.days), Recent: exportScores(c.recent), Hourly: c.hourly.export(),
+			Days: exportScores(c.days), Recent: exportScores(c.recent), HourlyLate: c.hourly.exportLate(),
 			Schedule: slices.Clone(c.schedule)}
 		if c.ctl != nil {
 			p := c.ctl.Policy()
@@ -131,7 +152,8 @@ func (t *Tuner) Restore(st State) error {
 		switch {
 		case cs.Flat > 0:
 			t.flats = append(t.flats, &candidate{name: flatName(cs.Flat), flat: cs.Flat, since: cs.Since,
-				days: importScores(cs.Days), recent: importScores(cs.Recent), hourly: importHours(cs.Hourly)})
+				days: importScores(cs.Days), recent: importScores(cs.Recent),
+				hourly: importHours(cs.HourlyLate, st.HourlyArrived)})
 		case cs.Name == Schedule && len(cs.Schedule) == hoursPerDay:
 			t.sched = &candidate{name: Schedule, schedule: slices.Clone(cs.Schedule), lead: t.base.Fleet.BootDelay,
 				since: cs.Since, days: importScores(cs.Days), recent: importScores(cs.Recent)}
@@ -152,20 +174,52 @@ func (t *Tuner) Restore(st State) error {
 	return nil
 }
 
-// export lists the hours as scores (At: the hour since the epoch).
-func (m *hourMisses) export() []Score {
-	out := make([]Score, len(m.list))
-	for i, h := range m.list {
-		out[i] = Score{At: m.end - int64(len(m.list)-i), Arrived: h.arrived, Late: h.late}
+// exportLate lists the requests late in each hour.
+func (m *hourMisses) exportLate() HourSeries {
+	if len(m.list) == 0 {
+		return HourSeries{}
 	}
-	return out
+	s := HourSeries{From: m.end - int64(len(m.list)), Values: make([]float64, len(m.list))}
+	for i, h := range m.list {
+		s.Values[i] = h.late
+	}
+	return s
 }
 
-// importHours is the hours that export listed (checkHours checked).
-func importHours(l []Score) hourMisses {
+// exportArrived lists the requests of each hour any flat size replayed,
+// as the smallest size that replayed it counted them (the one the
+// schedule's fit reads: hourTable), over the last maxHours hours.
+func exportArrived(flats []*candidate) HourSeries {
+	var first, end int64
+	seen := false
+	for _, c := range flats {
+		if n := int64(len(c.hourly.list)); n > 0 {
+			if !seen {
+				first, end, seen = c.hourly.end-n, c.hourly.end, true
+			}
+			first, end = min(first, c.hourly.end-n), max(end, c.hourly.end)
+		}
+	}
+	first = max(first, end-int64(maxHours))
+	s := HourSeries{From: first, Values: make([]float64, end-first)}
+	for i := range s.Values {
+		for _, c := range flats { // smallest first
+			if h, ok := c.hourly.at(first + int64(i)); ok {
+				s.Values[i] = h.arrived
+				break
+			}
+		}
+	}
+	return s
+}
+
+// importHours is the hours that exportLate and exportArrived listed
+// (checkHours checked).
+func importHours(late, arrived HourSeries) hourMisses {
 	var m hourMisses
-	for _, s := range l {
-		m.add(s.At, s.Arrived, s.Late, maxHours)
+	for i, v := range late.Values {
+		hour := late.From + int64(i)
+		m.add(hour, arrived.at(hour), v, maxHours)
 	}
 	return m
 }
@@ -173,13 +227,17 @@ func importHours(l []Score) hourMisses {
 // maxHours bounds a flat size's hours: the longest window and a day.
 const maxHours = int((MaxWindow + 24*time.Hour) / time.Hour)
 
-// checkHours refuses hours that do not increase, that span more than
-// maxHours, or that lie beyond the years ±100,000 from the epoch.
-func checkHours(l []Score) error {
+// checkHours refuses hours that span more than maxHours, lie beyond the
+// years ±100,000 from the epoch, or hold a figure that is not finite and
+// non-negative.
+func checkHours(s HourSeries) error {
 	const far = 100_000 * 366 * hoursPerDay
-	for i, s := range l {
-		if s.At < -far || s.At > far || (i > 0 && s.At <= l[i-1].At) || s.At-l[0].At >= int64(maxHours) {
-			return fmt.Errorf("hour %d of its hourly record is out of order or range", s.At)
+	if s.From < -far || s.From > far || len(s.Values) > maxHours {
+		return fmt.Errorf("%d hours from hour %d are out of range", len(s.Values), s.From)
+	}
+	for i, v := range s.Values {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("hour %d holds %v", s.From+int64(i), v)
 		}
 	}
 	return nil
@@ -252,15 +310,18 @@ func (st State) check() error {
 	if bad(st.LiveRecent) || st.FlatN < 0 || st.PeakNeed < 0 {
 		return fmt.Errorf("live scores, flat size %d or peak need %d out of range", st.FlatN, st.PeakNeed)
 	}
+	if err := checkHours(st.HourlyArrived); err != nil {
+		return fmt.Errorf("the requests by hour: %w", err)
+	}
 	for _, c := range st.Candidates {
-		if bad(c.Days) || bad(c.Recent) || bad(c.Hourly) || c.Flat < 0 {
+		if bad(c.Days) || bad(c.Recent) || c.Flat < 0 {
 			return fmt.Errorf("candidate %q: scores or flat size out of range", c.Name)
 		}
 		if len(c.Schedule) != 0 && (len(c.Schedule) != hoursPerDay || slices.Min(c.Schedule) < 1 || slices.Max(c.Schedule) > planner.MaxFleet) {
 			return fmt.Errorf("candidate %q: want %d sizes of 1 to %d a day, have %v", c.Name, hoursPerDay, planner.MaxFleet, c.Schedule)
 		}
-		if err := checkHours(c.Hourly); err != nil {
-			return fmt.Errorf("candidate %q: %w", c.Name, err)
+		if err := checkHours(c.HourlyLate); err != nil {
+			return fmt.Errorf("candidate %q: its requests late by hour: %w", c.Name, err)
 		}
 	}
 	return nil

@@ -363,7 +363,7 @@ func (t *Tuner) Decide(ctx context.Context, now time.Time, obs planner.Observati
 	}
 	st := t.live.Decide(now, obs, current)
 	if t.opts.Enabled {
-		t.trackLive(now)
+		t.trackLive(now, obs)
 	}
 	return st
 }

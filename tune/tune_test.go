@@ -397,10 +397,14 @@ func TestStateRoundTrip(t *testing.T) {
 	if !slices.ContainsFunc(want.Candidates, func(s Standing) bool { return s.Name == Schedule }) {
 		t.Errorf("no schedule among the standings after nine days: %+v", want.Candidates)
 	}
-	// The flat sizes' hours come back too: the next day's schedule is
-	// fitted alike.
+	// The flat sizes' hours come back too, each hour's requests kept once
+	// for them all: the next day's schedule is fitted to the same table.
 	if a, b := tu.fitSchedule(r.now()), back.fitSchedule(r.now()); a == nil || !slices.Equal(a, b) {
 		t.Errorf("restored schedule fit %v, want %v", b, a)
+	}
+	a, _ := tu.hourTable(r.now())
+	if b, _ := back.hourTable(r.now()); !reflect.DeepEqual(a, b) {
+		t.Errorf("restored hourly table\n%+v\nwant\n%+v", b, a)
 	}
 }
 
@@ -437,14 +441,16 @@ func TestDecodeState(t *testing.T) {
 			s.Candidates = []CandidateState{{Name: Schedule, Schedule: sizes}}
 		}},
 		{"NaN in a flat size's hours", func(s *State) {
-			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{Late: math.NaN()}}}}
+			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, HourlyLate: HourSeries{Values: []float64{math.NaN()}}}}
 		}},
-		{"a flat size's hours out of order", func(s *State) {
-			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{At: 5}, {At: 4}}}}
+		{"negative requests in an hour", func(s *State) { s.HourlyArrived = HourSeries{From: 5, Values: []float64{1, -1}} }},
+		{"more hours than the longest window", func(s *State) {
+			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, HourlyLate: HourSeries{Values: make([]float64, maxHours+1)}}}
 		}},
 		{"a flat size's hour at the end of time", func(s *State) {
-			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{At: math.MaxInt64}}}}
+			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, HourlyLate: HourSeries{From: math.MaxInt64, Values: []float64{1}}}}
 		}},
+		{"the requests' hours at the start of time", func(s *State) { s.HourlyArrived = HourSeries{From: math.MinInt64} }},
 		{"a scheduled size of 0", func(s *State) {
 			sizes := make([]int, 24)
 			s.Candidates = []CandidateState{{Name: Schedule, Schedule: sizes}}
@@ -479,9 +485,10 @@ func FuzzDecodeState(f *testing.F) {
 		{Version: StateVersion, Controller: ctl.State(), Chosen: Hybrid},
 		{Version: StateVersion, Controller: ctl.State(), Chosen: Flat, FlatN: 4,
 			Candidates: []CandidateState{{Name: "flat 4", Flat: 4, Days: []Score{{At: 20000, Cost: 3, Arrived: 100, Late: 1}}}}},
-		{Version: StateVersion, Controller: ctl.State(), Chosen: Schedule, Candidates: []CandidateState{
-			{Name: "flat 4", Flat: 4, Hourly: []Score{{At: 480000, Arrived: 100, Late: 1}, {At: 480002, Arrived: 50}}},
-			{Name: Schedule, Schedule: []int{4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7, 6, 5, 4, 4}}}},
+		{Version: StateVersion, Controller: ctl.State(), Chosen: Schedule,
+			HourlyArrived: HourSeries{From: 480000, Values: []float64{100, 0, 50}}, Candidates: []CandidateState{
+				{Name: "flat 4", Flat: 4, HourlyLate: HourSeries{From: 480000, Values: []float64{1, 0, 0}}},
+				{Name: Schedule, Schedule: []int{4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7, 6, 5, 4, 4}}}},
 	} {
 		data, err := st.Encode()
 		if err != nil {
@@ -517,7 +524,8 @@ func FuzzDecodeState(f *testing.F) {
 
 // BenchmarkTunerDay is the tuner's price per pool and simulated day at a
 // one-minute decision interval: the replay of every candidate's twin and
-// the daily choice (the live pool's simulation is in the figure too).
+// the daily choice (the live pool's simulation is in the figure too). It
+// also reports the size of the pool's encoded state at the end (state-B).
 func BenchmarkTunerDay(b *testing.B) {
 	tu := newTuner(b, Options{})
 	days := 8 + b.N
@@ -528,7 +536,13 @@ func BenchmarkTunerDay(b *testing.B) {
 	for range b.N {
 		r.run(b, 24*60, nil)
 	}
+	b.StopTimer()
 	b.ReportMetric(float64(len(tu.all())), "twins")
+	data, err := tu.State().Encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(data)), "state-B")
 }
 
 // A flat size the grid added after the window began is scored, for the

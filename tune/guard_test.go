@@ -1,0 +1,98 @@
+package tune
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prewarm/prewarm/planner"
+)
+
+// guardRig is a tuner whose flat sizes 4, 8, 12 and 16 all held the SLO
+// over the guard window and this hour, each costing its size an hour,
+// with the live pool burning the budget far past the guard's rate.
+func guardRig(t *testing.T, now time.Time) *Tuner {
+	t.Helper()
+	tu := newTuner(t, Options{})
+	tu.tuneFrom, tu.peakNeed = dayOf(now)-10, 16
+	hour := hourOf(now)
+	for _, n := range []int{4, 8, 12, 16} {
+		c := &candidate{name: flatName(n), flat: n, since: start, twin: tu.newTwin(now, n, uint64(1000+n))}
+		c.recent = []score{{At: hour - 1, Cost: float64(n), Arrived: 10000}, {At: hour, Cost: float64(n), Arrived: 3000}}
+		tu.flats = append(tu.flats, c)
+	}
+	tu.liveRecent = []score{{At: hour, Arrived: 13000, Late: 1000}}
+	return tu
+}
+
+// demandFor is a demand of testPlan's pool that needs n instances.
+func demandFor(t *testing.T, tu *Tuner, n int) planner.Observation {
+	t.Helper()
+	rps := 0.1
+	for tu.base.InstancesFor(rps) < n {
+		rps *= 1.01
+	}
+	return planner.Observation{Span: time.Minute, DemandRPS: rps}
+}
+
+// When the guard trips it moves to the cheapest candidate that held the
+// SLO and holds what the demand observed now needs: an hour's record lags
+// a surge that began minutes ago, so a size that held the hour's first
+// minutes is not enough. A need past the largest flat size asks for that
+// size.
+func TestGuardMovesToASizeThatCopesWithTheDemandNow(t *testing.T) {
+	now := start.Add(20*24*time.Hour + 3*time.Hour + 14*time.Minute)
+	cases := []struct {
+		need int
+		want string
+	}{
+		{3, flatName(4)},
+		{10, flatName(12)},
+		{12, flatName(12)},
+		{30, flatName(16)},
+	}
+	for _, tc := range cases {
+		tu := guardRig(t, now)
+		tu.trackLive(now, demandFor(t, tu, tc.need))
+		if got := tu.Candidate(); got != tc.want || !strings.Contains(tu.why, "guard:") {
+			t.Errorf("need %d: moved to %s (%s), want %s", tc.need, got, tu.why, tc.want)
+		}
+	}
+}
+
+// While the guard waits to judge its last move, a fixed size it chose
+// that the demand has outgrown is replaced at once by the cheapest that
+// held the SLO and copes; a size that still copes is left to be judged,
+// and so is a candidate that reacts on its own.
+func TestGuardReplacesAnOutgrownSizeBeforeJudgingIt(t *testing.T) {
+	now := start.Add(20*24*time.Hour + 3*time.Hour + 19*time.Minute)
+	cases := []struct {
+		name     string
+		inForce  string
+		movedAgo time.Duration
+		need     int
+		want     string
+	}{
+		{"outgrown", flatName(8), 5 * time.Minute, 10, flatName(12)},
+		{"still copes", flatName(8), 5 * time.Minute, 7, flatName(8)},
+		{"a reactive candidate scales out itself", ReactiveSurge, 5 * time.Minute, 10, ReactiveSurge},
+		{"judged: the burn decides", flatName(8), time.Hour, 10, flatName(12)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tu := guardRig(t, now)
+			tu.adopt(tc.inForce, now.Add(-tc.movedAgo), "guard: in force")
+			tu.guardedAt = now.Add(-tc.movedAgo)
+			if tc.movedAgo < tu.guardCooldown() {
+				tu.liveRecent = nil // the guard's move cleared the burn's record
+			}
+			tu.trackLive(now, demandFor(t, tu, tc.need))
+			if got := tu.Candidate(); got != tc.want {
+				t.Errorf("in force %s, need %d: moved to %s (%s), want %s", tc.inForce, tc.need, got, tu.why, tc.want)
+			}
+			if tc.want != tc.inForce && tc.movedAgo < tu.guardCooldown() && !strings.Contains(tu.why, "before its last move could be judged") {
+				t.Errorf("why %q does not say the demand outgrew the size", tu.why)
+			}
+		})
+	}
+}
