@@ -431,8 +431,8 @@ func (t *Tuner) adopt(name string, now time.Time, why string) {
 // hour when none did: the safer choice is the one that copes now. An
 // hour's record lags a surge that began minutes ago, which a size that
 // covered the hour's first minutes will not meet. While the guard waits
-// to judge its last move, a fixed size it moved to that the demand has
-// outgrown is replaced at once, as the surge will not wait for the
+// to judge its last move, a flat size or the schedule in force that the
+// demand has outgrown is replaced at once, as the surge will not wait for the
 // judgement either.
 func (t *Tuner) trackLive(now time.Time, obs planner.Observation) {
 	est := t.live.Estimated()
@@ -443,7 +443,7 @@ func (t *Tuner) trackLive(now time.Time, obs planner.Observation) {
 	hour := recentScore(t.liveRecent, hourOf(now), 1)
 	w := recentScore(t.liveRecent, hourOf(now), hours)
 	limit := t.opts.GuardBurn * t.budget()
-	need := t.need(obs)
+	need := t.need(obs, now)
 	judging := now.Before(t.guardedAt.Add(t.guardCooldown()))
 	// A burn needs enough requests to be told from noise: ten misses'
 	// worth of the budget; and candidates with a scored day to compare.
@@ -455,8 +455,8 @@ func (t *Tuner) trackLive(now time.Time, obs planner.Observation) {
 	best, bestCost, bestMiss, fallback, current := "", math.Inf(1), math.Inf(1), "", math.NaN()
 	holds := map[string]int{}
 	for _, c := range t.all() {
-		if c.since.After(now.Add(-t.opts.GuardWindow)) {
-			continue // too new to judge
+		if !t.judgeable(c, now) {
+			continue
 		}
 		r, hr := recentScore(c.recent, hourOf(now), hours), recentScore(c.recent, hourOf(now), 1)
 		if r.Arrived <= 0 || hr.Arrived <= 0 {
@@ -499,13 +499,26 @@ func (t *Tuner) trackLive(now time.Time, obs planner.Observation) {
 	t.liveRecent, t.guardedAt = nil, now // the burn is answered: judge the new choice afresh
 }
 
-// need is what the demand of obs needs, or the largest flat size when it
-// needs more: the most the twins vouch for (0 without a demand).
-func (t *Tuner) need(obs planner.Observation) int {
+// need is what the demand of obs needs, or the largest flat size the
+// guard can judge when it needs more: the most the twins vouch for (a
+// size added at this very peak is too new). 0 without a demand.
+func (t *Tuner) need(obs planner.Observation, now time.Time) int {
 	if math.IsNaN(obs.DemandRPS) {
 		return 0
 	}
-	return min(t.base.Bounded(t.base.InstancesFor(obs.DemandRPS)), t.peakNeed)
+	top := 0
+	for _, c := range t.flats {
+		if t.judgeable(c, now) {
+			top = max(top, c.flat)
+		}
+	}
+	return min(t.base.Bounded(t.base.InstancesFor(obs.DemandRPS)), top)
+}
+
+// judgeable reports whether a candidate has replayed the whole guard
+// window, so that the guard can judge it.
+func (t *Tuner) judgeable(c *candidate, now time.Time) bool {
+	return !c.since.After(now.Add(-t.opts.GuardWindow))
 }
 
 // holds is how many instances a candidate's twin holds now, booting or

@@ -21,6 +21,12 @@ func guardRig(t *testing.T, now time.Time) *Tuner {
 		c.recent = []score{{At: hour - 1, Cost: float64(n), Arrived: 10000}, {At: hour, Cost: float64(n), Arrived: 3000}}
 		tu.flats = append(tu.flats, c)
 	}
+	sizes := make([]int, hoursPerDay)
+	for h := range sizes {
+		sizes[h] = 8
+	}
+	tu.sched = &candidate{name: Schedule, schedule: sizes, since: start, twin: tu.newTwin(now, 8, scheduleStream),
+		recent: []score{{At: hour - 1, Cost: 9, Arrived: 10000}, {At: hour, Cost: 9, Arrived: 3000}}}
 	tu.liveRecent = []score{{At: hour, Arrived: 13000, Late: 1000}}
 	return tu
 }
@@ -43,27 +49,36 @@ func demandFor(t *testing.T, tu *Tuner, n int) planner.Observation {
 func TestGuardMovesToASizeThatCopesWithTheDemandNow(t *testing.T) {
 	now := start.Add(20*24*time.Hour + 3*time.Hour + 14*time.Minute)
 	cases := []struct {
-		need int
-		want string
+		need    int
+		newPeak bool // the flat grid grew to the need first, as Decide grows it
+		want    string
 	}{
-		{3, flatName(4)},
-		{10, flatName(12)},
-		{12, flatName(12)},
-		{30, flatName(16)},
+		{3, false, flatName(4)},
+		{10, false, flatName(12)},
+		{12, false, flatName(12)},
+		{30, false, flatName(16)},
+		{30, true, flatName(16)},
 	}
 	for _, tc := range cases {
 		tu := guardRig(t, now)
-		tu.trackLive(now, demandFor(t, tu, tc.need))
+		obs := demandFor(t, tu, tc.need)
+		if tc.newPeak {
+			tu.growFlats(now, obs.DemandRPS)
+			if tu.peakNeed < tc.need {
+				t.Fatalf("the grid grew to %d, want %d", tu.peakNeed, tc.need)
+			}
+		}
+		tu.trackLive(now, obs)
 		if got := tu.Candidate(); got != tc.want || !strings.Contains(tu.why, "guard:") {
-			t.Errorf("need %d: moved to %s (%s), want %s", tc.need, got, tu.why, tc.want)
+			t.Errorf("need %d, new peak %v: moved to %s (%s), want %s", tc.need, tc.newPeak, got, tu.why, tc.want)
 		}
 	}
 }
 
-// While the guard waits to judge its last move, a fixed size it chose
-// that the demand has outgrown is replaced at once by the cheapest that
-// held the SLO and copes; a size that still copes is left to be judged,
-// and so is a candidate that reacts on its own.
+// While the guard waits to judge its last move, a flat size or the
+// schedule in force that the demand has outgrown is replaced at once by
+// the cheapest that held the SLO and copes; a size that still copes is
+// left to be judged, and so is a candidate that reacts on its own.
 func TestGuardReplacesAnOutgrownSizeBeforeJudgingIt(t *testing.T) {
 	now := start.Add(20*24*time.Hour + 3*time.Hour + 19*time.Minute)
 	cases := []struct {
@@ -74,6 +89,7 @@ func TestGuardReplacesAnOutgrownSizeBeforeJudgingIt(t *testing.T) {
 		want     string
 	}{
 		{"outgrown", flatName(8), 5 * time.Minute, 10, flatName(12)},
+		{"the schedule outgrown", Schedule, 5 * time.Minute, 10, flatName(12)},
 		{"still copes", flatName(8), 5 * time.Minute, 7, flatName(8)},
 		{"a reactive candidate scales out itself", ReactiveSurge, 5 * time.Minute, 10, ReactiveSurge},
 		{"judged: the burn decides", flatName(8), time.Hour, 10, flatName(12)},

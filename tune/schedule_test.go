@@ -213,6 +213,11 @@ func TestHourMissesKeepTheLastHours(t *testing.T) {
 	if h, ok := back.at(200); !ok || h.arrived != 3 || back.end != m.end {
 		t.Errorf("export and import: %+v, want hour 200 with 3 requests", back)
 	}
+	// Hours late without their requests are left out, not read as all late.
+	part := importHours(HourSeries{From: 10, Values: []float64{1, 2, 3}}, HourSeries{From: 11, Values: []float64{5, 6}})
+	if _, ok := part.at(10); ok || len(part.list) != 2 || part.list[0] != (hourMiss{arrived: 5, late: 2}) {
+		t.Errorf("import with the requests from hour 11: %+v, want hours 11 and 12", part)
+	}
 }
 
 // Trying the headrooms where some hour's size changes finds the same

@@ -214,12 +214,15 @@ func exportArrived(flats []*candidate) HourSeries {
 }
 
 // importHours is the hours that exportLate and exportArrived listed
-// (checkHours checked).
+// (checkHours checked), from the first whose requests arrived holds: an
+// hour late without its requests would read as all of them late.
 func importHours(late, arrived HourSeries) hourMisses {
 	var m hourMisses
 	for i, v := range late.Values {
 		hour := late.From + int64(i)
-		m.add(hour, arrived.at(hour), v, maxHours)
+		if hour >= arrived.From && hour < arrived.From+int64(len(arrived.Values)) {
+			m.add(hour, arrived.at(hour), v, maxHours)
+		}
 	}
 	return m
 }
