@@ -443,17 +443,21 @@ func (t *Tuner) trackLive(now time.Time, obs planner.Observation) {
 	hour := recentScore(t.liveRecent, hourOf(now), 1)
 	w := recentScore(t.liveRecent, hourOf(now), hours)
 	limit := t.opts.GuardBurn * t.budget()
-	need := t.need(obs, now)
+	if t.tuneFrom == 0 || dayOf(now) < t.tuneFrom {
+		return // no candidate has a scored day to compare
+	}
 	judging := now.Before(t.guardedAt.Add(t.guardCooldown()))
 	// A burn needs enough requests to be told from noise: ten misses'
-	// worth of the budget; and candidates with a scored day to compare.
+	// worth of the budget.
 	burning := !judging && w.Arrived*t.budget() >= 10 && w.missShare() > limit && hour.missShare() > limit
-	outgrown := judging && (t.chosen == Flat || t.chosen == Schedule) && t.live.Strategy().Flat < need
-	if t.tuneFrom == 0 || dayOf(now) < t.tuneFrom || !(burning || outgrown) {
+	fixed := t.chosen == Flat || t.chosen == Schedule
+	outgrown := judging && fixed && t.live.Strategy().Flat < t.need(obs, now)
+	if !burning && !outgrown {
 		return
 	}
+	need := t.need(obs, now)
 	best, bestCost, bestMiss, fallback, current := "", math.Inf(1), math.Inf(1), "", math.NaN()
-	holds := map[string]int{}
+	bestHolds, fallbackHolds := 0, 0
 	for _, c := range t.all() {
 		if !t.judgeable(c, now) {
 			continue
@@ -465,14 +469,14 @@ func (t *Tuner) trackLive(now time.Time, obs planner.Observation) {
 		if c.name == t.chosenName() {
 			current = hr.missShare()
 		}
-		holds[c.name] = t.holds(c, now)
-		if r.missShare() <= t.budget() && hr.missShare() <= t.budget() && r.Cost < bestCost && holds[c.name] >= need {
-			best, bestCost = c.name, r.Cost
+		n := t.holds(c, now)
+		if r.missShare() <= t.budget() && hr.missShare() <= t.budget() && r.Cost < bestCost && n >= need {
+			best, bestCost, bestHolds = c.name, r.Cost, n
 		}
 		// The one that missed least this hour (sums of many ticks a hair
 		// apart are alike: the first of them).
 		if m := hr.missShare(); m < bestMiss-1e-9 {
-			fallback, bestMiss = c.name, m
+			fallback, bestMiss, fallbackHolds = c.name, m, n
 		}
 	}
 	held := "held the SLO there and this hour"
@@ -482,7 +486,7 @@ func (t *Tuner) trackLive(now time.Time, obs planner.Observation) {
 		if outgrown || !(bestMiss <= current/2) {
 			return
 		}
-		best, held = fallback, fmt.Sprintf("missed least this hour (%s within the SLO)", percent(1-bestMiss))
+		best, bestHolds, held = fallback, fallbackHolds, fmt.Sprintf("missed least this hour (%s within the SLO)", percent(1-bestMiss))
 	}
 	if best == "" || best == t.chosenName() {
 		return
@@ -495,7 +499,7 @@ func (t *Tuner) trackLive(now time.Time, obs planner.Observation) {
 		}
 		why = fmt.Sprintf("the live pool spent the miss budget %.1f× as fast as allowed %s and is still burning", w.missShare()/t.budget(), span)
 	}
-	t.adopt(best, now, fmt.Sprintf("guard: %s; %s %s and holds %d", why, best, held, holds[best]))
+	t.adopt(best, now, fmt.Sprintf("guard: %s; %s %s and holds %d", why, best, held, bestHolds))
 	t.liveRecent, t.guardedAt = nil, now // the burn is answered: judge the new choice afresh
 }
 

