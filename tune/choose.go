@@ -308,7 +308,11 @@ func (t *Tuner) tune(now time.Time) {
 // choose makes the day's choice from the candidates' standings over the
 // window. A candidate qualifies when it had the history and its window
 // left Margin of the miss budget unspent (a calibrated one: when it ran
-// no more than calibratedSlack past the budget). The candidate in force
+// no more than calibratedSlack past the budget). A burst that only dear
+// candidates covered is let through first (letThrough): the cheapest that
+// qualifies with its worst day left out is adopted when it costs under a
+// third of the cheapest that qualifies and the burst spent little of the
+// budget. Otherwise the candidate in force
 // stays while it qualifies and nothing qualifies at Hysteresis less cost;
 // otherwise the cheapest that qualifies is adopted. When none does, a
 // burst is let through: the cheapest that qualifies with its worst day
@@ -323,6 +327,15 @@ func (t *Tuner) choose(now time.Time) {
 	for i, s := range st {
 		if s.Qualifies && (best < 0 || s.Cost < st[best].Cost) {
 			best = i
+		}
+	}
+	if best >= 0 {
+		if cheap, whole, ok := t.letThrough(now, st[best].Cost); ok {
+			if cheap.Name != t.chosenName() {
+				t.adopt(cheap.Name, now, fmt.Sprintf("%s met the SLO over %d days at %s the cost of %s, the cheapest that met it over the window: leaving out its worst day it held %s, and over every day %s",
+					cheap.Name, cheap.Days, ratio(cheap.Cost, st[best].Cost), st[best].Name, percent(cheap.SLO), percent(whole)))
+			}
+			return
 		}
 	}
 	if current >= 0 && st[current].Qualifies && st[best].Cost >= (1-t.opts.Hysteresis)*st[current].Cost {
@@ -386,6 +399,45 @@ func (t *Tuner) cheapestTrimmed(now time.Time) (int, int, bool) {
 	}
 	return 0, 0, false
 }
+
+// letThrough finds the cheapest candidate that met the SLO with its worst
+// day left out, and reports whether to follow it rather than the
+// cheapest that met it over every day, which cost coverCost: a burst is
+// let through when covering it cost more than letThroughCost times as
+// much and the burst spent at most letThroughMisses times the miss budget
+// of the whole window. A candidate that met the SLO only by being dear
+// every day holds a fleet sized for one rare burst; one whose misses on
+// that day were many times the budget leaves the SLO to chance, and is
+// not followed. whole is its share of requests within the SLO over every
+// day.
+func (t *Tuner) letThrough(now time.Time, coverCost float64) (cheap Standing, whole float64, ok bool) {
+	st := t.standingsTrimmed(now, t.opts.Trim+1)
+	best := -1
+	for i, s := range st {
+		if s.Qualifies && (best < 0 || s.Cost < st[best].Cost) {
+			best = i
+		}
+	}
+	if best < 0 || st[best].Cost*letThroughCost >= coverCost {
+		return Standing{}, 0, false
+	}
+	all := t.all()
+	i := slices.IndexFunc(all, func(c *candidate) bool { return c.name == st[best].Name })
+	if i < 0 {
+		return Standing{}, 0, false
+	}
+	w, _ := t.standing(all[i], now, t.opts.Trim)
+	return st[best], w.SLO, 1-w.SLO <= letThroughMisses*t.budget()
+}
+
+// letThroughCost and letThroughMisses bound the bursts the choice lets
+// through (letThrough): covering one must cost over three times as much,
+// and letting it through must spend at most three times the window's miss
+// budget.
+const letThroughCost, letThroughMisses = 3, 3
+
+// ratio writes a/b as "0.21×".
+func ratio(a, b float64) string { return fmt.Sprintf("%.2f×", a/b) }
 
 // maxTrim is the most days of a window the choice leaves out.
 const maxTrim = 3

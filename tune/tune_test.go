@@ -626,21 +626,10 @@ func TestNoneMetLetsOneBadDayThrough(t *testing.T) {
 	now := start.Add(30 * 24 * time.Hour)
 	today := dayOf(now)
 	tu.tuneFrom = today - 20
-	for _, c := range tu.cands {
-		c.since, c.days = start, nil
-		for d := today - 14; d < today; d++ {
-			s := score{At: d, Cost: 1, Arrived: 1000, Late: 200} // cheap and far off
-			switch {
-			case c.name == ReactiveSurge: // dear, covered the burst, spent the budget on other days
-				s = score{At: d, Cost: 9, Arrived: 1000, Late: 5}
-			case c.name == Hybrid && d == today-6: // the burst
-				s = score{At: d, Cost: 4, Arrived: 1000, Late: 400}
-			case c.name == Hybrid:
-				s = score{At: d, Cost: 4, Arrived: 1000, Late: 1}
-			}
-			c.days = append(c.days, s)
-		}
-	}
+	// reactive-surge is dear, covered the burst and spent the budget on
+	// other days.
+	fillBurstWindow(tu, today, score{Cost: 9, Arrived: 1000, Late: 5},
+		score{Cost: 4, Arrived: 1000, Late: 1}, score{Cost: 4, Arrived: 1000, Late: 400})
 	tu.adopt(PlanAdditive, now, "in force before")
 	tu.choose(now)
 	if got := tu.Candidate(); got != Hybrid {
@@ -648,6 +637,28 @@ func TestNoneMetLetsOneBadDayThrough(t *testing.T) {
 	}
 	if !strings.Contains(tu.why, "leaving out each one's worst 1") {
 		t.Errorf("why %q does not say a day was left out", tu.why)
+	}
+}
+
+// fillBurstWindow gives every candidate the 14 days before today: far off
+// the SLO and cheap, but reactive-surge (dear every day) and the hybrid
+// (hybrid every day but six days ago, when it met a burst).
+func fillBurstWindow(tu *Tuner, today int64, dear, hybrid, burst score) {
+	for _, c := range tu.cands {
+		c.since, c.days = start, nil
+		for d := today - 14; d < today; d++ {
+			s := score{Cost: 1, Arrived: 1000, Late: 200}
+			switch {
+			case c.name == ReactiveSurge:
+				s = dear
+			case c.name == Hybrid && d == today-6:
+				s = burst
+			case c.name == Hybrid:
+				s = hybrid
+			}
+			s.At = d
+			c.days = append(c.days, s)
+		}
 	}
 }
 
@@ -724,6 +735,43 @@ func TestSavingIsAgainstTheCheapestRuleWithoutAForecastThatMetTheSLO(t *testing.
 			}
 			if got.Baseline != "" && (got.Days != int(tc.days) || !(got.BaselineCost > 0)) {
 				t.Errorf("saving %+v: want %d days and a baseline cost", got, tc.days)
+			}
+		})
+	}
+}
+
+// A burst that only a dear candidate covered is let through: the tuner
+// follows the cheapest candidate that met the SLO with its worst day left
+// out when the cheapest that met it over every day cost over three times
+// as much, even one in force, and the burst spent at most three times the
+// window's miss budget. Otherwise the one that covered every day stays.
+func TestABurstOnlyADearCandidateCoveredIsLetThrough(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		dearCost, burstMs float64 // the dear one's daily cost; the hybrid's late requests of 1000 on the burst's day
+		inForce           string
+		want, why         string
+	}{
+		{"covered at over three times the cost", 13, 180, PlanAdditive, Hybrid, "leaving out its worst day it held 100.00%, and over every day 98.71%"},
+		{"the same, the dear one in force", 13, 180, ReactiveSurge, Hybrid, "at 0.29× the cost of " + ReactiveSurge},
+		{"covered at under three times the cost", 11, 180, PlanAdditive, ReactiveSurge, "cheapest that met the SLO over 14 days: " + ReactiveSurge},
+		{"the same, in force", 11, 180, ReactiveSurge, ReactiveSurge, "in force before"},
+		{"a burst that spent over three budgets", 13, 400, PlanAdditive, ReactiveSurge, "cheapest that met the SLO over 14 days: " + ReactiveSurge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tu := newTuner(t, Options{HalfLife: -1, CostHalfLife: -1})
+			now := start.Add(30 * 24 * time.Hour)
+			today := dayOf(now)
+			tu.tuneFrom = today - 20
+			fillBurstWindow(tu, today, score{Cost: tc.dearCost, Arrived: 1000, Late: 1},
+				score{Cost: 4, Arrived: 1000}, score{Cost: 4, Arrived: 1000, Late: tc.burstMs})
+			tu.adopt(tc.inForce, now, "in force before")
+			tu.choose(now)
+			if got := tu.Candidate(); got != tc.want {
+				t.Errorf("chose %s (%s); want %s", got, tu.why, tc.want)
+			}
+			if !strings.Contains(tu.why, tc.why) {
+				t.Errorf("why %q does not say %q", tu.why, tc.why)
 			}
 		})
 	}
