@@ -18,7 +18,9 @@
 // cheapest candidate whose last Window days left at least Margin of the
 // miss budget unspent (when none did, the cheapest that did with its worst
 // day or days left out, else the cheapest whose misses beyond the
-// least-missing one's fit in that unspent part), and the live controller
+// least-missing one's fit in that unspent part; when only candidates
+// three times dearer covered a rare burst that cost the others few
+// misses, the cheapest that met it without that day), and the live controller
 // follows it (control.Controller.Follow). Between tunings a guard watches
 // the live miss estimate: when the budget burns faster than GuardBurn
 // times its allowed rate over GuardWindow and in the current hour (SRE's

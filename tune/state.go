@@ -55,6 +55,11 @@ type CandidateState struct {
 	// day.
 	HourlyLate HourSeries
 	Schedule   []int
+	// Hourly is a flat size's hours in the other form a state file may
+	// hold them: one Score an hour (At: the hour since the epoch) with its
+	// requests and requests late. Restore reads it for a size whose
+	// HourlyLate is empty; State writes HourlyLate.
+	Hourly []Score
 	// Policy is its controller's policy state (none for a flat size).
 	Policy *control.PolicyState
 }
@@ -155,7 +160,7 @@ func (t *Tuner) Restore(st State) error {
 		case cs.Flat > 0:
 			t.flats = append(t.flats, &candidate{name: flatName(cs.Flat), flat: cs.Flat, since: cs.Since,
 				days: importScores(cs.Days), recent: importScores(cs.Recent),
-				hourly: importHours(cs.HourlyLate, st.HourlyArrived)})
+				hourly: importFlatHours(cs, st.HourlyArrived)})
 		case cs.Name == Schedule && len(cs.Schedule) == hoursPerDay:
 			t.sched = &candidate{name: Schedule, schedule: slices.Clone(cs.Schedule), lead: t.base.Fleet.BootDelay,
 				since: cs.Since, days: importScores(cs.Days), recent: importScores(cs.Recent)}
@@ -223,6 +228,31 @@ func importHours(late, arrived HourSeries) hourMisses {
 		}
 	}
 	return m
+}
+
+// importFlatHours is a flat size's hours from whichever form cs holds.
+func importFlatHours(cs CandidateState, arrived HourSeries) hourMisses {
+	if len(cs.HourlyLate.Values) > 0 || len(cs.Hourly) == 0 {
+		return importHours(cs.HourlyLate, arrived)
+	}
+	var m hourMisses
+	for _, h := range cs.Hourly {
+		m.add(h.At, h.Arrived, h.Late, maxHours)
+	}
+	return m
+}
+
+// checkScoreHours refuses hours, one Score each, that do not increase,
+// span more than maxHours or lie beyond the years ±100,000 from the
+// epoch.
+func checkScoreHours(l []Score) error {
+	const far = 100_000 * 366 * hoursPerDay
+	for i, h := range l {
+		if h.At < -far || h.At > far || (i > 0 && h.At <= l[i-1].At) || h.At-l[0].At >= int64(maxHours) {
+			return fmt.Errorf("hour %d is out of order or range", h.At)
+		}
+	}
+	return nil
 }
 
 // maxHours bounds a flat size's hours: the longest window and a day.
@@ -315,7 +345,7 @@ func (st State) check() error {
 		return fmt.Errorf("the requests by hour: %w", err)
 	}
 	for _, c := range st.Candidates {
-		if bad(c.Days) || bad(c.Recent) || c.Flat < 0 {
+		if bad(c.Days) || bad(c.Recent) || bad(c.Hourly) || c.Flat < 0 {
 			return fmt.Errorf("candidate %q: scores or flat size out of range", c.Name)
 		}
 		if len(c.Schedule) != 0 && (len(c.Schedule) != hoursPerDay || slices.Min(c.Schedule) < 1 || slices.Max(c.Schedule) > planner.MaxFleet) {
@@ -323,6 +353,9 @@ func (st State) check() error {
 		}
 		if err := checkHours(c.HourlyLate); err != nil {
 			return fmt.Errorf("candidate %q: its requests late by hour: %w", c.Name, err)
+		}
+		if err := checkScoreHours(c.Hourly); err != nil {
+			return fmt.Errorf("candidate %q: its hourly record: %w", c.Name, err)
 		}
 	}
 	return nil

@@ -406,6 +406,45 @@ func TestStateRoundTrip(t *testing.T) {
 	if b, _ := back.hourTable(r.now()); !reflect.DeepEqual(a, b) {
 		t.Errorf("restored hourly table\n%+v\nwant\n%+v", b, a)
 	}
+	// The same hours held as one Score an hour for each size restore the
+	// same table.
+	old := scoreHours(st)
+	if _, _, err := DecodeState(mustEncode(t, old)); err != nil {
+		t.Fatalf("DecodeState of the hours as scores: %v", err)
+	}
+	fromOld := newTuner(t, Options{})
+	if err := fromOld.Restore(old); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := fromOld.hourTable(r.now()); !reflect.DeepEqual(a, b) {
+		t.Errorf("hourly table restored from the hours as scores\n%+v\nwant\n%+v", b, a)
+	}
+}
+
+// scoreHours is st with each flat size's hours held as one Score an hour.
+func scoreHours(st State) State {
+	st.Candidates = slices.Clone(st.Candidates)
+	for i, c := range st.Candidates {
+		for j, late := range c.HourlyLate.Values {
+			hour := c.HourlyLate.From + int64(j)
+			if arrived, ok := st.HourlyArrived.at(hour); ok {
+				c.Hourly = append(c.Hourly, Score{At: hour, Arrived: arrived, Late: late})
+			}
+		}
+		c.HourlyLate = HourSeries{}
+		st.Candidates[i] = c
+	}
+	st.HourlyArrived = HourSeries{}
+	return st
+}
+
+func mustEncode(t *testing.T, st State) []byte {
+	t.Helper()
+	data, err := st.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // The live controller's state saved alone (a state file without tuning)
@@ -455,6 +494,15 @@ func TestDecodeState(t *testing.T) {
 			sizes := make([]int, 24)
 			s.Candidates = []CandidateState{{Name: Schedule, Schedule: sizes}}
 		}},
+		{"an hour as a score with negative requests", func(s *State) {
+			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{At: 5, Arrived: -1}}}}
+		}},
+		{"hours as scores out of order", func(s *State) {
+			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{At: 6}, {At: 5}}}}
+		}},
+		{"hours as scores spanning more than the longest window", func(s *State) {
+			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{At: 0}, {At: int64(maxHours)}}}}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -489,6 +537,8 @@ func FuzzDecodeState(f *testing.F) {
 			HourlyArrived: HourSeries{From: 480000, Values: []float64{100, 0, 50}}, Candidates: []CandidateState{
 				{Name: "flat 4", Flat: 4, HourlyLate: HourSeries{From: 480000, Values: []float64{1, 0, 0}}},
 				{Name: Schedule, Schedule: []int{4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7, 6, 5, 4, 4}}}},
+		{Version: StateVersion, Controller: ctl.State(), Chosen: Flat, FlatN: 4, Candidates: []CandidateState{
+			{Name: "flat 4", Flat: 4, Hourly: []Score{{At: 480000, Arrived: 100, Late: 1}, {At: 480002, Arrived: 50}}}}},
 	} {
 		data, err := st.Encode()
 		if err != nil {
