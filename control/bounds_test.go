@@ -222,14 +222,16 @@ func TestCalibrationCarriesMissesPastTheTop(t *testing.T) {
 		}
 		return top
 	}
-	const shortLump, longLump = 30, 60
-	short, long := minutesAtTop(0, shortLump, 0), minutesAtTop(0, longLump, 0)
+	// A memory a hundredfold past the top: room for both lumps (the
+	// default's tenfold fills up with either).
+	const shortLump, longLump, carry = 30, 60, 4.6
+	short, long := minutesAtTop(carry, shortLump, 0), minutesAtTop(carry, longLump, 0)
 	t.Logf("carry on: %d and %d minutes at the top after %d and %d missed minutes", short, long, shortLump, longLump)
 	if !(long > short+longLump-shortLump) {
 		t.Errorf("carry on: %d minutes at the top after %d missed minutes, %d after %d; want the longer lump to hold longer",
 			short, shortLump, long, longLump)
 	}
-	if restarted := minutesAtTop(0, longLump, long/2); restarted != long {
+	if restarted := minutesAtTop(carry, longLump, long/2); restarted != long {
 		t.Errorf("restarted half-way: %d minutes at the top, want %d as without the restart", restarted, long)
 	}
 	noShort, noLong := minutesAtTop(-1, shortLump, 0), minutesAtTop(-1, longLump, 0)
