@@ -307,10 +307,10 @@ const (
 	DefaultMinQuantile     = 0.5
 	DefaultMaxQuantile     = 0.9999
 	// DefaultCarry lets the memory run tenfold (ln 10) past
-	// MaxQuantile's tail: after a missed burst the plans stay at the top
-	// quantile about eight miss-free days (a third wider a day), not
-	// sixteen as with a hundredfold. Chosen on the first halves of the
-	// policy suite's traces among none, ln 3.16, ln 10 and ln 100.
+	// MaxQuantile's tail: after a long missed burst the plans stay at the
+	// top quantile for up to about eight miss-free days (the tail a third
+	// wider a day), where a hundredfold would hold them sixteen
+	// (docs/scaling.md says how it was chosen).
 	DefaultCarry = 2.3
 )
 
