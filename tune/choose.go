@@ -323,12 +323,7 @@ func (t *Tuner) tune(now time.Time) {
 func (t *Tuner) choose(now time.Time) {
 	st := t.standings(now)
 	current := slices.IndexFunc(st, func(s Standing) bool { return s.Chosen })
-	best := -1
-	for i, s := range st {
-		if s.Qualifies && (best < 0 || s.Cost < st[best].Cost) {
-			best = i
-		}
-	}
+	best := cheapestQualifying(st)
 	if best >= 0 {
 		if cheap, whole, ok := t.letThrough(now, st[best].Cost); ok {
 			if cheap.Name != t.chosenName() {
@@ -387,13 +382,7 @@ func (t *Tuner) choose(now time.Time) {
 // It returns the standing's index and the days left out.
 func (t *Tuner) cheapestTrimmed(now time.Time) (int, int, bool) {
 	for n := t.opts.Trim + 1; n <= maxTrim; n++ {
-		best, st := -1, t.standingsTrimmed(now, n)
-		for i, s := range st {
-			if s.Qualifies && (best < 0 || s.Cost < st[best].Cost) {
-				best = i
-			}
-		}
-		if best >= 0 {
+		if best := cheapestQualifying(t.standingsTrimmed(now, n)); best >= 0 {
 			return best, n, true
 		}
 	}
@@ -412,12 +401,7 @@ func (t *Tuner) cheapestTrimmed(now time.Time) (int, int, bool) {
 // day.
 func (t *Tuner) letThrough(now time.Time, coverCost float64) (cheap Standing, whole float64, ok bool) {
 	st := t.standingsTrimmed(now, t.opts.Trim+1)
-	best := -1
-	for i, s := range st {
-		if s.Qualifies && (best < 0 || s.Cost < st[best].Cost) {
-			best = i
-		}
-	}
+	best := cheapestQualifying(st)
 	if best < 0 || st[best].Cost*letThroughCost >= coverCost {
 		return Standing{}, 0, false
 	}
@@ -438,6 +422,18 @@ const letThroughCost, letThroughMisses = 3, 3
 
 // ratio writes a/b as "0.21×".
 func ratio(a, b float64) string { return fmt.Sprintf("%.2f×", a/b) }
+
+// cheapestQualifying is the index of the cheapest standing that
+// qualifies, or -1 when none does.
+func cheapestQualifying(st []Standing) int {
+	best := -1
+	for i, s := range st {
+		if s.Qualifies && (best < 0 || s.Cost < st[best].Cost) {
+			best = i
+		}
+	}
+	return best
+}
 
 // maxTrim is the most days of a window the choice leaves out.
 const maxTrim = 3
@@ -643,7 +639,7 @@ func costs(st []Standing, best int) string {
 		if i == best || s.Cost <= 0 || st[best].Cost <= 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %.2f×", s.Name, s.Cost/st[best].Cost))
+		parts = append(parts, s.Name+" "+ratio(s.Cost, st[best].Cost))
 	}
 	if len(parts) == 0 {
 		return "the only one"

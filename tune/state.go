@@ -246,14 +246,17 @@ func importFlatHours(cs CandidateState, arrived HourSeries) hourMisses {
 // span more than maxHours or lie beyond the years ±100,000 from the
 // epoch.
 func checkScoreHours(l []Score) error {
-	const far = 100_000 * 366 * hoursPerDay
 	for i, h := range l {
-		if h.At < -far || h.At > far || (i > 0 && h.At <= l[i-1].At) || h.At-l[0].At >= int64(maxHours) {
+		if h.At < -farHours || h.At > farHours || (i > 0 && h.At <= l[i-1].At) || h.At-l[0].At >= int64(maxHours) {
 			return fmt.Errorf("hour %d is out of order or range", h.At)
 		}
 	}
 	return nil
 }
+
+// farHours bounds the hours a state may name: the years ±100,000 from
+// the epoch.
+const farHours = 100_000 * 366 * hoursPerDay
 
 // maxHours bounds a flat size's hours: the longest window and a day.
 const maxHours = int((MaxWindow + 24*time.Hour) / time.Hour)
@@ -262,8 +265,7 @@ const maxHours = int((MaxWindow + 24*time.Hour) / time.Hour)
 // years ±100,000 from the epoch, or hold a figure that is not finite and
 // non-negative.
 func checkHours(s HourSeries) error {
-	const far = 100_000 * 366 * hoursPerDay
-	if s.From < -far || s.From > far || len(s.Values) > maxHours {
+	if s.From < -farHours || s.From > farHours || len(s.Values) > maxHours {
 		return fmt.Errorf("%d hours from hour %d are out of range", len(s.Values), s.From)
 	}
 	for i, v := range s.Values {
