@@ -495,9 +495,11 @@ func (t *Tuner) trackLive(now time.Time, obs planner.Observation) {
 		return // no candidate has a scored day to compare
 	}
 	judging := now.Before(t.guardedAt.Add(t.guardCooldown()))
-	// A burn needs enough requests to be told from noise: ten misses'
-	// worth of the budget.
-	burning := !judging && w.Arrived*t.budget() >= 10 && w.missShare() > limit && hour.missShare() > limit
+	// A burn needs evidence to be told from noise: ten requests late in
+	// the window, at over the guard's rate. A quiet pool's window may hold
+	// too few requests for the budget to allow ten misses; a surge there
+	// is no less a burn when most of it waits.
+	burning := !judging && w.Late >= 10 && w.missShare() > limit && hour.missShare() > limit
 	fixed := t.chosen == Flat || t.chosen == Schedule
 	outgrown := judging && fixed && t.live.Strategy().Flat < t.need(obs, now)
 	if !burning && !outgrown {

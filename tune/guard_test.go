@@ -112,3 +112,33 @@ func TestGuardReplacesAnOutgrownSizeBeforeJudgingIt(t *testing.T) {
 		})
 	}
 }
+
+// The guard asks for evidence of a burn in late requests, not in traffic:
+// a quiet pool whose window holds too few requests for the budget to allow
+// ten misses still trips it when ten or more were late at over the
+// guard's rate, and a handful of late requests does not.
+func TestGuardTripsOnTenLateRequestsWhateverTheTraffic(t *testing.T) {
+	now := start.Add(20*24*time.Hour + 3*time.Hour + 14*time.Minute)
+	cases := []struct {
+		name          string
+		arrived, late float64
+		moves         bool
+	}{
+		{"a quiet pool, most of a surge late", 1000, 400, true},
+		{"a quiet pool, ten late", 200, 10, true},
+		{"a quiet pool, nine late", 200, 9, false},
+		{"a busy pool burning under the guard's rate", 100000, 1000, false},
+		{"a busy pool burning past it", 100000, 2000, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tu := guardRig(t, now)
+			tu.adopt(flatName(8), now.Add(-48*time.Hour), "in force")
+			tu.liveRecent = []score{{At: hourOf(now), Arrived: tc.arrived, Late: tc.late}}
+			tu.trackLive(now, demandFor(t, tu, 10))
+			if moved := tu.Candidate() != flatName(8); moved != tc.moves {
+				t.Errorf("%.0f of %.0f late: moved %v (to %s), want %v", tc.late, tc.arrived, moved, tu.Candidate(), tc.moves)
+			}
+		})
+	}
+}
