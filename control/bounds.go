@@ -247,6 +247,26 @@ func (c *Controller) estimateMiss(obs planner.Observation) (float64, bool) {
 	return miss, true
 }
 
+// CalibrationMemory is the calibration's memory ln(1 − q), which may run
+// past the top quantile (planner.Calibration.Carry).
+func (c *Controller) CalibrationMemory() float64 { return c.logTail() }
+
+// Forgive sets the calibration's memory back to lnTail (taken by
+// CalibrationMemory) where misses have since pushed it stricter: those
+// misses were spent on purpose, and the headroom that would buy them back
+// is not wanted. A memory as loose as lnTail or looser is left alone, as
+// is an lnTail out of range; lnTail is held within the calibration's
+// range and its carry past the top.
+func (c *Controller) Forgive(lnTail float64) {
+	if !(lnTail <= 0) || lnTail <= c.logTail() {
+		return
+	}
+	qlo, qhi := c.plan.Calibration.Range()
+	top := math.Log(1 - qhi)
+	c.lnTail = math.Min(math.Max(lnTail, top-c.plan.Calibration.CarryLog()), math.Log(1-qlo))
+	c.quantile = 1 - math.Exp(math.Max(c.lnTail, top))
+}
+
 // logTail is the calibration's memory ln(1 − q): the quantile's, unless
 // the memory has run past MaxQuantile (planner.Calibration.Carry).
 func (c *Controller) logTail() float64 {

@@ -113,13 +113,15 @@ func TestPeakCapBoundsThePlan(t *testing.T) {
 	}
 }
 
-// The calibration: intervals whose demand the ready instances could not
-// serve within the SLO narrow the quantile's tail; a run without misses
-// widens it again; it stays within [MinQuantile, MaxQuantile].
-func TestCalibrationFollowsMisses(t *testing.T) {
+// calibrating is a controller calibrating its quantile from 0.8 at four
+// times the default rate (a quick test), with a plan of 100 req/s in
+// force, its planner settings, and observe, which feeds it minutes of a
+// demand served by ready instances one minute after another.
+func calibrating(t *testing.T) (planner.Config, *Controller, func(minutes int, demand float64, ready int)) {
+	t.Helper()
 	p := testPlanner()
 	p.Calibration.On = true
-	p.Calibration.Rate = 0.0008 // four times the default: a quick test
+	p.Calibration.Rate = 0.0008
 	p.ForecastQuantile = 0.8
 	c, err := New(p, hourly(func([]int) model.Forecaster { return constant(100) }))
 	if err != nil {
@@ -129,13 +131,20 @@ func TestCalibrationFollowsMisses(t *testing.T) {
 		t.Fatal(err)
 	}
 	minute := 0
-	observe := func(minutes int, demand float64, ready int) {
+	return p, c, func(minutes int, demand float64, ready int) {
 		for range minutes {
 			minute++
 			at := t0.Add(time.Duration(minute) * time.Minute)
 			c.Observe(at, planner.Observation{At: at, Span: time.Minute, DemandRPS: demand}, ready)
 		}
 	}
+}
+
+// The calibration: intervals whose demand the ready instances could not
+// serve within the SLO narrow the quantile's tail; a run without misses
+// widens it again; it stays within [MinQuantile, MaxQuantile].
+func TestCalibrationFollowsMisses(t *testing.T) {
+	p, c, observe := calibrating(t)
 	// 11 instances for 100 req/s: no miss. The first boot delay (10m) is
 	// not scored: what was ready then is not known.
 	observe(40, 100, 11)
@@ -311,5 +320,47 @@ func TestSlotErrorsKeptOnlyWhileTheErrorsHold(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no pool held errors: the test checked nothing")
+	}
+}
+
+// Forgive sets the calibration back to a memory taken before a lump of
+// misses, and leaves alone a memory already as loose or looser, and one
+// out of range.
+func TestForgiveSetsTheCalibrationBack(t *testing.T) {
+	_, c, observe := calibrating(t)
+	observe(40, 100, 11)
+	before, q0 := c.CalibrationMemory(), c.Quantile()
+	observe(30, 200, 11) // every request late
+	after, q1 := c.CalibrationMemory(), c.Quantile()
+	if !(after < before && q1 > q0) {
+		t.Fatalf("the misses moved the memory %v → %v and the quantile %v → %v; want both stricter", before, after, q0, q1)
+	}
+	cases := []struct {
+		name   string
+		lnTail float64
+		want   float64 // the memory after
+	}{
+		{"back to before the misses", before, before},
+		{"a memory stricter than now", after - 1, after},
+		{"not a memory", math.NaN(), after},
+		{"out of range", 0.5, after},
+		{"past the calibration's loosest", 0, math.Log(1 - planner.DefaultMinQuantile)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			saved := c.Policy()
+			defer func() {
+				if err := c.RestorePolicy(saved); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			c.Forgive(tc.lnTail)
+			if got := c.CalibrationMemory(); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("memory %v, want %v", got, tc.want)
+			}
+			if want := 1 - math.Exp(math.Max(tc.want, math.Log(1-planner.DefaultMaxQuantile))); math.Abs(c.Quantile()-want) > 1e-12 {
+				t.Errorf("quantile %v, want %v", c.Quantile(), want)
+			}
+		})
 	}
 }

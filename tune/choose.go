@@ -312,7 +312,7 @@ func (t *Tuner) tune(now time.Time) {
 // candidates covered is let through first (letThrough): the cheapest that
 // qualifies with its worst day left out is adopted when it costs under a
 // third of the cheapest that qualifies and the burst spent little of the
-// budget. Otherwise the candidate in force
+// budget, and its calibration forgets that day (forgive). Otherwise the candidate in force
 // stays while it qualifies and nothing qualifies at Hysteresis less cost;
 // otherwise the cheapest that qualifies is adopted. When none does, a
 // burst is let through: the cheapest that qualifies with its worst day
@@ -327,8 +327,12 @@ func (t *Tuner) choose(now time.Time) {
 	if best >= 0 {
 		if cheap, whole, ok := t.letThrough(now, st[best].Cost); ok {
 			if cheap.Name != t.chosenName() {
-				t.adopt(cheap.Name, now, fmt.Sprintf("%s met the SLO over %d days at %s the cost of %s, the cheapest that met it over the window: leaving out its worst day it held %s, and over every day %s",
-					cheap.Name, cheap.Days, ratio(cheap.Cost, st[best].Cost), st[best].Name, percent(cheap.SLO), percent(whole)))
+				why := fmt.Sprintf("%s met the SLO over %d days at %s the cost of %s, the cheapest that met it over the window: leaving out its worst day it held %s, and over every day %s",
+					cheap.Name, cheap.Days, ratio(cheap.Cost, st[best].Cost), st[best].Name, percent(cheap.SLO), percent(whole))
+				if day, ok := t.forgive(cheap.Name, now); ok {
+					why += fmt.Sprintf("; its calibration forgets the misses of %s", time.Unix(day*86400, 0).UTC().Format(time.DateOnly))
+				}
+				t.adopt(cheap.Name, now, why)
 			}
 			return
 		}
@@ -419,6 +423,33 @@ func (t *Tuner) letThrough(now time.Time, coverCost float64) (cheap Standing, wh
 // and letting it through must spend at most three times the window's miss
 // budget.
 const letThroughCost, letThroughMisses = 3, 3
+
+// forgive sets the named candidate's calibration back to its memory at
+// the start of the day the let-through rule leaves out (the earliest, if
+// tune.trim leaves out more), where that day's burst pushed it stricter:
+// a burst let through on purpose is not bought back with days of extra
+// headroom. It returns the day, and false when the candidate has no
+// calibration or no memory of that day.
+func (t *Tuner) forgive(name string, now time.Time) (day int64, ok bool) {
+	c := t.find(name)
+	if c == nil || c.ctl == nil {
+		return 0, false
+	}
+	today := dayOf(now)
+	first := max(today-int64(t.opts.Window/(24*time.Hour)), t.tuneFrom, dayOf(c.since)+1)
+	left := worstDays(c.days, first, today, t.opts.Trim+1)
+	if len(left) == 0 {
+		return 0, false
+	}
+	day = slices.Min(left)
+	i := slices.IndexFunc(c.memory, func(m dayMemory) bool { return m.At == day })
+	if i < 0 {
+		return 0, false
+	}
+	before := c.ctl.CalibrationMemory()
+	c.ctl.Forgive(c.memory[i].LnTail)
+	return day, c.ctl.CalibrationMemory() != before
+}
 
 // ratio writes a/b as "0.21×".
 func ratio(a, b float64) string { return fmt.Sprintf("%.2f×", a/b) }

@@ -20,11 +20,13 @@
 // day or days left out, else the cheapest whose misses beyond the
 // least-missing one's fit in that unspent part; when only candidates
 // three times dearer covered a rare burst that cost the others few
-// misses, the cheapest that met it without that day), and the live controller
-// follows it (control.Controller.Follow). Between tunings a guard watches
+// misses, the cheapest that met it without that day, its calibration
+// forgetting that day's misses), and the live controller follows it
+// (control.Controller.Follow). Between tunings a guard watches
 // the live miss estimate: when the budget burns faster than GuardBurn
 // times its allowed rate over GuardWindow and in the current hour (SRE's
-// multi-window burn-rate alert), the tuner moves at once to the cheapest
+// multi-window burn-rate alert), ten requests late at least, the tuner
+// moves at once to the cheapest
 // candidate that held the SLO over that window and the hour so far and
 // whose twin holds what the demand observed now needs: the hour's record
 // lags a surge that began minutes ago. While it waits a boot to judge

@@ -62,6 +62,17 @@ type CandidateState struct {
 	Hourly []Score
 	// Policy is its controller's policy state (none for a flat size).
 	Policy *control.PolicyState
+	// Memory is its controller's calibration memory at the start of each
+	// day of the window, oldest first (none for a flat size or the
+	// schedule).
+	Memory []DayMemory
+}
+
+// DayMemory is a controller's calibration memory ln(1 − q) at the start
+// of a day (Day: the day number since the epoch).
+type DayMemory struct {
+	Day    int64
+	LnTail float64
 }
 
 // Score is a day's or an hour's figures of a candidate (At is the day or
@@ -102,6 +113,9 @@ func (t *Tuner) State() State {
 		if c.ctl != nil {
 			p := c.ctl.Policy()
 			cs.Policy = &p
+		}
+		for _, m := range c.memory {
+			cs.Memory = append(cs.Memory, DayMemory{Day: m.At, LnTail: m.LnTail})
 		}
 		st.Candidates = append(st.Candidates, cs)
 	}
@@ -145,6 +159,10 @@ func (t *Tuner) Restore(st State) error {
 			continue
 		}
 		c.since, c.adopted, c.days, c.recent = cs.Since, cs.Adopted, importScores(cs.Days), importScores(cs.Recent)
+		c.memory = nil
+		for _, m := range cs.Memory {
+			c.memory = append(c.memory, dayMemory{At: m.Day, LnTail: m.LnTail})
+		}
 		if cs.Policy != nil {
 			if err := c.ctl.RestorePolicy(*cs.Policy); err != nil {
 				return fmt.Errorf("candidate %s: %w", c.name, err)
@@ -254,6 +272,23 @@ func checkScoreHours(l []Score) error {
 	return nil
 }
 
+// checkMemory refuses calibration memories by day that do not increase,
+// span more than the longest window and a day, lie beyond the years
+// ±100,000 from the epoch, or hold a memory out of the range a
+// controller's policy state allows.
+func checkMemory(l []DayMemory) error {
+	for i, m := range l {
+		if m.Day < -farHours/hoursPerDay || m.Day > farHours/hoursPerDay || (i > 0 && m.Day <= l[i-1].Day) ||
+			m.Day-l[0].Day >= int64(maxHours/hoursPerDay) {
+			return fmt.Errorf("day %d is out of order or range", m.Day)
+		}
+		if !(m.LnTail <= 0 && m.LnTail > -100) {
+			return fmt.Errorf("day %d holds the memory %v, want in (-100, 0]", m.Day, m.LnTail)
+		}
+	}
+	return nil
+}
+
 // farHours bounds the hours a state may name: the years ±100,000 from
 // the epoch.
 const farHours = 100_000 * 366 * hoursPerDay
@@ -358,6 +393,9 @@ func (st State) check() error {
 		}
 		if err := checkScoreHours(c.Hourly); err != nil {
 			return fmt.Errorf("candidate %q: its hourly record: %w", c.Name, err)
+		}
+		if err := checkMemory(c.Memory); err != nil {
+			return fmt.Errorf("candidate %q: its calibration memory by day: %w", c.Name, err)
 		}
 	}
 	return nil

@@ -167,6 +167,17 @@ type candidate struct {
 	// hourly are a flat size's per-hour figures over the window, which
 	// the schedule is fitted to.
 	hourly hourMisses
+	// memory is its controller's calibration memory at the start of each
+	// day of the window, oldest first (none for a flat size or the
+	// schedule): what a day let through is forgiven back to.
+	memory []dayMemory
+}
+
+// dayMemory is a controller's calibration memory ln(1 − q) at the start
+// of a day (At: the day number since the epoch).
+type dayMemory struct {
+	At     int64
+	LnTail float64
 }
 
 // score is what a twin spent and served over a day or an hour.
@@ -495,6 +506,7 @@ func (c *candidate) replay(ctx context.Context, from, until time.Time, rps float
 		if at.Before(from) {
 			demand = math.NaN()
 		}
+		c.noteMemory(at, o)
 		counts := c.twin.Counts()
 		current := counts.Desired
 		st := planner.Step{At: at, Desired: c.size(at)}
@@ -512,6 +524,19 @@ func (c *candidate) replay(ctx context.Context, from, until time.Time, rps float
 		}
 		tk := c.twin.Serve(demand, false)
 		c.add(at, score{Cost: tk.Cost(prices, tick), Arrived: tk.Arrived, Late: tk.Late()}, o)
+	}
+}
+
+// noteMemory keeps the controller's calibration memory at the first tick
+// of each day, for the days of the window.
+func (c *candidate) noteMemory(at time.Time, o Options) {
+	d := dayOf(at)
+	if c.ctl == nil || (len(c.memory) > 0 && c.memory[len(c.memory)-1].At == d) {
+		return
+	}
+	c.memory = append(c.memory, dayMemory{At: d, LnTail: c.ctl.CalibrationMemory()})
+	if over := len(c.memory) - int(o.Window/(24*time.Hour)) - 1; over > 0 {
+		c.memory = c.memory[over:]
 	}
 }
 

@@ -394,6 +394,13 @@ func TestStateRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("restored choice\n%+v\nwant\n%+v", got, want)
 	}
+	// The calibration's memory by day comes back for every candidate
+	// that calibrates, for the let-through rule to forgive a day.
+	for i, c := range tu.cands {
+		if len(c.memory) == 0 || !reflect.DeepEqual(back.cands[i].memory, c.memory) {
+			t.Errorf("%s: restored memory by day %v, want %v (not empty)", c.name, back.cands[i].memory, c.memory)
+		}
+	}
 	if !slices.ContainsFunc(want.Candidates, func(s Standing) bool { return s.Name == Schedule }) {
 		t.Errorf("no schedule among the standings after nine days: %+v", want.Candidates)
 	}
@@ -500,6 +507,18 @@ func TestDecodeState(t *testing.T) {
 		{"hours as scores out of order", func(s *State) {
 			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{At: 6}, {At: 5}}}}
 		}},
+		{"a calibration memory above 0", func(s *State) {
+			s.Candidates = []CandidateState{{Name: Hybrid, Memory: []DayMemory{{Day: 20000, LnTail: 0.1}}}}
+		}},
+		{"a NaN calibration memory", func(s *State) {
+			s.Candidates = []CandidateState{{Name: Hybrid, Memory: []DayMemory{{Day: 20000, LnTail: math.NaN()}}}}
+		}},
+		{"calibration memories out of order", func(s *State) {
+			s.Candidates = []CandidateState{{Name: Hybrid, Memory: []DayMemory{{Day: 20001, LnTail: -5}, {Day: 20000, LnTail: -5}}}}
+		}},
+		{"calibration memories spanning more than the longest window", func(s *State) {
+			s.Candidates = []CandidateState{{Name: Hybrid, Memory: []DayMemory{{Day: 20000, LnTail: -5}, {Day: 20100, LnTail: -5}}}}
+		}},
 		{"hours as scores spanning more than the longest window", func(s *State) {
 			s.Candidates = []CandidateState{{Name: "flat 3", Flat: 3, Hourly: []Score{{At: 0}, {At: int64(maxHours)}}}}
 		}},
@@ -539,6 +558,8 @@ func FuzzDecodeState(f *testing.F) {
 				{Name: Schedule, Schedule: []int{4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7, 6, 5, 4, 4}}}},
 		{Version: StateVersion, Controller: ctl.State(), Chosen: Flat, FlatN: 4, Candidates: []CandidateState{
 			{Name: "flat 4", Flat: 4, Hourly: []Score{{At: 480000, Arrived: 100, Late: 1}, {At: 480002, Arrived: 50}}}}},
+		{Version: StateVersion, Controller: ctl.State(), Chosen: Hybrid, Candidates: []CandidateState{
+			{Name: Hybrid, Memory: []DayMemory{{Day: 20000, LnTail: -4.5}, {Day: 20001, LnTail: -9.2}}}}},
 	} {
 		data, err := st.Encode()
 		if err != nil {
@@ -690,6 +711,21 @@ func TestNoneMetLetsOneBadDayThrough(t *testing.T) {
 	}
 }
 
+// burstTuner is a tuner, its days all alike (no half-lives), thirty days
+// from start with a window that fillBurstWindow filled: the dear
+// candidate costing dearCost a day, the hybrid 4 with burstLate of its
+// 1000 requests late on the burst's day, six days ago.
+func burstTuner(t *testing.T, dearCost, burstLate float64) (*Tuner, time.Time) {
+	t.Helper()
+	tu := newTuner(t, Options{HalfLife: -1, CostHalfLife: -1})
+	now := start.Add(30 * 24 * time.Hour)
+	today := dayOf(now)
+	tu.tuneFrom = today - 20
+	fillBurstWindow(tu, today, score{Cost: dearCost, Arrived: 1000, Late: 1},
+		score{Cost: 4, Arrived: 1000}, score{Cost: 4, Arrived: 1000, Late: burstLate})
+	return tu, now
+}
+
 // fillBurstWindow gives every candidate the 14 days before today: far off
 // the SLO and cheap, but reactive-surge (dear every day) and the hybrid
 // (hybrid every day but six days ago, when it met a burst).
@@ -809,12 +845,7 @@ func TestABurstOnlyADearCandidateCoveredIsLetThrough(t *testing.T) {
 		{"a burst that spent over three budgets", 13, 400, PlanAdditive, ReactiveSurge, "cheapest that met the SLO over 14 days: " + ReactiveSurge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tu := newTuner(t, Options{HalfLife: -1, CostHalfLife: -1})
-			now := start.Add(30 * 24 * time.Hour)
-			today := dayOf(now)
-			tu.tuneFrom = today - 20
-			fillBurstWindow(tu, today, score{Cost: tc.dearCost, Arrived: 1000, Late: 1},
-				score{Cost: 4, Arrived: 1000}, score{Cost: 4, Arrived: 1000, Late: tc.burstMs})
+			tu, now := burstTuner(t, tc.dearCost, tc.burstMs)
 			tu.adopt(tc.inForce, now, "in force before")
 			tu.choose(now)
 			if got := tu.Candidate(); got != tc.want {
@@ -822,6 +853,54 @@ func TestABurstOnlyADearCandidateCoveredIsLetThrough(t *testing.T) {
 			}
 			if !strings.Contains(tu.why, tc.why) {
 				t.Errorf("why %q does not say %q", tu.why, tc.why)
+			}
+		})
+	}
+}
+
+// When the let-through rule adopts a candidate, the candidate's
+// calibration forgets the burst it lets through: its memory goes back to
+// what it was at the start of that day where the burst pushed it
+// stricter, and the live pool follows the looser quantile. A memory that
+// was already as strict then, one not kept, and a burst that is covered
+// instead leave the calibration as it is.
+func TestALetThroughBurstIsForgivenByTheCalibration(t *testing.T) {
+	const nowMemory, burstDay = -9.5, -4.0 // the hybrid's memory now and at the start of the burst's day
+	for _, tc := range []struct {
+		name      string
+		dearCost  float64
+		memory    []float64 // the hybrid's memory at the start of today−7, today−6 (the burst), today−5
+		want      float64
+		forgotten bool
+	}{
+		{"pushed stricter by the burst", 13, []float64{-4.2, burstDay, -8.5}, burstDay, true},
+		{"as strict before the burst", 13, []float64{-9.8, -9.8, -9.8}, nowMemory, false},
+		{"no memory of the burst's day", 13, nil, nowMemory, false},
+		{"the burst covered instead", 11, []float64{-4.2, burstDay, -8.5}, nowMemory, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tu, now := burstTuner(t, tc.dearCost, 180)
+			today := dayOf(now)
+			hybrid := tu.find(Hybrid)
+			p := hybrid.ctl.Policy()
+			p.QuantileMemory, p.Quantile = nowMemory, planner.DefaultMaxQuantile
+			if err := hybrid.ctl.RestorePolicy(p); err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range tc.memory {
+				hybrid.memory = append(hybrid.memory, dayMemory{At: today - 7 + int64(i), LnTail: m})
+			}
+			tu.adopt(PlanAdditive, now, "in force before")
+			tu.choose(now)
+			if got := hybrid.ctl.CalibrationMemory(); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("the hybrid's memory %v, want %v (%s)", got, tc.want, tu.why)
+			}
+			if tc.want == burstDay && math.Abs(tu.live.Quantile()-(1-math.Exp(burstDay))) > 1e-12 {
+				t.Errorf("the live pool plans at the quantile %v, want the forgiven %v", tu.live.Quantile(), 1-math.Exp(burstDay))
+			}
+			day := time.Unix((today-6)*86400, 0).UTC().Format(time.DateOnly)
+			if said := strings.Contains(tu.why, "its calibration forgets the misses of "+day); said != tc.forgotten {
+				t.Errorf("why %q: says the misses are forgotten %v, want %v", tu.why, said, tc.forgotten)
 			}
 		})
 	}
