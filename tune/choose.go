@@ -53,8 +53,14 @@ func (t *Tuner) growFlats(from time.Time, rps float64) {
 // for its trim worst, each weighted by half per halfLife days of age (0:
 // all alike), and says how many whole days it replayed there.
 func (c *candidate) window(today, days, from int64, halfLife float64, trim int) (w score, age int64) {
-	first := max(today-days, from, dayOf(c.since)+1)
+	first := c.windowStart(today, days, from)
 	return c.sum(first, today, today, halfLife, trim), max(today-first, 0)
+}
+
+// windowStart is the first day of a candidate's window of days ending
+// before today: none before from, nor before its twin's first whole day.
+func (c *candidate) windowStart(today, days, from int64) int64 {
+	return max(today-days, from, dayOf(c.since)+1)
 }
 
 // sum adds up the days of [first, until), but for the trim worst, each
@@ -436,13 +442,13 @@ func (t *Tuner) forgive(name string, now time.Time) (day int64, ok bool) {
 		return 0, false
 	}
 	today := dayOf(now)
-	first := max(today-int64(t.opts.Window/(24*time.Hour)), t.tuneFrom, dayOf(c.since)+1)
+	first := c.windowStart(today, int64(t.opts.Window/(24*time.Hour)), t.tuneFrom)
 	left := worstDays(c.days, first, today, t.opts.Trim+1)
 	if len(left) == 0 {
 		return 0, false
 	}
 	day = slices.Min(left)
-	i := slices.IndexFunc(c.memory, func(m dayMemory) bool { return m.At == day })
+	i := slices.IndexFunc(c.memory, func(m DayMemory) bool { return m.Day == day })
 	if i < 0 {
 		return 0, false
 	}

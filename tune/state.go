@@ -114,9 +114,7 @@ func (t *Tuner) State() State {
 			p := c.ctl.Policy()
 			cs.Policy = &p
 		}
-		for _, m := range c.memory {
-			cs.Memory = append(cs.Memory, DayMemory{Day: m.At, LnTail: m.LnTail})
-		}
+		cs.Memory = slices.Clone(c.memory)
 		st.Candidates = append(st.Candidates, cs)
 	}
 	return st
@@ -159,10 +157,7 @@ func (t *Tuner) Restore(st State) error {
 			continue
 		}
 		c.since, c.adopted, c.days, c.recent = cs.Since, cs.Adopted, importScores(cs.Days), importScores(cs.Recent)
-		c.memory = nil
-		for _, m := range cs.Memory {
-			c.memory = append(c.memory, dayMemory{At: m.Day, LnTail: m.LnTail})
-		}
+		c.memory = slices.Clone(cs.Memory)
 		if cs.Policy != nil {
 			if err := c.ctl.RestorePolicy(*cs.Policy); err != nil {
 				return fmt.Errorf("candidate %s: %w", c.name, err)

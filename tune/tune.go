@@ -170,14 +170,7 @@ type candidate struct {
 	// memory is its controller's calibration memory at the start of each
 	// day of the window, oldest first (none for a flat size or the
 	// schedule): what a day let through is forgiven back to.
-	memory []dayMemory
-}
-
-// dayMemory is a controller's calibration memory ln(1 − q) at the start
-// of a day (At: the day number since the epoch).
-type dayMemory struct {
-	At     int64
-	LnTail float64
+	memory []DayMemory
 }
 
 // score is what a twin spent and served over a day or an hour.
@@ -531,10 +524,10 @@ func (c *candidate) replay(ctx context.Context, from, until time.Time, rps float
 // of each day, for the days of the window.
 func (c *candidate) noteMemory(at time.Time, o Options) {
 	d := dayOf(at)
-	if c.ctl == nil || (len(c.memory) > 0 && c.memory[len(c.memory)-1].At == d) {
+	if c.ctl == nil || (len(c.memory) > 0 && c.memory[len(c.memory)-1].Day == d) {
 		return
 	}
-	c.memory = append(c.memory, dayMemory{At: d, LnTail: c.ctl.CalibrationMemory()})
+	c.memory = append(c.memory, DayMemory{Day: d, LnTail: c.ctl.CalibrationMemory()})
 	if over := len(c.memory) - int(o.Window/(24*time.Hour)) - 1; over > 0 {
 		c.memory = c.memory[over:]
 	}

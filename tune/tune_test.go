@@ -888,7 +888,7 @@ func TestALetThroughBurstIsForgivenByTheCalibration(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, m := range tc.memory {
-				hybrid.memory = append(hybrid.memory, dayMemory{At: today - 7 + int64(i), LnTail: m})
+				hybrid.memory = append(hybrid.memory, DayMemory{Day: today - 7 + int64(i), LnTail: m})
 			}
 			tu.adopt(PlanAdditive, now, "in force before")
 			tu.choose(now)
