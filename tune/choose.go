@@ -320,7 +320,9 @@ func (t *Tuner) tune(now time.Time) {
 // third of the cheapest that qualifies and the burst spent little of the
 // budget, and its calibration forgets that day (forgive). Otherwise the candidate in force
 // stays while it qualifies and nothing qualifies at Hysteresis less cost;
-// otherwise the cheapest that qualifies is adopted. When none does, a
+// otherwise the cheapest that qualifies is adopted, unless it fell short
+// of the SLO within the calibration's slack and one that met the SLO costs
+// at most saferPremium more (safer). When none does, a
 // burst is let through: the cheapest that qualifies with its worst day
 // (up to maxTrim days) left out is adopted. When still none does, the
 // misses that no candidate avoided are not the budget's to spend: the
@@ -343,13 +345,14 @@ func (t *Tuner) choose(now time.Time) {
 			return
 		}
 	}
+	cheapest := best
+	best = t.safer(st, best)
 	if current >= 0 && st[current].Qualifies && st[best].Cost >= (1-t.opts.Hysteresis)*st[current].Cost {
 		return // the one in force qualifies and nothing qualifies for clearly less
 	}
 	var why string
 	if best >= 0 {
-		why = fmt.Sprintf("cheapest that met the SLO over %d days: %s at %s (%s)",
-			st[best].Days, st[best].Name, percent(st[best].SLO), costs(st, best))
+		why = qualifiedWhy(st, best, cheapest)
 	} else {
 		if i, n, ok := t.cheapestTrimmed(now); ok {
 			st = t.standingsTrimmed(now, n)
@@ -456,6 +459,43 @@ func (t *Tuner) forgive(name string, now time.Time) (day int64, ok bool) {
 	c.ctl.Forgive(c.memory[i].LnTail)
 	return day, c.ctl.CalibrationMemory() != before
 }
+
+// qualifiedWhy says why st[best] is chosen among the candidates that
+// qualified, st[cheapest] the cheapest of them.
+func qualifiedWhy(st []Standing, best, cheapest int) string {
+	if best == cheapest {
+		return fmt.Sprintf("cheapest that met the SLO over %d days: %s at %s (%s)",
+			st[best].Days, st[best].Name, percent(st[best].SLO), costs(st, best))
+	}
+	return fmt.Sprintf("%s met the SLO over %d days at %s, %s the cost of %s, which fell short of it within the calibration's slack at %s (%s)",
+		st[best].Name, st[best].Days, percent(st[best].SLO), ratio(st[best].Cost, st[cheapest].Cost), st[cheapest].Name,
+		percent(st[cheapest].SLO), costs(st, best))
+}
+
+// safer is best, the cheapest candidate that qualifies, unless it
+// qualified only through the calibration's slack (its window fell short
+// of the SLO) and a candidate that met the SLO outright cost at most
+// saferPremium more: then it is the cheapest such. Within that premium
+// the replayed costs are as good as equal, and a calibration that fell
+// short has yet to show it will close the gap.
+func (t *Tuner) safer(st []Standing, best int) int {
+	if best < 0 || st[best].SLO >= t.base.SLO.Quantile {
+		return best
+	}
+	safer := best
+	for i, s := range st {
+		met := s.Qualifies && s.SLO >= t.base.SLO.Quantile
+		if met && s.Cost <= (1+saferPremium)*st[best].Cost && (safer == best || s.Cost < st[safer].Cost) {
+			safer = i
+		}
+	}
+	return safer
+}
+
+// saferPremium is how much more a candidate that met the SLO outright may
+// cost than one that fell short of it within the calibration's slack and
+// still be chosen over it (safer): twice the default hysteresis.
+const saferPremium = 0.1
 
 // ratio writes a/b as "0.21×".
 func ratio(a, b float64) string { return fmt.Sprintf("%.2f×", a/b) }

@@ -717,13 +717,34 @@ func TestNoneMetLetsOneBadDayThrough(t *testing.T) {
 // 1000 requests late on the burst's day, six days ago.
 func burstTuner(t *testing.T, dearCost, burstLate float64) (*Tuner, time.Time) {
 	t.Helper()
+	return windowTuner(t, score{Cost: dearCost, Arrived: 1000, Late: 1},
+		score{Cost: 4, Arrived: 1000}, score{Cost: 4, Arrived: 1000, Late: burstLate})
+}
+
+// windowTuner is a tuner whose candidates have the window of
+// fillBurstWindow, every day weighing alike, and the time to choose.
+func windowTuner(t *testing.T, dear, hybrid, burst score) (*Tuner, time.Time) {
+	t.Helper()
 	tu := newTuner(t, Options{HalfLife: -1, CostHalfLife: -1})
 	now := start.Add(30 * 24 * time.Hour)
 	today := dayOf(now)
 	tu.tuneFrom = today - 20
-	fillBurstWindow(tu, today, score{Cost: dearCost, Arrived: 1000, Late: 1},
-		score{Cost: 4, Arrived: 1000}, score{Cost: 4, Arrived: 1000, Late: burstLate})
+	fillBurstWindow(tu, today, dear, hybrid, burst)
 	return tu, now
+}
+
+// chooseFrom puts inForce in force, makes the day's choice and checks
+// that it is want, with a reason that says why.
+func chooseFrom(t *testing.T, tu *Tuner, now time.Time, inForce, want, why string) {
+	t.Helper()
+	tu.adopt(inForce, now, "in force before")
+	tu.choose(now)
+	if got := tu.Candidate(); got != want {
+		t.Errorf("chose %s (%s); want %s", got, tu.why, want)
+	}
+	if !strings.Contains(tu.why, why) {
+		t.Errorf("why %q does not say %q", tu.why, why)
+	}
 }
 
 // fillBurstWindow gives every candidate the 14 days before today: far off
@@ -846,14 +867,33 @@ func TestABurstOnlyADearCandidateCoveredIsLetThrough(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tu, now := burstTuner(t, tc.dearCost, tc.burstMs)
-			tu.adopt(tc.inForce, now, "in force before")
-			tu.choose(now)
-			if got := tu.Candidate(); got != tc.want {
-				t.Errorf("chose %s (%s); want %s", got, tu.why, tc.want)
-			}
-			if !strings.Contains(tu.why, tc.why) {
-				t.Errorf("why %q does not say %q", tu.why, tc.why)
-			}
+			chooseFrom(t, tu, now, tc.inForce, tc.want, tc.why)
+		})
+	}
+}
+
+// A calibrated candidate that fell short of the SLO within its slack
+// gives way to one that met the SLO outright while that one costs at most
+// saferPremium more; a candidate in force stays while it qualifies.
+func TestAShortfallGivesWayToOneThatMetTheSLOAtAlmostTheSameCost(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		hybridLate float64 // the hybrid's late requests of 1000 a day, at a daily cost of 4
+		dearCost   float64 // reactive-surge's daily cost; it meets the SLO every day
+		inForce    string
+		want, why  string
+	}{
+		{"short within the slack, the other 8% dearer", 8, 4.32, PlanAdditive, ReactiveSurge,
+			ReactiveSurge + " met the SLO over 14 days at 99.90%, 1.08× the cost of hybrid, which fell short of it within the calibration's slack at 99.20%"},
+		{"short within the slack, the other 12% dearer", 8, 4.48, PlanAdditive, Hybrid, "cheapest that met the SLO over 14 days: hybrid at 99.20%"},
+		{"met outright, the other 2% dearer", 4, 4.08, PlanAdditive, Hybrid, "cheapest that met the SLO over 14 days: hybrid at 99.60%"},
+		{"short within the slack, the safer one in force", 8, 4.32, ReactiveSurge, ReactiveSurge, "in force before"},
+		{"short within the slack and in force", 8, 4.32, Hybrid, Hybrid, "in force before"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hybrid := score{Cost: 4, Arrived: 1000, Late: tc.hybridLate}
+			tu, now := windowTuner(t, score{Cost: tc.dearCost, Arrived: 1000, Late: 1}, hybrid, hybrid)
+			chooseFrom(t, tu, now, tc.inForce, tc.want, tc.why)
 		})
 	}
 }
