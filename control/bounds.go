@@ -204,11 +204,18 @@ func (c *Controller) calibrate(obs planner.Observation, miss float64) {
 	}
 	tail := 1 - c.plan.CalibrationTarget()
 	w := obs.DemandRPS / c.meanDemand
-	lp := c.logTail() - cal.StepRate()*obs.Span.Minutes()*w*(miss-tail)/tail
+	c.setMemory(c.logTail() - cal.StepRate()*obs.Span.Minutes()*w*(miss-tail)/tail)
+}
+
+// setMemory sets the calibration's memory to lnTail, held within the
+// calibration's range and its carry past the top, and the plans'
+// quantile from it: the memory may run Carry past the top; the plans'
+// quantile may not.
+func (c *Controller) setMemory(lnTail float64) {
+	cal := c.plan.Calibration
 	qlo, qhi := cal.Range()
 	lo, hi := math.Log(1-qhi), math.Log(1-qlo)
-	// The memory may run Carry past the top; the plans' quantile may not.
-	c.lnTail = math.Min(math.Max(lp, lo-cal.CarryLog()), hi)
+	c.lnTail = math.Min(math.Max(lnTail, lo-cal.CarryLog()), hi)
 	c.quantile = 1 - math.Exp(math.Max(c.lnTail, lo))
 }
 
@@ -261,10 +268,7 @@ func (c *Controller) Forgive(lnTail float64) {
 	if !(lnTail <= 0) || lnTail <= c.logTail() {
 		return
 	}
-	qlo, qhi := c.plan.Calibration.Range()
-	top := math.Log(1 - qhi)
-	c.lnTail = math.Min(math.Max(lnTail, top-c.plan.Calibration.CarryLog()), math.Log(1-qlo))
-	c.quantile = 1 - math.Exp(math.Max(c.lnTail, top))
+	c.setMemory(lnTail)
 }
 
 // logTail is the calibration's memory ln(1 − q): the quantile's, unless

@@ -438,7 +438,7 @@ const letThroughCost, letThroughMisses = 3, 3
 // tune.trim leaves out more), where that day's burst pushed it stricter:
 // a burst let through on purpose is not bought back with days of extra
 // headroom. It returns the day, and false when the candidate has no
-// calibration or no memory of that day.
+// calibration, no memory of that day, or a memory already as loose.
 func (t *Tuner) forgive(name string, now time.Time) (day int64, ok bool) {
 	c := t.find(name)
 	if c == nil || c.ctl == nil {
